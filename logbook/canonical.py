@@ -1,0 +1,80 @@
+"""Canonical bytes (RFC 8785 / JCS): the only place that turns objects into bytes to hash or sign.
+
+DESIGN §4.1: digest = SHA-256 of the JCS bytes of the envelope; signature = Ed25519 over
+``b"logbook.entry.v1\\n" + digest``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any
+
+import rfc8785
+
+from logbook.errors import InputError
+
+SIGNATURE_DOMAIN = b"logbook.entry.v1\n"
+MAX_SAFE_INT = 2**53 - 1
+ZERO_DIGEST = "0" * 64
+
+
+def _check(value: Any, path: str) -> None:
+    """Refuse what JCS cannot represent exactly: NaN, infinities, integers beyond 2^53."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return
+    if isinstance(value, int):
+        if abs(value) > MAX_SAFE_INT:
+            raise InputError(f"{path or 'value'}: integer {value} is beyond 2^53 and cannot be "
+                             "represented exactly in canonical JSON")
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InputError(f"{path or 'value'}: {value} is not a finite number")
+        return
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise InputError(f"{path or 'value'}: object key {k!r} is not a string")
+            _check(v, f"{path}.{k}" if path else k)
+        return
+    if isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            _check(v, f"{path}[{i}]")
+        return
+    raise InputError(f"{path or 'value'}: {type(value).__name__} is not a JSON value")
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """RFC 8785 canonical JSON bytes of ``value``; refuses values JCS cannot represent."""
+    _check(value, "")
+    try:
+        return rfc8785.dumps(value)
+    except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:  # pragma: no cover
+        raise InputError(f"value cannot be canonicalised: {exc}") from exc
+
+
+def digest_bytes(canonical: bytes) -> bytes:
+    """The 32-byte SHA-256 digest of canonical envelope bytes."""
+    return hashlib.sha256(canonical).digest()
+
+
+def signing_input(digest: bytes) -> bytes:
+    """The domain-separated message that Ed25519 signs for an entry."""
+    return SIGNATURE_DOMAIN + digest
+
+
+def content_hash(data: bytes) -> str:
+    """A hash of outside content, tagged with its algorithm: ``sha256:<hex>``."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def escape_text(raw: bytes | str) -> str:
+    """Text that is safe for a model: bytes that are not UTF-8 become backslash escapes.
+
+    Command lines and paths on POSIX are bytes; a non-UTF-8 byte must never crash an append.
+    Lone surrogates (from os.fsdecode's surrogateescape) are escaped the same way.
+    """
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogateescape")
+    return raw.decode("utf-8", "backslashreplace")

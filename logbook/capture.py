@@ -1,0 +1,391 @@
+"""What the machine can tell about itself, for a run's `apparatus.captured` (DESIGN §4.4).
+
+Pure stdlib and cheap to import: subprocesses, hashing and package metadata are only touched when
+`capture()` runs.  Everything written passes a secret filter: environment variables come from an
+allow-list and are dropped when their name or value looks secret; command lines and free text
+have secret-shaped values replaced by ``[redacted]``.  A probe that fails records nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+REDACTED = "[redacted]"
+TIMEOUT = 5.0  # seconds for each external tool (git, nvidia-smi)
+
+# Packages that move scores when present; the distribution name is the key with "-" for "_".
+SCORE_PACKAGES = (
+    "torch", "transformers", "vllm", "lm_eval", "inspect_ai", "openai", "anthropic", "accelerate",
+    "peft", "tokenizers", "datasets", "numpy", "sglang", "llama_cpp_python", "tensorrt_llm",
+    "flash_attn", "xformers", "bitsandbytes", "jax",
+)  # fmt: skip
+_ENV_EXACT = frozenset({
+    "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS", "TOKENIZERS_PARALLELISM", "CUBLAS_WORKSPACE_CONFIG", "LOGBOOK_SESSION",
+})  # fmt: skip
+_ENV_PREFIXES = ("NCCL_", "VLLM_", "HF_", "TORCH_", "PYTORCH_")
+
+# Patterns, compiled on first use (keeps the import light).
+_SRC: dict[str, tuple[str, int]] = {
+    # Name parts that mark a secret; not TOKEN in max_tokens / TOKENIZERS_*, nor AUTH in AUTHOR.
+    "secret_name": (
+        r"key|token(?!s|iz|is)|secret|passw(?:or)?d|credential|auth(?!or)|cookie|session_?id"
+        r"|private",
+        re.IGNORECASE,
+    ),
+    # Secret shapes, each a whole match to replace.
+    "shapes": (
+        r"""(?<![A-Za-z0-9])(?:
+            sk-[A-Za-z0-9_-]{16,}
+          | gh[pousr]_[A-Za-z0-9]{20,} | github_pat_[A-Za-z0-9_]{20,}
+          | hf_[A-Za-z0-9]{20,}
+          | xox[abposr]-[A-Za-z0-9-]{10,}
+          | (?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])
+          | AIza[0-9A-Za-z_-]{30,}
+          | eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}(?:\.[A-Za-z0-9_-]*)?
+          | -----BEGIN[A-Z\ ]*PRIVATE\ KEY-----[\s\S]*?(?:-----END[A-Z\ ]*PRIVATE\ KEY-----|\Z)
+        )""",
+        re.VERBOSE,
+    ),
+    # The credential after "Bearer": the word is kept.
+    "bearer": (r"\b(bearer)(\s+)([A-Za-z0-9._~+/=:-]{8,})", re.IGNORECASE),
+    "userinfo": (r"\b([A-Za-z][A-Za-z0-9+.-]*://)([^/\s@?#\"'<>]+)@", 0),  # scheme://userinfo@
+    "hex": (r"(?<![A-Za-z0-9])[0-9a-fA-F]{32,}(?![A-Za-z0-9])", 0),
+    "hash_label": (r"(?:sha\d*|sha3-\d+|md5|blake2[bs]?|xxh\d*)[:=]$", re.IGNORECASE),
+    "b64": (r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{32,}={0,2}", 0),
+    # NAME=value / NAME: value / "name": "value" (.env files, YAML, JSON, k=v lists, headers).
+    "assign": (
+        r"""(?<![\w.])(["']?)([A-Za-z_][\w.-]*)\1(\s*[:=]\s*)
+            (?:(bearer|basic|token|digest)(\s+))?
+            ("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,;&"'<>]+)""",
+        re.VERBOSE | re.IGNORECASE,
+    ),
+    "flag": (r"(-{1,2})([A-Za-z][\w.-]*)(=?)(.*)", re.DOTALL),
+}
+
+
+@functools.cache
+def _rx(name: str) -> re.Pattern[str]:
+    return re.compile(*_SRC[name])
+
+
+def is_secret_name(name: str) -> bool:
+    """True when a variable, option or key name looks like it holds a secret."""
+    return bool(_rx("secret_name").search(name))
+
+
+def _entropy(s: str) -> float:
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in (s.count(ch) for ch in set(s)))
+
+
+def _high_entropy(tok: str) -> bool:
+    """A long base64-ish run that is random rather than words (names, paths, uuids)."""
+    t = tok.rstrip("=")
+    if len(t) < 32 or not (re.search(r"[a-z]", t) and re.search(r"[A-Z]", t)):
+        return False
+    if len(re.findall(r"[0-9]", t)) < 2:
+        return False
+    runs = sum(len(m) for m in re.findall(r"[a-z]{4,}|[A-Z]{5,}", t))
+    return _entropy(t) >= 4.0 and runs <= len(t) // 3
+
+
+def _hex_secret(m: re.Match[str]) -> bool:
+    return not _rx("hash_label").search(m.string[max(0, m.start() - 12) : m.start()])
+
+
+def looks_secret_value(value: str) -> bool:
+    """True when a value has an API-key/token shape, carries URL credentials or is random."""
+    if _rx("shapes").search(value) or any(_hex_secret(m) for m in _rx("hex").finditer(value)):
+        return True
+    if any(_credential(m.group(3)) for m in _rx("bearer").finditer(value)):
+        return True
+    if any(_userinfo_secret(m.group(2)) for m in _rx("userinfo").finditer(value)):
+        return True
+    return any(_high_entropy(m.group()) for m in _rx("b64").finditer(value))
+
+
+def _credential(tok: str) -> bool:
+    """A word after "Bearer" that is a credential, not prose ("Bearer authentication")."""
+    return tok != REDACTED and (len(tok) >= 20 or not tok.isalpha())
+
+
+def _userinfo_secret(userinfo: str) -> bool:
+    return ":" in userinfo or len(userinfo) > 32 or bool(_rx("shapes").search(userinfo))
+
+
+def _secret_env_values(env: Mapping[str, str] | None) -> list[str]:
+    if not env:
+        return []
+    vals = {v for k, v in env.items()
+            if len(v) >= 8 and (is_secret_name(k) or looks_secret_value(v))}
+    return sorted(vals, key=len, reverse=True)
+
+
+def scrub_text(text: str, env: Mapping[str, str] | None = None) -> tuple[str, int]:
+    """Replace secret-looking substrings of `text` with ``[redacted]``; return (text, count).
+
+    Covers key/token shapes, ``Bearer`` credentials, URL userinfo, long random strings,
+    ``SECRET_NAME=value`` assignments, and the exact values (8+ chars) of the secret-looking
+    variables in `env` wherever they appear.
+    """
+    count = 0
+
+    def sub(pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str], s: str) -> str:
+        def wrap(m: re.Match[str]) -> str:
+            nonlocal count
+            out = repl(m)
+            count += out != m.group()
+            return out
+
+        return pattern.sub(wrap, s)
+
+    for value in _secret_env_values(env):
+        n = text.count(value)
+        if n:
+            text, count = text.replace(value, REDACTED), count + n
+
+    def assign(m: re.Match[str]) -> str:
+        q, name, sep, scheme, sp, val = m.groups()
+        if not is_secret_name(name) or val.strip("\"'") in ("", REDACTED):
+            return m.group()
+        quote = val[0] if val[0] in "\"'" and len(val) > 1 and val[-1] == val[0] else ""
+        return f"{q}{name}{q}{sep}{scheme or ''}{sp or ''}{quote}{REDACTED}{quote}"
+
+    def userinfo(m: re.Match[str]) -> str:
+        return f"{m.group(1)}{REDACTED}@" if _userinfo_secret(m.group(2)) else m.group()
+
+    def bearer(m: re.Match[str]) -> str:
+        return f"{m.group(1)}{m.group(2)}{REDACTED}" if _credential(m.group(3)) else m.group()
+
+    text = sub(_rx("userinfo"), userinfo, text)
+    text = sub(_rx("assign"), assign, text)
+    text = sub(_rx("shapes"), lambda m: REDACTED, text)
+    text = sub(_rx("bearer"), bearer, text)
+    text = sub(_rx("hex"), lambda m: REDACTED if _hex_secret(m) else m.group(), text)
+    text = sub(_rx("b64"), lambda m: REDACTED if _high_entropy(m.group()) else m.group(), text)
+    return text, count
+
+
+def _printable(arg: str | bytes) -> str:
+    """A str that encodes as UTF-8: undecodable bytes become backslash escapes."""
+    if isinstance(arg, bytes):
+        arg = os.fsdecode(arg)
+    try:
+        arg.encode("utf-8")
+        return arg
+    except UnicodeEncodeError:
+        pass
+    try:
+        return arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return arg.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def redact_argv(argv: list[str], env: Mapping[str, str] | None = None) -> list[str]:
+    """Redact secrets in a command line, keeping every other argument byte-for-byte.
+
+    ``--api-key X`` and ``--token=X`` lose their value; secret keys inside ``k=v,k=v`` lists,
+    URL credentials, ``Bearer`` headers and secret-shaped values are replaced by ``[redacted]``.
+    Arguments that are not valid UTF-8 come back with backslash escapes.
+    """
+    out: list[str] = []
+    take_next = False
+    for raw in argv:
+        arg = _printable(raw)
+        if take_next and not arg.startswith("-"):
+            out.append(REDACTED)
+            take_next = False
+            continue
+        take_next = False
+        m = _rx("flag").fullmatch(arg)
+        if m and is_secret_name(m.group(2)):
+            dashes, name, eq, value = m.groups()
+            if eq:
+                arg = f"{dashes}{name}={REDACTED}" if value else arg
+            else:
+                take_next = True
+        out.append(scrub_text(arg, env)[0])
+    return out
+
+
+def strip_url_credentials(url: str) -> str:
+    """Drop userinfo from http(s) URLs and passwords from others; scrub what remains."""
+    m = _rx("userinfo").match(url)
+    if m:
+        scheme, userinfo = m.groups()
+        user = userinfo.split(":", 1)[0]
+        keep = "" if scheme.lower().startswith(("http", "ftp", "ws")) else user
+        if keep and looks_secret_value(keep):
+            keep = ""
+        url = scheme + (keep + "@" if keep else "") + url[m.end() :]
+    return scrub_text(url)[0]
+
+
+def _run(args: list[str], cwd: str | None = None) -> str | None:
+    """stdout of a tool, or None if it is missing, fails or hangs."""
+    import subprocess
+
+    env = dict(os.environ, LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0")
+    try:
+        p = subprocess.run(args, cwd=cwd, env=env, capture_output=True, timeout=TIMEOUT,
+                           stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    if p.returncode != 0:
+        return None
+    return p.stdout.decode("utf-8", "backslashreplace")
+
+
+def _sha256(data: bytes) -> str:
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def git_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """Commit, branch, dirty flag, diff hash and credential-free origin of the tree at `path`."""
+    cwd = os.fspath(path)
+    if not os.path.isdir(cwd):
+        cwd = os.path.dirname(cwd) or "."
+    git = ["git", "-C", cwd]
+    if (_run([*git, "rev-parse", "--is-inside-work-tree"]) or "").strip() != "true":
+        return None
+    commit = (_run([*git, "rev-parse", "--verify", "-q", "HEAD"]) or "").strip() or None
+    branch = (_run([*git, "symbolic-ref", "-q", "--short", "HEAD"]) or "").strip() or None
+    status = _run([*git, "status", "--porcelain"])
+    info: dict[str, Any] = {"commit": commit, "branch": branch,
+                            "dirty": None if status is None else bool(status.strip())}
+    if info["dirty"] and commit:
+        import subprocess
+
+        try:  # bytes, not text: the hash is of exactly what `git diff HEAD` prints
+            p = subprocess.run([*git, "diff", "--no-color", "--no-ext-diff", "HEAD"],
+                               capture_output=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL,
+                               env=dict(os.environ, GIT_OPTIONAL_LOCKS="0"), check=True)
+            info["diff_hash"] = _sha256(p.stdout)
+        except (OSError, subprocess.SubprocessError):
+            pass
+    remote = (_run([*git, "config", "--get", "remote.origin.url"]) or "").strip()
+    info["remote"] = strip_url_credentials(remote) if remote else None
+    return info
+
+
+def _packages() -> dict[str, Any]:
+    from importlib import metadata
+
+    seen: dict[str, str] = {}
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"] if dist.metadata else None
+        if name:
+            seen.setdefault(re.sub(r"[-_.]+", "-", name).lower(), dist.version)
+    lines = "\n".join(sorted(f"{n}=={v}" for n, v in seen.items()))
+    versions = {k: seen[d] for k in SCORE_PACKAGES if (d := k.replace("_", "-")) in seen}
+    return {"hash": _sha256(lines.encode()), "versions": versions}
+
+
+def _cpu() -> dict[str, Any]:
+    model = None
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    if not model:
+        import platform
+
+        model = platform.processor() or None
+    return {"model": model, "cores": os.cpu_count()}
+
+
+def _memory() -> int | None:
+    try:
+        with open("/proc/meminfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _gpus() -> list[dict[str, Any]] | None:
+    import shutil
+
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None
+    query = [smi, "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"]
+    csv = _run(query)
+    if csv is None:
+        return None
+    header = _run([smi]) or ""
+    cuda = re.search(r"CUDA Version:\s*([0-9.]+)", header)
+    gpus = []
+    for line in csv.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) >= 3:
+            gpus.append({"name": parts[0], "memory": parts[1], "driver": parts[2],
+                         "cuda": cuda.group(1) if cuda else None})
+    return gpus
+
+
+def _os() -> dict[str, str]:
+    import platform
+
+    return {"system": platform.system(), "release": platform.release(),
+            "machine": platform.machine()}
+
+
+def captured_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The allow-listed variables of `env`, minus any whose name or value looks secret."""
+    keep = {}
+    for name, value in env.items():
+        up = name.upper()
+        if not (up in _ENV_EXACT or up.endswith("SEED") or up.startswith(_ENV_PREFIXES)):
+            continue
+        if is_secret_name(name) or looks_secret_value(value):
+            continue
+        keep[name] = _printable(value)
+    return dict(sorted(keep.items()))
+
+
+def capture(argv: list[str] | None, cwd: Path | str, env: Mapping[str, str] | None = None,
+            ) -> dict[str, Any]:
+    """Capture git, python, packages, OS, CPU, memory, GPUs, command and environment.
+
+    `env` defaults to ``os.environ``.  Each probe is independent: one that fails is left out.
+    """
+    environ: Mapping[str, str] = os.environ if env is None else env
+    probes: list[tuple[str, Callable[[], Any]]] = [
+        ("git", lambda: git_info(cwd)),
+        ("python", lambda: sys.version.split()[0]),
+        ("packages", _packages),
+        ("os", _os),
+        ("cpu", _cpu),
+        ("memory_bytes", _memory),
+        ("gpus", _gpus),
+        ("command", lambda: None if argv is None else redact_argv(list(argv), environ)),
+        ("env", lambda: captured_env(environ)),
+    ]
+    out: dict[str, Any] = {}
+    for key, probe in probes:
+        try:
+            value = probe()
+        except Exception:  # a failing probe records nothing
+            continue
+        if value is not None:
+            out[key] = value
+    return out

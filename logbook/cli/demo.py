@@ -1,0 +1,97 @@
+"""`logbook demo`: a small ledger from the built-in example, built with the public commands."""
+
+from __future__ import annotations
+
+import os
+import random
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+import orjson
+import typer
+
+from logbook.errors import CheckFailed, LogbookError
+
+
+def _run_draft(arm: str, seed: int, session: str, fail: bool = False) -> dict[str, object]:
+    """A synthetic run of the example plan: 200 items, about 2 in 200 requests failed."""
+    rng = random.Random(seed)
+    p = 0.74 if arm == "f16" else 0.73
+    ids = [f"q{i:03d}" for i in range(200)]
+    item_p = [min(0.98, max(0.02, p + (hash_item(i) - 0.5) * 0.8)) for i in range(200)]
+    score: list[float | None] = []
+    error: list[str | None] = []
+    for i in range(200):
+        if rng.random() < 0.005:
+            score.append(None)
+            error.append("HTTP 503 from the engine after 3 retries")
+        else:
+            score.append(1.0 if rng.random() < item_p[i] else 0.0)
+            error.append(None)
+    apparatus = {
+        "model": "demo-7b-instruct", "engine": "llama.cpp", "engine_build": "b1234",
+        "weights_precision": "q4_k_m", "kv_cache_precision": arm,
+        "decoding": {"temperature": 0.0, "seed": seed, "max_tokens": 64},
+        "hardware": {"gpu": "3xA10"}, "harness": {"name": "demo", "version": "1"},
+    }
+    body: dict[str, object] = {"plan": "kv-q8-vs-f16", "arm": arm, "session": session,
+                               "apparatus": apparatus}
+    if fail:
+        body.update(status="failed", reason="engine crashed at item 57 (CUDA OOM)")
+    else:
+        body.update(status="completed",
+                    outcomes={"metric": "acc", "id": ids, "score": score, "error": error})
+    return {"kind": "run", "body": body}
+
+
+def hash_item(i: int) -> float:
+    return ((i * 2654435761) % 1000) / 1000
+
+
+def demo(
+    keep: Path = typer.Option(None, "--dir", help="Build the demo ledger here instead of a "
+                              "temporary folder."),
+) -> None:
+    """Build a small ledger from a built-in example (a plan, two arms, runs, one failed),
+    then verify it and report on it."""
+    from logbook.cli.main import run
+
+    folder = Path(tempfile.mkdtemp(prefix="logbook-demo-")) if keep is None else keep
+    folder.mkdir(parents=True, exist_ok=True)
+    os.environ["LOGBOOK_KEY"] = str(folder / "demo.key")
+    os.environ["LOGBOOK_DIR"] = str(folder)
+    plan_file = folder / "plan.toml"
+    plan_file.write_text(resources.files("logbook.examples").joinpath("plan.toml").read_text())
+    steps: list[list[str]] = [["init", str(folder), "--name", "demo"], ["plan", str(plan_file)]]
+    order = [("f16", 1), ("q8", 1), ("f16", 2), ("q8", 2), ("q8", 99), ("f16", 3), ("q8", 3)]
+    for n, (arm, seed) in enumerate(order):
+        draft = _run_draft(arm, seed, "demo-session-1", fail=seed == 99)
+        path = folder / f"run-{n}.json"
+        path.write_bytes(orjson.dumps(draft))
+        steps.append(["append", str(path)])
+    steps += [["note", "q8 run with seed 99 crashed; rerun with seed 3 as planned"],
+              ["log"], ["verify"]]
+    if _has_report():
+        steps.append(["report", "kv-q8-vs-f16"])
+    print(f"# demo ledger in {folder}")
+    for args in steps:
+        print(f"$ logbook {' '.join(args)}", flush=True)
+        code = run(args)
+        if code != 0:
+            if code == 1:
+                raise CheckFailed(f"demo step `logbook {' '.join(args)}` found a problem")
+            raise LogbookError(f"demo step `logbook {' '.join(args)}` failed (exit {code})")
+    print(f"# done: the ledger is in {folder}/.logbook/ledger.db")
+
+
+def _has_report() -> bool:
+    try:
+        from logbook.analysis import report  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(demo)

@@ -1,0 +1,91 @@
+"""The command line: parses and prints, nothing else. Exit codes are mapped here, once (§6).
+
+0 success; 1 a check found a problem; 2 bad input or usage (nothing written); 3 environment
+(no ledger, no key, locked); 70 an internal error (a bug), with its traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+import typer
+
+from logbook.cli import state
+
+app = typer.Typer(
+    name="logbook",
+    help="An append-only, hash-chained, signed logbook for LLM benchmark runs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+@app.callback()
+def _global(
+    ledger: str = typer.Option(None, "--ledger", help="The ledger: a folder holding .logbook/, "
+                               "the .logbook folder, or the ledger.db file (or LOGBOOK_DIR)."),
+    debug: bool = typer.Option(False, "--debug", help="Show the traceback of a user error."),
+) -> None:
+    state.LEDGER = ledger
+    state.DEBUG = debug
+
+
+def _register() -> None:
+    from logbook.cli import demo, keys, read, verify, write
+
+    for module in (write, read, verify, keys, demo):
+        module.register(app)
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Entry point of the `logbook` console script."""
+    import click
+
+    from logbook.errors import LogbookError
+
+    args = sys.argv[1:] if argv is None else argv
+    _register()
+    command = typer.main.get_command(app)
+    debug = "--debug" in args or os.environ.get("LOGBOOK_DEBUG") == "1"
+    try:
+        rv = command.main(args=args, prog_name="logbook", standalone_mode=False)
+        code = rv if isinstance(rv, int) else 0
+    except LogbookError as exc:
+        if debug:
+            traceback.print_exc()
+        print(f"logbook: {exc}", file=sys.stderr)
+        code = exc.exit_code
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.exceptions.Abort:
+        print("logbook: interrupted", file=sys.stderr)
+        code = 130
+    except click.ClickException as exc:
+        print(f"logbook: {exc.format_message()}", file=sys.stderr)
+        if isinstance(exc, click.UsageError) and exc.ctx is not None:
+            print(f"(see `{exc.ctx.command_path} --help`)", file=sys.stderr)
+        code = 2
+    except KeyboardInterrupt:
+        print("logbook: interrupted", file=sys.stderr)
+        code = 130
+    except BrokenPipeError:
+        code = 0
+    except Exception:
+        print("logbook: internal error (a bug; please report it with this traceback):",
+              file=sys.stderr)
+        traceback.print_exc()
+        code = 70
+    sys.stdout.flush()
+    return code
+
+
+def main() -> None:
+    sys.exit(run())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,122 @@
+"""Commands that read: log, show, export."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import typer
+
+from logbook.cli import state
+from logbook.errors import InputError
+
+
+def _summary(entry: Any) -> str:
+    b = entry.body
+    k = entry.kind
+    if k == "genesis":
+        return f"ledger {b.get('name')!r} {b.get('uuid')}"
+    if k == "plan":
+        return f"{b.get('slug')}: {b.get('title')}"
+    if k == "run":
+        plan = (b.get("plan") or "exploratory")[:12]
+        oc = b.get("outcomes") or {}
+        scores = [s for s in oc.get("score", []) if s is not None]
+        score = f" {oc.get('metric')}={sum(scores) / len(scores):.4f}" if scores else ""
+        return f"{b.get('status')} plan={plan} arm={b.get('arm')}{score}"
+    if k == "retraction":
+        return f"retracts {str(b.get('target'))[:12]} ({b.get('category')}): {b.get('reason')}"
+    if k == "amendment":
+        return f"amends {str(b.get('plan'))[:12]}: {', '.join(b.get('changes', {}))}"
+    if k == "note":
+        return str(b.get("text"))
+    if k == "claim":
+        return str(b.get("statement"))
+    if k == "key":
+        return f"{b.get('action')} key {b.get('name')!r}: {b.get('reason')}"
+    if k == "band":
+        return f"band {b.get('selector')} k={b.get('k')} band={b.get('band')}"
+    return ""
+
+
+def log(
+    kind: str = typer.Option(None, "--kind"),
+    plan: str = typer.Option(None, "--plan"),
+    n: int = typer.Option(None, "-n", help="Show the most recent N entries."),
+    checkpoints: bool = typer.Option(False, "--checkpoints", help="List checkpoints made."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """List entries in ledger order (or the checkpoints made)."""
+    if n is not None and n < 0:
+        raise InputError("-n must not be negative")
+    with state.open_ledger() as ledger:
+        if checkpoints:
+            rows = ledger.store.checkpoints()
+            if as_json:
+                state.emit_json([{"size": s, "root": r, "created": c, "note": t}
+                                 for _, s, r, t, c in rows])
+            else:
+                for _, s, r, _t, c in rows:
+                    print(f"size {s} root {r} {c}")
+            return
+        entries = ledger.log(kind, plan, n)
+        retracted = ledger.store.retractions_of([e.digest for e in entries])
+    if as_json:
+        state.emit_json([{"seq": e.seq, "digest": e.digest, "kind": e.kind,
+                          "ts": e.envelope.get("ts"), "retracted_by": retracted.get(e.digest, []),
+                          "entry": e.envelope} for e in entries])
+        return
+    for e in entries:
+        mark = " [retracted]" if e.digest in retracted else ""
+        print(f"{e.seq:>6} {e.digest[:12]} {e.envelope.get('ts', '')[:19]} {e.kind:<10} "
+              f"{_summary(e)}{mark}")
+
+
+def show(
+    ref: str = typer.Argument(..., metavar="REF"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Show one entry (by digest, prefix, @SEQ or plan slug), with its signature."""
+    with state.open_ledger() as ledger:
+        e = ledger.get(ref)
+        retracted = ledger.store.retractions_of([e.digest]).get(e.digest, [])
+    out = {**e.export_line(), "retracted_by": retracted}
+    if as_json:
+        state.emit_json(out)
+        return
+    print(f"seq {e.seq}  digest {e.digest}")
+    print(f"kind {e.kind}  ts {e.envelope.get('ts')}  signer {e.envelope.get('signer')}")
+    for r in retracted:
+        print(f"RETRACTED by {r}")
+    state.emit_json(e.body)
+
+
+def export(
+    out: str = typer.Option(None, "--out", help="File to write (default: stdout)."),
+) -> None:
+    """Export every entry with its signature as JSON Lines: a file an auditor can take away."""
+    import orjson
+
+    with state.open_ledger() as ledger:
+        if out is None:
+            fh = sys.stdout.buffer
+            for e in ledger.entries():
+                fh.write(orjson.dumps(e.export_line()) + b"\n")
+            fh.flush()
+            return
+        tmp = out + ".tmp"
+        count = 0
+        with open(tmp, "wb") as fh:
+            for e in ledger.entries():
+                fh.write(orjson.dumps(e.export_line()) + b"\n")
+                count += 1
+        import os
+
+        os.replace(tmp, out)
+    print(f"exported {count} entries to {out}", file=sys.stderr)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(log)
+    app.command()(show)
+    app.command()(export)

@@ -1,0 +1,84 @@
+"""Global options shared by the command modules, and small helpers they all use."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+LEDGER: str | None = None
+DEBUG = False
+
+
+def open_ledger(write: bool = False) -> Any:
+    from logbook.ledger import Ledger
+
+    return Ledger.open(LEDGER, write=write)
+
+
+def emit_json(value: Any) -> None:
+    import orjson
+
+    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+def read_input(path: str, what: str = "file") -> bytes:
+    """Bytes of a file argument, or of stdin for '-'; InputError naming the file otherwise."""
+    from logbook.errors import InputError
+
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{what} {path} does not exist") from None
+    except IsADirectoryError:
+        raise InputError(f"{what} {path} is a directory") from None
+    except OSError as exc:
+        raise InputError(f"{what} {path} cannot be read: {exc.strerror}") from None
+
+
+def parse_json(data: bytes, source: str) -> Any:
+    import orjson
+
+    from logbook.errors import InputError
+
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        where = _non_finite_path(data)
+        if where:
+            raise InputError(f"{source}: {where} is not a finite number (NaN and "
+                             "infinities are refused)") from None
+        raise InputError(f"{source} is not valid JSON ({exc})") from None
+
+
+class _NonFinite:
+    pass
+
+
+def _non_finite_path(data: bytes) -> str | None:
+    """Where a NaN/Infinity literal sits, so the error can name the field."""
+    import json
+
+    try:
+        value = json.loads(data, parse_constant=lambda _c: _NonFinite())
+    except ValueError:
+        return None
+
+    def walk(v: Any, path: str) -> str | None:
+        if isinstance(v, _NonFinite):
+            return path or "value"
+        if isinstance(v, dict):
+            for k, x in v.items():
+                found = walk(x, f"{path}.{k}" if path else str(k))
+                if found:
+                    return found
+        if isinstance(v, list):
+            for i, x in enumerate(v):
+                found = walk(x, f"{path}[{i}]")
+                if found:
+                    return found
+        return None
+
+    return walk(value, "")

@@ -1,0 +1,79 @@
+"""`logbook verify`: the auditor's tool. Needs no private key; opens the ledger read-only."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from logbook.cli import state
+from logbook.errors import InputError
+
+
+def verify(
+    file: str = typer.Argument(None, help="An exported .jsonl file to verify instead of the "
+                               "ledger database."),
+    trust: str = typer.Option(None, "--trust", help="A key fingerprint (64 hex) or public-key "
+                              "file that the genesis entry must carry."),
+    checkpoints: list[str] = typer.Option([], "--checkpoint", help="A checkpoint file the "
+                                          "ledger must extend (repeatable)."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Verify digests, chain, signatures, references and derived tables; exit 1 on any finding."""
+    from logbook import verify as v
+    from logbook.crypto import read_trust
+
+    trusted, trusted_key = read_trust(trust) if trust else (None, None)
+    if file is not None:
+        path = Path(file)
+        if not path.is_file():
+            raise InputError(f"FILE {file} does not exist or is not a file")
+        with path.open("rb") as fh:
+            result = v.verify_export_lines(fh, trusted, source=file)
+        if checkpoints:
+            from logbook.checkpoints import check_export_against
+
+            for cp in checkpoints:
+                check_export_against(result, cp, trusted_key)
+    else:
+        with state.open_ledger() as ledger:
+            result = v.verify_store(ledger.store, trusted)
+            for cp in checkpoints:
+                from logbook.checkpoints import check_ledger_against
+
+                check_ledger_against(ledger, result, cp, trusted_key)
+        _record(result, trusted)
+    out = result.as_dict()
+    if as_json:
+        state.emit_json(out)
+    else:
+        for f in result.findings:
+            where = f"entry {f.seq}: " if f.seq is not None and "entry" not in f.message else ""
+            print(f"FAIL [{f.check}] {where}{f.message}")
+        if result.ok:
+            print(f"verified {result.entries} entries of ledger {result.ledger}; "
+                  f"head {result.head}" + (f"; trusted key {trusted[:16]}…" if trusted else ""))
+        else:
+            print(f"{len(result.findings)} finding(s) in {result.entries} entries",
+                  file=sys.stderr)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+def _record(result: object, trusted: str | None) -> None:
+    """Store the result of this verify beside the ledger, for `brief` (best effort)."""
+    from logbook.errors import LogbookError
+    from logbook.ledger import now_rfc3339
+
+    try:
+        with state.open_ledger(write=True) as ledger:
+            ledger.store.record_verification(result.entries, result.ok,  # type: ignore[attr-defined]
+                                             len(result.findings),  # type: ignore[attr-defined]
+                                             now_rfc3339(), trusted)
+    except (LogbookError, OSError):
+        pass  # a read-only copy of a ledger can still be verified
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(verify)

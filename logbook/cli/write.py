@@ -1,0 +1,249 @@
+"""Commands that write entries: init, append, plan, amend, note, retract, reindex."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from logbook.cli import state
+from logbook.errors import InputError
+
+DRAFT_KEYS = {"kind", "body"}
+
+
+def _draft(value: Any, source: str) -> tuple[str, dict[str, Any]]:
+    if not isinstance(value, dict):
+        raise InputError(f"{source}: an entry draft must be a JSON object "
+                         '{"kind": ..., "body": {...}}')
+    extra = sorted(set(value) - DRAFT_KEYS)
+    if extra:
+        raise InputError(f"{source}: {extra[0]!r} is not a field of an entry draft "
+                         "(only kind and body; the envelope is written by logbook)")
+    if "kind" not in value:
+        raise InputError(f"{source}: kind is required")
+    if not isinstance(value["kind"], str):
+        raise InputError(f"{source}: kind must be a string")
+    if "body" not in value:
+        raise InputError(f"{source}: body is required")
+    return value["kind"], value["body"]
+
+
+def _print_appended(entries: list[Any], as_json: bool) -> None:
+    if as_json:
+        rows = [{"seq": e.seq, "digest": e.digest, "entry": e.envelope} for e in entries]
+        state.emit_json(rows[0] if len(rows) == 1 else rows)
+    else:
+        for e in entries:
+            print(f"{e.seq} {e.digest} {e.kind}")
+
+
+def _key() -> Any:
+    from logbook.crypto import load_key
+
+    return load_key()
+
+
+def init(
+    path: Path = typer.Argument(Path("."), help="Folder to create .logbook/ in."),
+    name: str = typer.Option(..., "--name", help="The ledger's name."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Create a ledger (.logbook/ledger.db) whose genesis entry names its public key."""
+    from logbook.crypto import load_or_create_key
+    from logbook.ledger import Ledger
+
+    if not path.is_dir():
+        raise InputError(f"PATH {path} is not a folder")
+    key, created = load_or_create_key()
+    with Ledger.init(path, name, key) as ledger:
+        g = ledger.genesis
+        if as_json:
+            state.emit_json({"ledger": ledger.uuid, "name": name, "path": str(ledger.path),
+                             "key": str(key.path), "key_created": created,
+                             "fingerprint": key.public.fingerprint, "digest": g.digest})
+        else:
+            if created:
+                print(f"created signing key {key.path}", file=sys.stderr)
+            print(f"initialised ledger {name!r} ({ledger.uuid}) at {ledger.path}")
+            print(f"signer {key.public.fingerprint}")
+
+
+def append(
+    file: str = typer.Argument(None, help="Entry draft {kind, body} as JSON, or - for stdin."),
+    jsonl: bool = typer.Option(False, "--jsonl", help="FILE holds one draft per line: all "
+                               "are appended, or none."),
+    once: str = typer.Option(None, "--once", help="Idempotency key: if an append with this "
+                             "key was already made, return that entry instead."),
+    source: str = typer.Option(None, "--from", help="Ingest a harness output instead: "
+                               "lm-eval, inspect or jsonl."),
+    plan: str = typer.Option(None, "--plan", help="With --from: the plan the runs belong to."),
+    arm: str = typer.Option(None, "--arm", help="With --from: the arm."),
+    session: str = typer.Option(None, "--session", help="With --from: the session id."),
+    apparatus: str = typer.Option(None, "--apparatus", help="With --from: JSON file of "
+                                  "declared apparatus to merge."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Append an entry draft (or, with --from, the runs of a harness output)."""
+    if source is not None:
+        from logbook.cli.record import append_from
+
+        _print_appended(append_from(source, file, plan, arm, session, apparatus, once),
+                        as_json)
+        return
+    if file is None:
+        raise InputError("FILE is required (a draft as JSON, or - for stdin)")
+    data = state.read_input(file)
+    name = "stdin" if file == "-" else file
+    if jsonl:
+        drafts = []
+        for i, line in enumerate(data.splitlines(), 1):
+            if line.strip():
+                drafts.append(_draft(state.parse_json(line, f"{name} line {i}"),
+                                     f"{name} line {i}"))
+        if not drafts:
+            raise InputError(f"{name} holds no drafts")
+    else:
+        drafts = [_draft(state.parse_json(data, name), name)]
+    key = _key()
+    with state.open_ledger(write=True) as ledger:
+        _print_appended(ledger.append_many(drafts, key, once=once), as_json)
+
+
+def _load_plan_file(file: str) -> dict[str, Any]:
+    import tomllib
+
+    data = state.read_input(file, "plan file")
+    if file.endswith(".json") or data.lstrip()[:1] == b"{":
+        value = state.parse_json(data, file)
+    else:
+        try:
+            value = tomllib.loads(data.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"{file} is not valid TOML ({exc})") from None
+    if not isinstance(value, dict):
+        raise InputError(f"{file}: a plan must be an object")
+    return value
+
+
+def plan(
+    file: str = typer.Argument(..., help="The plan, TOML or JSON (DESIGN §4.4)."),
+    once: str = typer.Option(None, "--once"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Pre-register a plan, before its runs."""
+    body = _load_plan_file(file)
+    key = _key()
+    with state.open_ledger(write=True) as ledger:
+        entries = ledger.append_many([("plan", body)], key, once=once)
+        _print_appended(entries, as_json)
+    _power_warning(body)
+
+
+def _power_warning(body: dict[str, Any]) -> None:
+    """Warn (stderr, never an error) when the plan cannot detect its own min_effect."""
+    try:
+        from logbook.analysis.power import plan_power_warning
+    except ImportError:  # pragma: no cover - analysis is part of the package
+        return
+    message = plan_power_warning(body)
+    if message:
+        print(f"logbook: warning: {message}", file=sys.stderr)
+
+
+def _parse_value(text: str) -> Any:
+    import orjson
+
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+
+
+def amend(
+    plan_ref: str = typer.Argument(..., metavar="PLAN"),
+    sets: list[str] = typer.Option(..., "--set", help="FIELD=VALUE (VALUE as JSON, else a "
+                                   "string; FIELD may be dotted, e.g. suite.n_items)."),
+    reason: str = typer.Option(..., "--reason"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Amend a plan: a new entry that links to it; the plan entry is never edited."""
+    key = _key()
+    with state.open_ledger(write=True) as ledger:
+        digest = ledger.resolve(plan_ref, "PLAN")
+        current = ledger.plan_body(digest) if ledger.store.kind_of(digest)[1] == "plan" else {}
+        changes: dict[str, Any] = {}
+        for item in sets:
+            field, sep, value = item.partition("=")
+            if not sep or not field:
+                raise InputError(f"--set {item!r}: expected FIELD=VALUE")
+            top, *rest = field.split(".")
+            if not rest:
+                changes[top] = _parse_value(value)
+                continue
+            base = changes.get(top, current.get(top))
+            if not isinstance(base, dict):
+                raise InputError(f"--set {field}: plan field {top!r} is not an object")
+            node = base = _deep_copy(base)
+            for part in rest[:-1]:
+                node = node.setdefault(part, {})
+            node[rest[-1]] = _parse_value(value)
+            changes[top] = base
+        body = {"plan": digest, "changes": changes, "reason": reason}
+        _print_appended([ledger.append("amendment", body, key)], as_json)
+
+
+def _deep_copy(value: Any) -> Any:
+    import orjson
+
+    return orjson.loads(orjson.dumps(value))
+
+
+def note(
+    text: str = typer.Argument(...),
+    refs: list[str] = typer.Option([], "--ref", help="An entry the note speaks about."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Append a note: findings, context, the belief you held before."""
+    key = _key()
+    with state.open_ledger(write=True) as ledger:
+        _print_appended([ledger.append("note", {"text": text, "refs": refs}, key)], as_json)
+
+
+def retract(
+    ref: str = typer.Argument(..., metavar="REF"),
+    reason: str = typer.Option(..., "--reason"),
+    category: str = typer.Option(..., "--category", help="harness_defect | data_error | "
+                                 "analysis_error | superseded | other"),
+    correction: str = typer.Option(None, "--correction"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Retract an entry: a new entry that links to it. Nothing is deleted."""
+    key = _key()
+    body: dict[str, Any] = {"target": ref, "reason": reason, "category": category}
+    if correction is not None:
+        body["correction"] = correction
+    with state.open_ledger(write=True) as ledger:
+        _print_appended([ledger.append("retraction", body, key)], as_json)
+
+
+def reindex(as_json: bool = typer.Option(False, "--json")) -> None:
+    """Rebuild every derived table from the stored entry bytes."""
+    with state.open_ledger(write=True) as ledger:
+        counts = ledger.reindex()
+    if as_json:
+        state.emit_json(counts)
+    else:
+        print(", ".join(f"{k}: {v}" for k, v in counts.items()))
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(init)
+    app.command()(append)
+    app.command()(plan)
+    app.command()(amend)
+    app.command()(note)
+    app.command()(retract)
+    app.command()(reindex)

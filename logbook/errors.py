@@ -1,0 +1,30 @@
+"""One error root. The CLI maps these to exit codes in one place (DESIGN §6).
+
+Anything that is not a LogbookError is a bug and exits 70 with its traceback.
+"""
+
+from __future__ import annotations
+
+
+class LogbookError(Exception):
+    """A user-facing problem: one sentence naming the field or file at fault."""
+
+    exit_code = 2
+
+
+class InputError(LogbookError):
+    """Bad input or usage; nothing was written (exit 2)."""
+
+    exit_code = 2
+
+
+class EnvironmentProblem(LogbookError):
+    """The environment is not usable: no ledger, no key, ledger locked (exit 3)."""
+
+    exit_code = 3
+
+
+class CheckFailed(LogbookError):
+    """A check ran and found a problem (exit 1)."""
+
+    exit_code = 1

@@ -1,0 +1,205 @@
+"""Helpers shared by the ingest adapters: reading files, cleaning values, building outcomes.
+
+Every adapter returns run bodies without ``plan``/``arm`` (DESIGN §4.4). Anything wrong with a
+user's file becomes an :class:`~logbook.errors.InputError` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from logbook.errors import InputError
+
+REDACTED = "[redacted]"
+MAX_SAFE_INT = 2**53 - 1
+# A key names a secret when it mentions one of these words; "tokenizer" and "author" do not.
+_SECRET_KEY = re.compile(r"key|token(?!iz)|secret|passw|credential|auth(?!or)", re.IGNORECASE)
+_URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+
+
+def fail(path: Path | str, message: str) -> InputError:
+    """An InputError whose one sentence starts with the file at fault."""
+    return InputError(f"{path}: {message}")
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes, or an InputError when it is missing or unreadable."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise fail(path, "file not found") from None
+    except IsADirectoryError:
+        raise fail(path, "is a directory, expected a file") from None
+    except OSError as exc:
+        raise fail(path, f"cannot be read ({exc.strerror or exc})") from None
+
+
+def _finite_or_none(text: str) -> float | None:
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def loads(data: bytes | str, where: str) -> Any:
+    """Parse JSON with orjson; NaN/Infinity (which Python's json writes) become None."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        first = exc
+    try:  # only the non-standard constants make orjson refuse a file the stdlib accepts
+        return json.loads(data, parse_constant=lambda _: None, parse_float=_finite_or_none)
+    except (ValueError, RecursionError):
+        raise InputError(f"{where}: not valid JSON ({first})") from None
+
+
+def load_json_file(path: Path) -> Any:
+    """Read and parse one JSON file."""
+    return loads(read_bytes(path), str(path))
+
+
+def is_secret_key(name: str) -> bool:
+    """True when a key's name looks like it holds a secret (API key, token, password, ...)."""
+    return bool(_SECRET_KEY.search(name))
+
+
+def redact(value: Any) -> Any:
+    """Copy of ``value`` with secret-looking keys' string values and URL credentials hidden."""
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            key = str(key)
+            if is_secret_key(key) and not (item is None or isinstance(item, bool | int | float)):
+                out[key] = REDACTED
+            else:
+                out[key] = redact(item)
+        return out
+    if isinstance(value, list | tuple):
+        return [redact(item) for item in value]
+    if isinstance(value, str):
+        return _URL_USERINFO.sub(REDACTED + "@", value)
+    return value
+
+
+def parse_kv_string(text: str) -> dict[str, str]:
+    """``"pretrained=x,dtype=float16"`` (lm-eval's model_args form) as a dict."""
+    out: dict[str, str] = {}
+    for part in text.split(","):
+        key, sep, val = part.partition("=")
+        if key.strip():
+            out[key.strip()] = val.strip() if sep else ""
+    return out
+
+
+def prune(value: Any) -> Any:
+    """Drop None and non-finite floats, turn ints beyond 2^53 into strings (canonical JSON)."""
+    if isinstance(value, Mapping):
+        out = {str(k): prune(v) for k, v in value.items() if _keep(v)}
+        return {k: v for k, v in out.items() if v != {}}
+    if isinstance(value, list | tuple):
+        return [prune(v) for v in value if _keep(v)]
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SAFE_INT:
+        return str(value)
+    return value
+
+
+def _keep(value: Any) -> bool:
+    if value is None:
+        return False
+    return not (isinstance(value, float) and not math.isfinite(value))
+
+
+def number(value: Any) -> float | None:
+    """A finite float from a JSON number or bool; None for anything else."""
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, int | float):
+        result = float(value)
+        return result if math.isfinite(result) else None
+    return None
+
+
+def item_id(value: Any) -> str | None:
+    """An item id as a string (integers in decimal); None when it is not a usable id."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str) and value:
+        return value
+    return None
+
+
+def digest(value: Any) -> str:
+    """``sha256:<hex>`` of the key-sorted JSON of ``value``."""
+    data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def sha256_tag(hex_digest: Any) -> str | None:
+    """A bare 64-hex SHA-256 as ``sha256:<hex>``; None when it is not one."""
+    if isinstance(hex_digest, str):
+        text = hex_digest.lower().removeprefix("sha256:")
+        if re.fullmatch(r"[0-9a-f]{64}", text):
+            return "sha256:" + text
+    return None
+
+
+def rfc3339(value: Any) -> str | None:
+    """An RFC 3339 string from a Unix time or an ISO 8601 string with an offset; else None."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        try:
+            return datetime.fromtimestamp(value, UTC).isoformat()
+        except (OverflowError, OSError, ValueError):
+            return None
+    if isinstance(value, str) and value:
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+        return parsed.isoformat() if parsed.tzinfo is not None else None
+    return None
+
+
+def build_outcomes(
+    metric: str,
+    rows: Iterable[tuple[str, float | None, str | None, int | None, str | None]],
+    extra: Mapping[str, list[float | None]] | None = None,
+    *,
+    with_sample: bool = False,
+) -> dict[str, Any]:
+    """Column-wise outcomes from (id, score, error, sample, cluster) rows.
+
+    ``error``, ``sample``, ``cluster`` and ``extra`` columns appear only when they carry
+    information; a row without a score always gets an error string.
+    """
+    ids: list[str] = []
+    scores: list[float | None] = []
+    errors: list[str | None] = []
+    samples: list[int | None] = []
+    clusters: list[str | None] = []
+    for rid, score, error, sample, cluster in rows:
+        ids.append(rid)
+        scores.append(score)
+        errors.append(error if score is None else None)
+        if score is None and not error:
+            errors[-1] = "no score"
+        samples.append(sample)
+        clusters.append(cluster)
+    out: dict[str, Any] = {"metric": metric, "id": ids, "score": scores}
+    if any(e is not None for e in errors):
+        out["error"] = errors
+    if with_sample and any(s is not None for s in samples):
+        out["sample"] = samples
+    if clusters and all(c is not None for c in clusters):
+        out["cluster"] = clusters
+    if extra:
+        out["extra"] = {name: list(col) for name, col in extra.items()}
+    return out

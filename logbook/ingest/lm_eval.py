@@ -1,0 +1,344 @@
+"""lm-evaluation-harness 0.4.x: ``results_<ts>.json`` + ``samples_<task>_<ts>.jsonl`` -> runs.
+
+One run per task (a group's subtasks share ``group``). Per-item scores come from the samples
+file (``--log_samples``), keyed by ``doc_id``; the primary metric is the first of the task's
+``metric_list`` under its first filter, the other per-item numeric metrics go to ``extra``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from logbook.ingest._common import (
+    build_outcomes,
+    digest,
+    fail,
+    item_id,
+    load_json_file,
+    loads,
+    number,
+    parse_kv_string,
+    prune,
+    read_bytes,
+    redact,
+    rfc3339,
+    sha256_tag,
+)
+
+HARNESS = "lm-evaluation-harness"
+_RESULTS = re.compile(r"results_(?P<ts>.+)\.json")
+# Task-config fields that shape the prompt; hashed as prompt_template_hash.
+_PROMPT_FIELDS = ("description", "doc_to_text", "doc_to_choice", "doc_to_target", "gen_prefix",
+                  "target_delimiter", "fewshot_delimiter", "fewshot_config", "num_fewshot")
+
+
+def read_runs(path: Path, *, metric: str | None = None) -> list[dict[str, Any]]:
+    """Runs from one results file, or from every ``results_*.json`` in a directory."""
+    if path.is_dir():
+        files = sorted(path.glob("results_*.json")) or sorted(path.glob("*/results_*.json"))
+        if not files:
+            raise fail(path, "no results_*.json file in this directory or its subdirectories")
+    else:
+        files = [path]
+    runs: list[dict[str, Any]] = []
+    for results_path in files:
+        runs.extend(read_results(results_path, metric=metric))
+    return runs
+
+
+def read_results(path: Path, *, metric: str | None = None) -> list[dict[str, Any]]:
+    """One run per evaluated task of one lm-eval results file."""
+    doc = load_json_file(path)
+    if not isinstance(doc, dict):
+        raise fail(path, "expected a JSON object (an lm-eval results file)")
+    version = doc.get("lm_eval_version")
+    if not isinstance(version, str) or not version.startswith("0.4."):
+        found = "is missing" if version is None else f"is {version!r}"
+        raise fail(path, f"field lm_eval_version {found}; only lm-evaluation-harness 0.4.x "
+                         "results are supported")
+    results, configs = doc.get("results"), doc.get("configs")
+    if not isinstance(results, dict) or not isinstance(configs, dict):
+        raise fail(path, "field results or configs is missing or not an object")
+    match = _RESULTS.fullmatch(path.name)
+    if match is None:
+        raise fail(path, "file name is not results_<timestamp>.json, so its samples files "
+                         "cannot be found")
+    groups = doc.get("group_subtasks") if isinstance(doc.get("group_subtasks"), dict) else {}
+    parents = _parents(groups)
+    runs = []
+    for task in configs:
+        if task in groups or task not in results or not isinstance(configs[task], dict):
+            continue  # a group: its subtasks carry the items
+        samples = path.with_name(f"samples_{task}_{match['ts']}.jsonl")
+        runs.append(_task_run(doc, path, task, samples, parents, metric))
+    if not runs:
+        raise fail(path, "field results names no task with a config")
+    return runs
+
+
+def _parents(group_subtasks: dict[str, Any]) -> dict[str, str]:
+    parents: dict[str, str] = {}
+    for group, subtasks in group_subtasks.items():
+        for sub in subtasks if isinstance(subtasks, list) else []:
+            parents[str(sub)] = str(group)
+    return parents
+
+
+def _sub(doc: dict[str, Any], key: str, task: str) -> Any:
+    """``doc[key][task]`` when both levels are objects, else None."""
+    table = doc.get(key)
+    return table.get(task) if isinstance(table, dict) else None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _task_run(doc: dict[str, Any], path: Path, task: str, samples_path: Path,
+              parents: dict[str, str], wanted: str | None) -> dict[str, Any]:
+    config: dict[str, Any] = doc["configs"][task]
+    reported: dict[str, Any] = doc["results"][task] if isinstance(doc["results"][task], dict) else {}
+    lines = _read_samples(samples_path)
+    metric, filt = _primary(config, reported, lines, wanted, path, task)
+    by_filter: dict[str, dict[str, dict[str, Any]]] = {}
+    for lineno, line in lines:
+        did = item_id(line.get("doc_id"))
+        if did is None:
+            raise fail(samples_path, f"line {lineno}: field doc_id is missing or not an id")
+        rows = by_filter.setdefault(str(line.get("filter", "none")), {})
+        if did in rows:
+            raise fail(samples_path, f"line {lineno}: doc_id {did} appears twice")
+        rows[did] = line
+    primary = by_filter.get(filt, {})
+    if not primary:
+        raise fail(samples_path, f"no line has filter {filt!r} (the filter of {metric})")
+    if not any(metric in line for line in primary.values()):
+        raise fail(samples_path, f"no line has a value for metric {metric!r}")
+    expected = _expected_count(doc, task, reported)
+    if expected is not None and expected != len(primary):
+        raise fail(samples_path, f"has {len(primary)} documents for filter {filt!r} but the "
+                                 f"results file says n-samples effective = {expected}")
+    ids = list(primary)
+    rows = []
+    for did in ids:
+        value = primary[did].get(metric)
+        score = number(value)
+        error = None if score is not None else (
+            f"no {metric} value logged" if value is None else f"{metric} is not a number")
+        rows.append((did, score, error, None, None))
+    extra = _extra(by_filter, ids, metric, filt, config)
+    return prune({
+        "status": "completed",
+        "task": task,
+        "group": _root(task, parents),
+        "apparatus": _apparatus(doc, task, config, metric),
+        "outcomes": build_outcomes(metric, rows, extra),
+        "reported": _reported(reported, metric, filt),
+        # "date" is when evaluation began; no end time is logged (total_evaluation_time_seconds
+        # also counts model loading, before "date"), so "finished" stays absent.
+        "started": rfc3339(doc.get("date")),
+        "note": _note(doc, task),
+    })
+
+
+def _read_samples(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    if not path.is_file():
+        raise fail(path, "samples file not found (run lm_eval with --log_samples; per-item "
+                         "scores are needed)")
+    text = read_bytes(path)
+    out = []
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        line = loads(raw, f"{path}: line {lineno}")
+        if not isinstance(line, dict):
+            raise fail(path, f"line {lineno}: expected a JSON object")
+        out.append((lineno, line))
+    return out
+
+
+def _primary(config: dict[str, Any], reported: dict[str, Any], lines: list[Any],
+             wanted: str | None, path: Path, task: str) -> tuple[str, str]:
+    """(metric, filter): the requested one, else the first of metric_list under filter 1."""
+    filters = [f.get("name") for f in _list(config.get("filter_list")) if isinstance(f, dict)]
+    filt = str(filters[0]) if filters and filters[0] else "none"
+    if wanted:
+        metric, _, chosen = wanted.partition(",")
+        return metric, chosen or filt
+    names = [m.get("metric") for m in _list(config.get("metric_list")) if isinstance(m, dict)]
+    names = [str(n) for n in names if isinstance(n, str)]
+    if not names:  # older configs: the results keys are "metric,filter"
+        names = [k.split(",")[0] for k in reported if "," in k and "_stderr," not in k]
+    if not names:
+        raise fail(path, f"field configs.{task}.metric_list is missing or empty")
+    if f"{names[0]},{filt}" not in reported:
+        keys = [k for k in reported if k.startswith(f"{names[0]},")]
+        filt = keys[0].split(",", 1)[1] if keys else filt
+    # a corpus-level metric (bleu, ...) has no per-item score: use the first that does
+    per_item = [n for n in names if any(number(line.get(n)) is not None for _, line in lines)]
+    return (per_item[0] if per_item and names[0] not in per_item else names[0]), filt
+
+
+def _expected_count(doc: dict[str, Any], task: str, reported: dict[str, Any]) -> int | None:
+    counts = _sub(doc, "n-samples", task)
+    if isinstance(counts, dict) and isinstance(counts.get("effective"), int):
+        return int(counts["effective"])
+    size = reported.get("sample_len")
+    return size if isinstance(size, int) else None
+
+
+def _extra(by_filter: dict[str, dict[str, dict[str, Any]]], ids: list[str], metric: str,
+           filt: str, config: dict[str, Any]) -> dict[str, list[float | None]]:
+    listed = [m.get("metric") for m in _list(config.get("metric_list")) if isinstance(m, dict)]
+    extra: dict[str, list[float | None]] = {}
+    for name_filter, rows in by_filter.items():
+        names = [n for n in listed if isinstance(n, str)]
+        for line in rows.values():  # metrics a config does not list still show up per line
+            names += [n for n in _list(line.get("metrics")) if isinstance(n, str) and n not in names]
+            break
+        for name in names:
+            if name == metric and name_filter == filt:
+                continue
+            column = [number(rows[i].get(name)) if i in rows else None for i in ids]
+            if any(v is not None for v in column):
+                extra[name if name_filter == filt else f"{name},{name_filter}"] = column
+    return extra
+
+
+def _reported(results: dict[str, Any], metric: str, filt: str) -> dict[str, Any]:
+    value = results.get(f"{metric},{filt}")
+    stderr = results.get(f"{metric}_stderr,{filt}")
+    return {"metric": metric, "filter": filt, "value": number(value),
+            "stderr": number(stderr), "n": results.get("sample_len"), "results": results}
+
+
+def _root(task: str, parents: dict[str, str]) -> str | None:
+    group, seen = parents.get(task), {task}
+    while group is not None and group in parents and group not in seen:
+        seen.add(group)
+        group = parents[group]
+    return group
+
+
+def _note(doc: dict[str, Any], task: str) -> str | None:
+    counts = _sub(doc, "n-samples", task)
+    if isinstance(counts, dict) and counts.get("effective") != counts.get("original"):
+        return (f"limit: {counts.get('effective')} of {counts.get('original')} documents "
+                "evaluated")
+    return None
+
+
+def _env(info: Any, label: str) -> str | None:
+    """One field of torch's collect_env text (``pretty_env_info``)."""
+    if not isinstance(info, str):
+        return None
+    match = re.search(rf"^{re.escape(label)}:[ \t]*(.*)$", info, re.MULTILINE)
+    value = match.group(1).strip() if match else ""
+    if match and not value:  # several GPUs: one "GPU n: name" line each below the label
+        below = info[match.end():].lstrip("\n").splitlines()
+        value = "; ".join(line.strip() for line in below[:16] if line.startswith("GPU "))
+    return value if value and value not in ("N/A", "Could not collect", "None") else None
+
+
+def _apparatus(doc: dict[str, Any], task: str, config: dict[str, Any],
+               metric: str) -> dict[str, Any]:
+    run_config = _dict(doc.get("config"))
+    model_args = run_config.get("model_args")
+    if isinstance(model_args, str):
+        model_args = parse_kv_string(model_args)
+    model_args = redact(model_args) if isinstance(model_args, dict) else {}
+    gen = _dict(config.get("generation_kwargs"))
+    cli_gen = run_config.get("gen_kwargs")
+    gen.update(parse_kv_string(cli_gen) if isinstance(cli_gen, str) else _dict(cli_gen))
+    env = doc.get("pretty_env_info")
+    python = _env(env, "Python version")
+    task_hash = _sub(doc, "task_hashes", task)
+    task_config = {k: v for k, v in config.items() if k != "metadata"}
+    prompt = {k: config.get(k) for k in _PROMPT_FIELDS} | {
+        k: doc.get(k) for k in ("system_instruction_sha", "chat_template_sha",
+                                "fewshot_as_multiturn")}
+    transformers = doc.get("transformers_version")
+    return {
+        "model": doc.get("model_name") or model_args.get("pretrained") or model_args.get("model")
+        or run_config.get("model"),
+        "model_digest": run_config.get("model_sha"),
+        "engine": run_config.get("model"),
+        "weights_precision": run_config.get("model_dtype") or model_args.get("dtype"),
+        "kv_cache_precision": model_args.get("kv_cache_dtype"),
+        "placement": run_config.get("device"),
+        "hardware": {"cpu": _env(env, "Model name"), "gpu": _env(env, "GPU models and "
+                     "configuration"), "nvidia_driver": _env(env, "Nvidia driver version")},
+        "decoding": _decoding(gen, run_config),
+        "dataset_hash": sha256_tag(task_hash),
+        "prompt_template_hash": digest(prompt),
+        "harness": {"name": HARNESS, "version": doc.get("lm_eval_version"),
+                    "commit": doc.get("git_hash")},
+        "evaluator": {"name": metric, "version": _str(_sub(doc, "versions", task)),
+                      "config_hash": digest(task_config)},
+        "python": python.split()[0] if python else None,
+        "harness_config": redact({
+            "model_source": doc.get("model_source"),
+            "model_args": model_args,
+            "model_revision": run_config.get("model_revision"),
+            "batch_size": run_config.get("batch_size"),
+            "batch_sizes": run_config.get("batch_sizes") or None,
+            "limit": run_config.get("limit"),
+            "bootstrap_iters": run_config.get("bootstrap_iters"),
+            "use_cache": run_config.get("use_cache"),
+            "seeds": {k: run_config.get(k) for k in ("random_seed", "numpy_seed", "torch_seed",
+                                                     "fewshot_seed")},
+            "n_shot": _sub(doc, "n-shot", task),
+            "n_samples": _sub(doc, "n-samples", task),
+            "output_type": config.get("output_type"),
+            "repeats": config.get("repeats"),
+            "filters": [f.get("name") for f in _list(config.get("filter_list"))
+                        if isinstance(f, dict)] or None,
+            "gen_kwargs": gen or None,
+            "task_hash": None if sha256_tag(task_hash) else task_hash,
+            "upper_git_hash": doc.get("upper_git_hash"),
+            "environment": {"transformers": None if transformers == "N/A" else transformers,
+                            "torch": _env(env, "PyTorch version")},
+        }),
+    }
+
+
+def _decoding(gen: dict[str, Any], run_config: dict[str, Any]) -> dict[str, Any]:
+    temperature = _float(gen.get("temperature"))
+    do_sample = gen.get("do_sample")
+    if isinstance(do_sample, str):
+        do_sample = {"true": True, "false": False}.get(do_sample.lower())
+    if temperature is None and do_sample is False:
+        temperature = 0.0  # greedy: lm-eval's models ignore temperature without sampling
+    seed = run_config.get("random_seed")
+    return {
+        "temperature": temperature,
+        "top_p": _float(gen.get("top_p")),
+        "seed": seed if seed is not None else run_config.get("torch_seed"),
+        "max_tokens": _int(gen.get("max_gen_toks", gen.get("max_new_tokens",
+                                                           gen.get("max_tokens")))),
+        "do_sample": do_sample if isinstance(do_sample, bool) else None,
+    }
+
+
+def _float(value: Any) -> float | None:
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    return number(value)
+
+
+def _int(value: Any) -> int | None:
+    result = _float(value)
+    return int(result) if result is not None and result.is_integer() else None
+
+
+def _str(value: Any) -> str | None:
+    return None if value is None else str(value)

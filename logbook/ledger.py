@@ -1,0 +1,378 @@
+"""The Ledger service: append, read and resolve, composing store, model, canonical and crypto."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import uuid as uuidlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from logbook import canonical, crypto, derive, merkle
+from logbook.errors import EnvironmentProblem, InputError
+from logbook.store import Store, StoredEntry, Txn
+
+LEDGER_DIR = ".logbook"
+DB_NAME = "ledger.db"
+_HEX = re.compile(r"^[0-9a-f]+$")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """An entry as read back: its place, digest, envelope and signature."""
+
+    seq: int
+    digest: str
+    envelope: dict[str, Any]
+    signature: str
+    raw: bytes
+
+    @property
+    def kind(self) -> str:
+        return str(self.envelope.get("kind"))
+
+    @property
+    def body(self) -> dict[str, Any]:
+        body = self.envelope.get("body")
+        return body if isinstance(body, dict) else {}
+
+    def export_line(self) -> dict[str, Any]:
+        return {"seq": self.seq, "digest": self.digest, "signature": self.signature,
+                "entry": self.envelope}
+
+    @classmethod
+    def from_stored(cls, s: StoredEntry) -> Entry:
+        return cls(s.seq, s.digest, orjson.loads(s.entry), s.signature, bytes(s.entry))
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def find_db(start: Path | None = None) -> Path:
+    """The ledger database: --ledger / LOGBOOK_DIR, else walking up from the working directory."""
+    named = os.environ.get("LOGBOOK_DIR")
+    if start is not None or named:
+        p = Path(start if start is not None else named or ".").expanduser()
+        for cand in (p, p / DB_NAME, p / LEDGER_DIR / DB_NAME):
+            if cand.is_file():
+                return cand
+        raise EnvironmentProblem(f"no ledger at {p} (expected {p / LEDGER_DIR / DB_NAME})")
+    here = Path.cwd()
+    for d in (here, *here.parents):
+        cand = d / LEDGER_DIR / DB_NAME
+        if cand.is_file():
+            return cand
+    raise EnvironmentProblem("no ledger found in this directory or any parent "
+                             "(run `logbook init`, or name one with --ledger or LOGBOOK_DIR)")
+
+
+class Ledger:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._genesis: Entry | None = None
+
+    # -- opening -------------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: Path | str | None = None, write: bool = False) -> Ledger:
+        db = find_db(Path(path) if path is not None else None)
+        return cls(Store.open_write(db) if write else Store.open_read(db))
+
+    @classmethod
+    def init(cls, directory: Path, name: str, key: crypto.SigningKey) -> Ledger:
+        if not name.strip():
+            raise InputError("--name must not be empty")
+        db = directory / LEDGER_DIR / DB_NAME
+        store = Store.create(db)
+        ledger = cls(store)
+        ledger_id = str(uuidlib.uuid4())
+        body = {"name": name, "uuid": ledger_id,
+                "keys": [{"name": "default", "public": key.public.b64}]}
+        ledger.append("genesis", body, key, ledger_id=ledger_id)
+        return ledger
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def path(self) -> Path:
+        return self.store.path
+
+    @property
+    def genesis(self) -> Entry:
+        if self._genesis is None:
+            stored = self.store.entry(0)
+            if stored is None:
+                raise EnvironmentProblem(f"ledger {self.path} has no genesis entry")
+            self._genesis = Entry.from_stored(stored)
+        return self._genesis
+
+    @property
+    def uuid(self) -> str:
+        return str(self.genesis.body.get("uuid"))
+
+    @property
+    def name(self) -> str:
+        return str(self.genesis.body.get("name"))
+
+    def size(self) -> int:
+        return self.store.head()[0]
+
+    # -- reading -------------------------------------------------------------------------
+    def resolve(self, ref: str, field: str = "reference") -> str:
+        """A full digest for a digest, a unique prefix of 8+ hex digits, @SEQ / #SEQ, or a slug."""
+        r = ref.strip()
+        if r[:1] in ("@", "#"):
+            try:
+                seq = int(r[1:])
+            except ValueError:
+                raise InputError(f"{field}: {ref!r} is not @SEQ with a number") from None
+            stored = self.store.entry(seq)
+            if stored is None:
+                raise InputError(f"{field}: there is no entry {r} (the ledger has "
+                                 f"{self.size()} entries)")
+            return stored.digest
+        low = r.lower()
+        if _HEX.match(low):
+            if len(low) == 64:
+                if self.store.kind_of(low) is None:
+                    raise InputError(f"{field}: no entry has digest {low}")
+                return low
+            if len(low) < 8:
+                raise InputError(f"{field}: digest prefix {ref!r} is shorter than 8 hex digits")
+            found = self.store.digests_with_prefix(low)
+            if not found:
+                raise InputError(f"{field}: no entry digest starts with {ref!r}")
+            if len(found) > 1:
+                raise InputError(f"{field}: digest prefix {ref!r} is ambiguous")
+            return found[0]
+        digest = self.store.plan_digest_by_slug(r)
+        if digest is None:
+            raise InputError(f"{field}: {ref!r} is not a digest, @SEQ or the slug of a plan")
+        return digest
+
+    def get(self, ref: str) -> Entry:
+        stored = self.store.entry_by_digest(self.resolve(ref))
+        assert stored is not None
+        return Entry.from_stored(stored)
+
+    def entry_at(self, seq: int) -> Entry | None:
+        stored = self.store.entry(seq)
+        return Entry.from_stored(stored) if stored else None
+
+    def entries(self) -> Iterator[Entry]:
+        for stored in self.store.entries():
+            yield Entry.from_stored(stored)
+
+    def log(self, kind: str | None = None, plan: str | None = None,
+            last: int | None = None) -> list[Entry]:
+        plan_digest = self.resolve(plan, "--plan") if plan else None
+        stored = self.store.entries_where(kind, plan_digest, last)
+        return [Entry.from_stored(s) for s in stored]
+
+    def plan_body(self, plan_digest: str) -> dict[str, Any]:
+        """A plan's body with its amendments applied in ledger order."""
+        from logbook.model.plan import apply_amendments
+
+        stored = self.store.entry_by_digest(plan_digest)
+        if stored is None:
+            raise InputError(f"no plan {plan_digest}")
+        plan = orjson.loads(stored.entry)["body"]
+        changes = [orjson.loads(s.entry)["body"]["changes"]
+                   for s in self.store.entries_where("amendment", plan_digest)]
+        return apply_amendments(plan, changes)
+
+    def root(self, size: int | None = None) -> bytes:
+        n = self.size() if size is None else size
+        return merkle.root_from_nodes(n, self.store.tree_node)
+
+    # -- appending -----------------------------------------------------------------------
+    def append(self, kind: str, body: dict[str, Any], key: crypto.SigningKey,
+               once: str | None = None, ledger_id: str | None = None) -> Entry:
+        return self.append_many([(kind, body)], key, once=once, ledger_id=ledger_id)[0]
+
+    def append_many(self, drafts: list[tuple[str, dict[str, Any]]], key: crypto.SigningKey,
+                    once: str | None = None, ledger_id: str | None = None) -> list[Entry]:
+        """Validate every draft, then write all of them in one transaction, or none."""
+        from logbook.model.validate import validate_body
+
+        if once is not None:
+            if not once.strip():
+                raise InputError("--once: the key must not be empty")
+            prior = self.store.once_digest(once)
+            if prior is not None:
+                return [self.get(prior)]
+        resolved = []
+        for i, (kind, body) in enumerate(drafts):
+            where = f"draft {i + 1}: " if len(drafts) > 1 else ""
+            try:
+                body = self._resolve_refs(kind, body)
+                validate_body(kind, body)
+            except InputError as exc:
+                raise InputError(where + str(exc)) from None
+            resolved.append((kind, body))
+        lid = ledger_id or self.uuid
+        out: list[Entry] = []
+        with self.store.transaction() as txn:
+            if once is not None:
+                prior = self.store.once_digest(once)
+                if prior is not None:  # another process won the race
+                    stored = self.store.entry_by_digest(prior)
+                    assert stored is not None
+                    return [Entry.from_stored(stored)]
+            for i, (kind, body) in enumerate(resolved):
+                where = f"draft {i + 1}: " if len(resolved) > 1 else ""
+                try:
+                    out.append(self._write(txn, kind, body, key, lid))
+                except InputError as exc:
+                    raise InputError(where + str(exc)) from None
+            if once is not None:
+                txn.remember_once(once, out[-1].digest)
+        return out
+
+    def _resolve_refs(self, kind: str, body: Any) -> Any:
+        """Turn references given as prefixes, @SEQ or slugs into full digests."""
+        if not isinstance(body, dict):
+            return body
+        body = dict(body)
+
+        def one(field: str, value: Any) -> Any:
+            return self.resolve(value, f"body.{field}") if isinstance(value, str) else value
+
+        if kind in ("run", "amendment", "claim") and "plan" in body:
+            body["plan"] = one("plan", body["plan"])
+        if kind == "retraction" and "target" in body:
+            body["target"] = one("target", body["target"])
+        for field in ("refs", "runs"):
+            if kind in ("note", "claim", "band") and isinstance(body.get(field), list):
+                body[field] = [one(f"{field}[{i}]", v) for i, v in enumerate(body[field])]
+        return body
+
+    def _write(self, txn: Txn, kind: str, body: dict[str, Any], key: crypto.SigningKey,
+               ledger_id: str) -> Entry:
+        store = txn.store
+        size, prev = store.head()
+        if kind == "genesis" and size != 0:
+            raise InputError("kind: a genesis entry can only be the first entry")
+        if kind != "genesis" and size == 0:
+            raise EnvironmentProblem("ledger has no genesis entry")
+        self._check_state(txn, kind, body, size, key)
+        envelope = {"v": 1, "ledger": ledger_id, "seq": size,
+                    "prev": prev or canonical.ZERO_DIGEST, "ts": now_rfc3339(), "kind": kind,
+                    "signer": key.public.fingerprint, "body": body}
+        raw = canonical.canonical_bytes(envelope)
+        digest_b = canonical.digest_bytes(raw)
+        digest = digest_b.hex()
+        signature = base64.b64encode(key.sign(canonical.signing_input(digest_b))).decode()
+        # derive from the bytes as stored (JCS writes 1.0 as 1), exactly as verify will
+        envelope = orjson.loads(raw)
+        txn.insert_entry(StoredEntry(size, digest, raw, signature))
+        txn.insert_index(derive.index_row(size, digest, envelope))
+        oc = derive.outcome_row(size, envelope)
+        if oc is not None:
+            txn.insert_outcome(oc)
+        apply_key_changes(txn, size, envelope)
+        txn.insert_tree_nodes(merkle.nodes_completed_by_append(size, digest_b, store.tree_node))
+        return Entry(size, digest, envelope, signature, raw)
+
+    def _check_state(self, txn: Txn, kind: str, body: dict[str, Any], size: int,
+                     key: crypto.SigningKey) -> None:
+        """Checks that need the ledger as it stands inside the append transaction."""
+        store = txn.store
+        if kind != "genesis":
+            valid = {fp for fp, _, _, _, revoked in store.signing_keys() if revoked is None}
+            if key.public.fingerprint not in valid:
+                raise EnvironmentProblem(
+                    f"signing key {key.public.fingerprint[:16]}… is not a valid key of this "
+                    "ledger (add it with `logbook keys add` signed by a valid key)")
+        if kind == "run" and body.get("plan"):
+            plan = self._expect(store, body["plan"], "plan", "body.plan")
+            del plan
+            arms = [a.get("name") for a in self.plan_body(body["plan"]).get("arms", [])]
+            if body.get("arm") not in arms:
+                raise InputError(f"body.arm: {body.get('arm')!r} is not an arm of the plan "
+                                 f"(its arms are {', '.join(map(str, arms))})")
+        elif kind == "amendment":
+            self._expect(store, body["plan"], "plan", "body.plan")
+            from logbook.model.validate import validate_body
+
+            amended = {**self.plan_body(body["plan"]), **body["changes"]}
+            try:
+                validate_body("plan", amended)
+            except InputError as exc:
+                raise InputError(f"body.changes: the amended plan is invalid: {exc}") from None
+        elif kind == "retraction":
+            self._expect(store, body["target"], None, "body.target")
+        elif kind == "claim":
+            if body.get("plan"):
+                self._expect(store, body["plan"], "plan", "body.plan")
+            for i, r in enumerate(body.get("runs") or []):
+                self._expect(store, r, "run", f"body.runs[{i}]")
+            n = body["ledger_size"]
+            if n > size:
+                raise InputError(f"body.ledger_size: {n} is beyond the ledger's size {size}")
+            root = merkle.root_from_nodes(n, store.tree_node).hex()
+            if root != body["ledger_root"]:
+                raise InputError(f"body.ledger_root: does not match the ledger's Merkle root "
+                                 f"at size {n} ({root})")
+        elif kind == "band":
+            for i, r in enumerate(body.get("runs") or []):
+                self._expect(store, r, "run", f"body.runs[{i}]")
+        elif kind == "key":
+            fp = crypto.fingerprint(base64.b64decode(body["public"]))
+            known = {k[0]: k for k in store.signing_keys()}
+            if body["action"] == "add" and fp in known:
+                raise InputError("body.public: this key is already registered in the ledger")
+            if body["action"] == "revoke" and (fp not in known or known[fp][4] is not None):
+                raise InputError("body.public: this key is not a valid key of the ledger")
+
+    @staticmethod
+    def _expect(store: Store, digest: str, kind: str | None, field: str) -> int:
+        found = store.kind_of(digest)
+        if found is None:
+            raise InputError(f"{field}: no entry has digest {digest}")
+        if kind is not None and found[1] != kind:
+            raise InputError(f"{field}: entry {digest[:12]} is a {found[1]}, not a {kind}")
+        return found[0]
+
+    # -- derived tables ------------------------------------------------------------------
+    def reindex(self) -> dict[str, int]:
+        """Rebuild every derived table from the stored bytes, in one transaction."""
+
+        def rows(txn: Txn) -> None:
+            for stored in self.store.entries():
+                env = orjson.loads(stored.entry)
+                txn.insert_index(derive.index_row(stored.seq, stored.digest, env))
+                oc = derive.outcome_row(stored.seq, env)
+                if oc is not None:
+                    txn.insert_outcome(oc)
+                apply_key_changes(txn, stored.seq, env)
+                txn.insert_tree_nodes(merkle.nodes_completed_by_append(
+                    stored.seq, bytes.fromhex(stored.digest), txn.store.tree_node))
+
+        self.store.rebuild_derived(rows)
+        return self.store.table_counts()
+
+
+def apply_key_changes(txn: Txn, seq: int, env: dict[str, Any]) -> None:
+    for action, name, public, _reason in derive.key_changes(seq, env):
+        try:
+            fp = crypto.fingerprint(base64.b64decode(public))
+        except ValueError:
+            continue
+        if action == "add":
+            txn.add_key(fp, name, public, seq)
+        elif action == "revoke":
+            txn.revoke_key(fp, seq)

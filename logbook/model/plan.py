@@ -1,0 +1,111 @@
+"""The pre-registration (DESIGN §4.4 `plan`) and its amendments."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from logbook.model.base import Digest, Record, Text
+
+MetricKind = Literal["proportion", "mean", "pass_at_k"]
+Stat = Literal["effect", "effect_low", "effect_high", "mean", "mean_low", "mean_high"]
+Op = Literal[">", ">=", "<", "<="]
+Analysis = Literal["paired_bootstrap", "paired_normal", "welch", "bootstrap"]
+
+
+class Metric(Record):
+    name: Text
+    kind: MetricKind
+    higher_is_better: bool = True
+    k: int | None = Field(default=None, ge=1)
+
+
+class Suite(Record):
+    name: Text
+    version: str = ""
+    dataset_hash: str | None = Field(default=None, pattern=r"^sha256:[0-9a-f]{64}$|^[^:]+:.+$")
+    n_items: int = Field(ge=1)
+    cluster_field: str | None = None
+
+
+class Arm(Record):
+    name: Text
+    role: Literal["control", "treatment", "negative_control"]
+    expected: float | None = None
+    tolerance: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _negative_control(self) -> Arm:
+        if self.role == "negative_control" and self.expected is None:
+            raise ValueError(f"arm {self.name!r} is a negative_control and needs `expected`")
+        return self
+
+
+class Condition(Record):
+    stat: Stat
+    op: Op
+    value: float
+    arm: str | None = None
+
+
+class Plan(Record):
+    slug: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]{1,63}$")
+    title: Text
+    decision: str = ""
+    hypothesis: str = ""
+    metric: Metric
+    suite: Suite
+    arms: list[Arm] = Field(min_length=1)
+    variable: list[str] = Field(default_factory=list)
+    runs_per_arm: int = Field(ge=1)
+    min_effect: float = Field(default=0.0, ge=0)
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    analysis: Analysis = "paired_bootstrap"
+    success: list[Condition] = Field(default_factory=list)
+    failure: list[Condition] = Field(default_factory=list)
+    stopping_rule: str = "fixed"
+    max_missing_rate: float = Field(default=0.02, ge=0, le=1)
+    exclusions: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Plan:
+        if all(c in "0123456789abcdef" for c in self.slug):
+            raise ValueError(f"slug {self.slug!r} must contain a non-hex character "
+                             "(so it never looks like a digest)")
+        names = [a.name for a in self.arms]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ValueError(f"arms: duplicate arm name {sorted(dup)[0]!r}")
+        for where, conds in (("success", self.success), ("failure", self.failure)):
+            for c in conds:
+                if c.arm is not None and c.arm not in names:
+                    raise ValueError(f"{where}: condition names arm {c.arm!r}, "
+                                     f"which is not one of the plan's arms {names}")
+        return self
+
+    def arm(self, name: str) -> Arm | None:
+        return next((a for a in self.arms if a.name == name), None)
+
+
+class Amendment(Record):
+    plan: Digest
+    changes: dict[str, Any] = Field(min_length=1)
+    reason: Text
+
+    @model_validator(mode="after")
+    def _fields(self) -> Amendment:
+        unknown = sorted(set(self.changes) - set(Plan.model_fields) )
+        if unknown:
+            raise ValueError(f"changes: {unknown[0]!r} is not a plan field")
+        if "slug" in self.changes:
+            raise ValueError("changes: a plan's slug cannot be amended")
+        return self
+
+
+def apply_amendments(plan: dict[str, Any], amendments: list[dict[str, Any]]) -> dict[str, Any]:
+    """The plan as amended, in ledger order (amendments never edit the plan entry)."""
+    out = dict(plan)
+    for changes in amendments:
+        out.update(changes)
+    return out

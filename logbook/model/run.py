@@ -1,0 +1,82 @@
+"""A run (DESIGN §4.4 `run`): the apparatus it resolved into and its outcomes item by item."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from logbook.model.base import Digest, Record, Text
+
+Status = Literal["completed", "failed", "aborted"]
+
+
+class Outcomes(Record):
+    """Per-item results, column-wise. A missing item has score null and an error string."""
+
+    metric: Text
+    id: list[str]
+    score: list[float | None]
+    cluster: list[str | None] | None = None
+    sample: list[int] | None = None
+    error: list[str | None] | None = None
+    extra: dict[str, list[float | None]] | None = None
+
+    @model_validator(mode="after")
+    def _columns(self) -> Outcomes:
+        n = len(self.id)
+        for name in ("score", "cluster", "sample", "error"):
+            col = getattr(self, name)
+            if col is not None and len(col) != n:
+                raise ValueError(f"outcomes.{name} has {len(col)} values but outcomes.id has {n}")
+        for name, col in (self.extra or {}).items():
+            if len(col) != n:
+                raise ValueError(f"outcomes.extra.{name} has {len(col)} values but "
+                                 f"outcomes.id has {n}")
+        errors = self.error or [None] * n
+        for i, (s, e) in enumerate(zip(self.score, errors, strict=True)):
+            if s is None and not e:
+                raise ValueError(f"outcomes.score[{i}] (item {self.id[i]!r}) is null without an "
+                                 "error: a missing item must say why in outcomes.error")
+        samples = self.sample or [0] * n
+        seen: set[tuple[str, int]] = set()
+        for i, key in enumerate(zip(self.id, samples, strict=True)):
+            if key in seen:
+                what = f"item {key[0]!r}" + (f" sample {key[1]}" if self.sample else "")
+                raise ValueError(f"outcomes.id[{i}]: {what} appears twice")
+            seen.add(key)
+        return self
+
+
+class LogRef(Record):
+    name: Text
+    sha256: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    size: int = Field(ge=0)
+    excerpt: str | None = None
+
+
+class Run(Record):
+    plan: Digest | None
+    arm: str | None = None
+    status: Status
+    reason: str | None = None
+    apparatus: dict[str, Any]
+    outcomes: Outcomes | None = None
+    session: str | None = None
+    started: str | None = None
+    finished: str | None = None
+    logs: list[LogRef] = Field(default_factory=list)
+    note: str | None = None
+    task: str | None = None
+    group: str | None = None
+    reported: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Run:
+        if self.status == "completed" and self.outcomes is None:
+            raise ValueError("outcomes: a completed run needs its outcomes")
+        if self.plan is not None and not self.arm:
+            raise ValueError("arm: a run of a plan must name its arm")
+        if self.status != "completed" and not self.reason:
+            raise ValueError(f"reason: a {self.status} run must say why")
+        return self

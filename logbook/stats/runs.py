@@ -1,0 +1,99 @@
+"""Run-level statistics: each value is one whole-suite score from a repeated run."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._results import MeanEstimate, VarianceBand, WelchEstimate
+from ._validate import as_float_array, check_confidence, check_int, check_positive
+
+Values = Sequence[float] | NDArray[np.floating[Any]]
+
+
+def t_interval(values: Values, confidence: float = 0.95) -> MeanEstimate:
+    """Mean over k runs with sample sd (ddof=1), se = sd/sqrt(k) and mean ± t_{k-1}·se.
+
+    With few runs the t quantile (2.776 at k = 5) matters: 1.96 would understate the interval.
+    """
+    from scipy.stats import t
+
+    x = as_float_array("values", values, min_len=2)
+    confidence = check_confidence(confidence)
+    k = int(x.size)
+    mean = float(x.mean())
+    sd = float(x.std(ddof=1))
+    se = sd / math.sqrt(k)
+    half = float(t.ppf(0.5 + confidence / 2.0, k - 1)) * se
+    return MeanEstimate(mean, se, mean - half, mean + half, confidence, "t", k, sd)
+
+
+def welch(a: Values, b: Values, confidence: float = 0.95) -> WelchEstimate:
+    """Difference of mean run scores b - a, Welch's t with Welch–Satterthwaite df.
+
+    Does not assume equal run-to-run variance. If both sides have zero spread the difference
+    is exact: se = 0, df None, and pvalue 1 if the means agree, else 0.
+    """
+    from scipy.stats import t
+
+    va = as_float_array("a", a, min_len=2)
+    vb = as_float_array("b", b, min_len=2)
+    confidence = check_confidence(confidence)
+    diff = float(vb.mean() - va.mean())
+    qa = float(va.var(ddof=1)) / va.size
+    qb = float(vb.var(ddof=1)) / vb.size
+    se = math.sqrt(qa + qb)
+    n = int(va.size + vb.size)
+    if se == 0.0:
+        stat = 0.0 if diff == 0 else math.copysign(math.inf, diff)
+        return WelchEstimate(
+            diff, 0.0, diff, diff, confidence, "welch", n, stat, float(diff == 0), None
+        )
+    df = (qa + qb) ** 2 / (qa**2 / (va.size - 1) + qb**2 / (vb.size - 1))
+    stat = diff / se
+    half = float(t.ppf(0.5 + confidence / 2.0, df)) * se
+    p = float(2.0 * t.sf(abs(stat), df))
+    return WelchEstimate(diff, se, diff - half, diff + half, confidence, "welch", n, stat, p, df)
+
+
+def variance_band(run_scores: Values, z: float = 2.0) -> VarianceBand:
+    """Run-to-run band: mean, sample sd, band = z·sd, observed range over k >= 2 runs.
+
+    ``sd_rel_uncertainty`` = 1/sqrt(2(k-1)) is the approximate relative standard error of the
+    sd (normal runs): about 24% at k = 10, so a band from few runs is itself vague.
+    """
+    x = as_float_array("run_scores", run_scores, min_len=2)
+    z = check_positive("z", z)
+    k = int(x.size)
+    sd = float(x.std(ddof=1))
+    return VarianceBand(
+        k=k,
+        mean=float(x.mean()),
+        sd=sd,
+        band=z * sd,
+        z=z,
+        observed_range=float(x.max() - x.min()),
+        sd_rel_uncertainty=1.0 / math.sqrt(2.0 * (k - 1)),
+    )
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k (Chen et al. 2021) from n samples of which c pass.
+
+    1 - C(n-c, k)/C(n, k), computed as 1 - prod(1 - k/i for i in n-c+1..n) so large n does not
+    overflow the binomial coefficients.
+    """
+    n = check_int("n", n, minimum=1)
+    c = check_int("c", c, minimum=0)
+    k = check_int("k", k, minimum=1)
+    if c > n:
+        raise ValueError(f"c: must be <= n ({n}), got {c}")
+    if k > n:
+        raise ValueError(f"k: must be <= n ({n}), got {k}")
+    if n - c < k:  # every k-subset contains a passing sample
+        return 1.0
+    return float(1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))

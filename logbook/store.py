@@ -1,0 +1,419 @@
+"""The only module that speaks SQL (DESIGN §5).
+
+The append and verify paths use the standard ``sqlite3`` module (sqlite-utils imports numpy and
+pandas when they are installed); reindexing and export use sqlite-utils. The ``entries`` table
+holds the canonical bytes and the signature, the source of truth; every other table is derived
+from those bytes and can be rebuilt (``reindex``) and checked (``verify``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from logbook.derive import INDEX_COLUMNS, OUTCOME_COLUMNS, IndexRow, OutcomeRow
+from logbook.errors import EnvironmentProblem, InputError
+
+SCHEMA_VERSION = 2
+FAULT_ENV = "LOGBOOK_TEST_FAULT"
+
+MIGRATIONS: list[str] = [
+    # 1: entries (source of truth) and the derived index
+    """
+    CREATE TABLE entries (
+        seq INTEGER PRIMARY KEY,
+        digest TEXT NOT NULL UNIQUE,
+        entry BLOB NOT NULL,
+        signature TEXT NOT NULL
+    );
+    CREATE TRIGGER entries_no_update BEFORE UPDATE ON entries
+        BEGIN SELECT RAISE(ABORT, 'logbook entries are append-only'); END;
+    CREATE TRIGGER entries_no_delete BEFORE DELETE ON entries
+        BEGIN SELECT RAISE(ABORT, 'logbook entries are append-only'); END;
+    CREATE TABLE entry_index (
+        seq INTEGER PRIMARY KEY, digest TEXT NOT NULL, kind TEXT NOT NULL, ts TEXT,
+        signer TEXT, plan TEXT, arm TEXT, slug TEXT, status TEXT, session TEXT, target TEXT
+    );
+    CREATE INDEX entry_index_kind ON entry_index(kind, seq);
+    CREATE INDEX entry_index_plan ON entry_index(plan, seq);
+    CREATE UNIQUE INDEX entry_index_slug ON entry_index(slug) WHERE slug IS NOT NULL;
+    CREATE INDEX entry_index_target ON entry_index(target) WHERE target IS NOT NULL;
+    CREATE TABLE outcomes (
+        seq INTEGER PRIMARY KEY, metric TEXT NOT NULL, n INTEGER NOT NULL,
+        n_missing INTEGER NOT NULL, total REAL NOT NULL, columns BLOB NOT NULL
+    );
+    CREATE TABLE signing_keys (
+        fingerprint TEXT PRIMARY KEY, name TEXT NOT NULL, public TEXT NOT NULL,
+        added_seq INTEGER NOT NULL, revoked_seq INTEGER
+    );
+    CREATE TABLE once_keys (key TEXT PRIMARY KEY, digest TEXT NOT NULL);
+    CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+    """,
+    # 2: the Merkle tree (derived), checkpoints made, verifications run
+    """
+    CREATE TABLE tree (
+        level INTEGER NOT NULL, idx INTEGER NOT NULL, hash BLOB NOT NULL,
+        PRIMARY KEY (level, idx)
+    ) WITHOUT ROWID;
+    CREATE TABLE checkpoints (
+        id INTEGER PRIMARY KEY, size INTEGER NOT NULL, root TEXT NOT NULL,
+        note TEXT NOT NULL, created TEXT NOT NULL
+    );
+    CREATE TABLE verifications (
+        id INTEGER PRIMARY KEY, size INTEGER NOT NULL, ok INTEGER NOT NULL,
+        findings INTEGER NOT NULL, at TEXT NOT NULL, trusted TEXT
+    );
+    """,
+]
+assert len(MIGRATIONS) == SCHEMA_VERSION
+
+
+@dataclass(frozen=True)
+class StoredEntry:
+    seq: int
+    digest: str
+    entry: bytes
+    signature: str
+
+
+def _connect(path: Path, readonly: bool, timeout: float) -> sqlite3.Connection:
+    if readonly:
+        uri = f"file:{path}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
+    else:
+        conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None)
+    return conn
+
+
+def lock_timeout() -> float:
+    try:
+        return float(os.environ.get("LOGBOOK_LOCK_TIMEOUT", "30"))
+    except ValueError:
+        raise InputError("LOGBOOK_LOCK_TIMEOUT must be a number of seconds") from None
+
+
+class Store:
+    """One ledger database. Open for writing (migrates) or read-only (never migrates)."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, writable: bool) -> None:
+        self.conn = conn
+        self.path = path
+        self.writable = writable
+
+    # -- opening -----------------------------------------------------------------------------
+    @classmethod
+    def create(cls, path: Path) -> Store:
+        if path.exists():
+            raise InputError(f"a ledger already exists at {path}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return cls.open_write(path, create=True)
+
+    @classmethod
+    def open_write(cls, path: Path, create: bool = False) -> Store:
+        if not create and not path.exists():
+            raise EnvironmentProblem(f"no ledger at {path}")
+        conn = _connect(path, False, lock_timeout())
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            store = cls(conn, path, True)
+            store._migrate()
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            raise _environment(exc, path) from exc
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise EnvironmentProblem(f"{path} is not a logbook ledger ({exc})") from exc
+        return store
+
+    @classmethod
+    def open_read(cls, path: Path) -> Store:
+        if not path.exists():
+            raise EnvironmentProblem(f"no ledger at {path}")
+        conn = _connect(path, True, lock_timeout())
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise EnvironmentProblem(f"{path} is not a logbook ledger ({exc})") from exc
+        if version < SCHEMA_VERSION:
+            conn.close()
+            raise EnvironmentProblem(
+                f"{path} has schema version {version}, older than {SCHEMA_VERSION}: open it "
+                "once for writing (for example `logbook reindex`) to migrate it")
+        if version > SCHEMA_VERSION:
+            conn.close()
+            raise EnvironmentProblem(f"{path} was written by a newer logbook "
+                                     f"(schema {version} > {SCHEMA_VERSION})")
+        return cls(conn, path, False)
+
+    def _migrate(self) -> None:
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise EnvironmentProblem(f"{self.path} was written by a newer logbook "
+                                     f"(schema {version} > {SCHEMA_VERSION})")
+        for number in range(version, SCHEMA_VERSION):
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                # re-read inside the lock: another process may have migrated meanwhile
+                current = self.conn.execute("PRAGMA user_version").fetchone()[0]
+                if current > number:
+                    self.conn.execute("COMMIT")
+                    continue
+                for statement in MIGRATIONS[number].split(";\n"):
+                    if statement.strip():
+                        self.conn.execute(statement)
+                self.conn.execute(f"PRAGMA user_version = {number + 1}")
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- the append transaction ------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[Txn]:
+        """One BEGIN IMMEDIATE transaction: appenders serialise here and never fork the chain."""
+        if not self.writable:  # pragma: no cover - a programming error
+            raise RuntimeError("store opened read-only")
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise _environment(exc, self.path) from exc
+        try:
+            yield Txn(self)
+            if os.environ.get(FAULT_ENV) == "before-commit":
+                os.kill(os.getpid(), signal.SIGKILL)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    # -- readers -------------------------------------------------------------------------------
+    def head(self) -> tuple[int, str | None]:
+        """(size, digest of the last entry or None)."""
+        row = self.conn.execute(
+            "SELECT seq, digest FROM entries ORDER BY seq DESC LIMIT 1").fetchone()
+        return (0, None) if row is None else (row[0] + 1, row[1])
+
+    def entry(self, seq: int) -> StoredEntry | None:
+        row = self.conn.execute(
+            "SELECT seq, digest, entry, signature FROM entries WHERE seq = ?", (seq,)).fetchone()
+        return StoredEntry(*row) if row else None
+
+    def entry_by_digest(self, digest: str) -> StoredEntry | None:
+        row = self.conn.execute("SELECT seq, digest, entry, signature FROM entries "
+                                "WHERE digest = ?", (digest,)).fetchone()
+        return StoredEntry(*row) if row else None
+
+    def digests_with_prefix(self, prefix: str, limit: int = 2) -> list[str]:
+        upper = prefix + "g"  # every hex digit sorts below "g"
+        return [r[0] for r in self.conn.execute(
+            "SELECT digest FROM entries WHERE digest >= ? AND digest < ? LIMIT ?",
+            (prefix, upper, limit))]
+
+    def entries(self, start: int = 0, stop: int | None = None,
+                batch: int = 2000) -> Iterator[StoredEntry]:
+        """Every stored entry in seq order (raw rows: gaps and all, for verify)."""
+        sql = "SELECT seq, digest, entry, signature FROM entries WHERE seq >= ?"
+        args: list[Any] = [start]
+        if stop is not None:
+            sql += " AND seq < ?"
+            args.append(stop)
+        cur = self.conn.execute(sql + " ORDER BY seq", args)
+        while rows := cur.fetchmany(batch):
+            for row in rows:
+                yield StoredEntry(*row)
+
+    def entries_where(self, kind: str | None = None, plan: str | None = None,
+                      last: int | None = None) -> list[StoredEntry]:
+        clauses, args = [], []
+        if kind:
+            clauses.append("i.kind = ?")
+            args.append(kind)
+        if plan:
+            clauses.append("(i.plan = ? OR i.digest = ?)")
+            args += [plan, plan]
+        where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
+        sql = ("SELECT e.seq, e.digest, e.entry, e.signature FROM entries e "
+               f"JOIN entry_index i ON i.seq = e.seq{where} ORDER BY e.seq")
+        if last is None:
+            return [StoredEntry(*r) for r in self.conn.execute(sql, args)]
+        rows = self.conn.execute(sql + " DESC LIMIT ?", [*args, last]).fetchall()
+        return [StoredEntry(*r) for r in reversed(rows)]
+
+    def index_rows(self, kind: str | None = None, plan: str | None = None) -> list[IndexRow]:
+        sql = f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index"
+        clauses, args = [], []
+        if kind:
+            clauses.append("kind = ?")
+            args.append(kind)
+        if plan:
+            clauses.append("plan = ?")
+            args.append(plan)
+        if clauses:
+            sql += " WHERE " + " AND ".join(clauses)
+        return [IndexRow(*r) for r in self.conn.execute(sql + " ORDER BY seq", args)]
+
+    def all_index_rows(self) -> Iterator[tuple[Any, ...]]:
+        cur = self.conn.execute(f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index "
+                                "ORDER BY seq")
+        while rows := cur.fetchmany(5000):
+            yield from rows
+
+    def all_outcome_rows(self) -> Iterator[tuple[Any, ...]]:
+        cur = self.conn.execute(f"SELECT {', '.join(OUTCOME_COLUMNS)} FROM outcomes "
+                                "ORDER BY seq")
+        while rows := cur.fetchmany(5000):
+            yield from rows
+
+    def outcome(self, seq: int) -> OutcomeRow | None:
+        row = self.conn.execute(f"SELECT {', '.join(OUTCOME_COLUMNS)} FROM outcomes "
+                                "WHERE seq = ?", (seq,)).fetchone()
+        return OutcomeRow(*row) if row else None
+
+    def plan_digest_by_slug(self, slug: str) -> str | None:
+        row = self.conn.execute("SELECT digest FROM entry_index WHERE slug = ?",
+                                (slug,)).fetchone()
+        return row[0] if row else None
+
+    def kind_of(self, digest: str) -> tuple[int, str] | None:
+        row = self.conn.execute("SELECT seq, kind FROM entry_index WHERE digest = ?",
+                                (digest,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def retractions_of(self, digests: list[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for i in range(0, len(digests), 500):
+            chunk = digests[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            for target, digest in self.conn.execute(
+                    f"SELECT target, digest FROM entry_index WHERE kind = 'retraction' "
+                    f"AND target IN ({marks}) ORDER BY seq", chunk):
+                out.setdefault(target, []).append(digest)
+        return out
+
+    def signing_keys(self) -> list[tuple[str, str, str, int, int | None]]:
+        return list(self.conn.execute(
+            "SELECT fingerprint, name, public, added_seq, revoked_seq FROM signing_keys "
+            "ORDER BY added_seq"))
+
+    def once_digest(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT digest FROM once_keys WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def meta(self, name: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        return row[0] if row else None
+
+    # -- Merkle tree nodes ---------------------------------------------------------------
+    def tree_node(self, level: int, idx: int) -> bytes:
+        row = self.conn.execute("SELECT hash FROM tree WHERE level = ? AND idx = ?",
+                                (level, idx)).fetchone()
+        if row is None:
+            raise LookupError(f"tree node ({level}, {idx}) is missing")
+        return bytes(row[0])
+
+    def all_tree_nodes(self) -> Iterator[tuple[int, int, bytes]]:
+        cur = self.conn.execute("SELECT level, idx, hash FROM tree ORDER BY level, idx")
+        while rows := cur.fetchmany(10000):
+            yield from rows
+
+    def tree_node_count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM tree").fetchone()[0])
+
+    # -- checkpoints and verifications (kept beside the ledger, not entries) ---------------
+    def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None:
+        with self.transaction() as txn:
+            txn.execute("INSERT INTO checkpoints (size, root, note, created) VALUES (?,?,?,?)",
+                        (size, root, note, created))
+
+    def checkpoints(self) -> list[tuple[int, int, str, str, str]]:
+        return list(self.conn.execute(
+            "SELECT id, size, root, note, created FROM checkpoints ORDER BY id"))
+
+    def record_verification(self, size: int, ok: bool, findings: int, at: str,
+                            trusted: str | None) -> None:
+        with self.transaction() as txn:
+            txn.execute("INSERT INTO verifications (size, ok, findings, at, trusted) "
+                        "VALUES (?,?,?,?,?)", (size, int(ok), findings, at, trusted))
+
+    def last_verification(self) -> tuple[int, bool, int, str, str | None] | None:
+        row = self.conn.execute("SELECT size, ok, findings, at, trusted FROM verifications "
+                                "ORDER BY id DESC LIMIT 1").fetchone()
+        return (row[0], bool(row[1]), row[2], row[3], row[4]) if row else None
+
+    # -- rebuilding the derived tables ------------------------------------------------------
+    def rebuild_derived(self, rows: Callable[[Txn], None]) -> None:
+        """Drop every derived row and let ``rows`` write them again, in one transaction."""
+        with self.transaction() as txn:
+            for table in ("entry_index", "outcomes", "signing_keys", "tree"):
+                txn.execute(f"DELETE FROM {table}")
+            rows(txn)
+
+    def table_counts(self) -> dict[str, int]:
+        return {t: int(self.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
+                for t in ("entries", "entry_index", "outcomes", "signing_keys", "tree")}
+
+
+class Txn:
+    """Writes allowed inside one append transaction."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.conn = store.conn
+
+    def execute(self, sql: str, args: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        return self.conn.execute(sql, args)
+
+    def insert_entry(self, stored: StoredEntry) -> None:
+        self.conn.execute("INSERT INTO entries (seq, digest, entry, signature) VALUES (?,?,?,?)",
+                          (stored.seq, stored.digest, stored.entry, stored.signature))
+
+    def insert_index(self, row: IndexRow) -> None:
+        try:
+            self.conn.execute(f"INSERT INTO entry_index ({', '.join(INDEX_COLUMNS)}) "
+                              f"VALUES ({','.join('?' * len(INDEX_COLUMNS))})", row.as_tuple())
+        except sqlite3.IntegrityError as exc:
+            if row.slug and "slug" in str(exc):
+                raise InputError(f"body.slug: a plan with slug {row.slug!r} already exists") \
+                    from None
+            raise
+
+    def insert_outcome(self, row: OutcomeRow) -> None:
+        self.conn.execute(f"INSERT INTO outcomes ({', '.join(OUTCOME_COLUMNS)}) "
+                          f"VALUES ({','.join('?' * len(OUTCOME_COLUMNS))})", row.as_tuple())
+
+    def add_key(self, fingerprint: str, name: str, public: str, seq: int) -> None:
+        self.conn.execute("INSERT OR IGNORE INTO signing_keys (fingerprint, name, public, "
+                          "added_seq) VALUES (?,?,?,?)", (fingerprint, name, public, seq))
+
+    def revoke_key(self, fingerprint: str, seq: int) -> None:
+        self.conn.execute("UPDATE signing_keys SET revoked_seq = ? WHERE fingerprint = ? "
+                          "AND revoked_seq IS NULL", (seq, fingerprint))
+
+    def insert_tree_nodes(self, nodes: list[tuple[int, int, bytes]]) -> None:
+        self.conn.executemany("INSERT INTO tree (level, idx, hash) VALUES (?,?,?)", nodes)
+
+    def remember_once(self, key: str, digest: str) -> None:
+        self.conn.execute("INSERT INTO once_keys (key, digest) VALUES (?,?)", (key, digest))
+
+    def set_meta(self, name: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?,?)",
+                          (name, value))
+
+
+def _environment(exc: sqlite3.OperationalError, path: Path) -> EnvironmentProblem:
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return EnvironmentProblem(f"ledger {path} is locked by another process past the "
+                                  "timeout (LOGBOOK_LOCK_TIMEOUT)")
+    return EnvironmentProblem(f"ledger {path} cannot be opened: {text}")

@@ -1,0 +1,302 @@
+"""Verification of a ledger or an exported file: every finding, never a vacuous pass.
+
+Imports nothing that signs and nothing heavy (no pydantic, numpy or scipy): an auditor's
+`logbook verify` needs only the entries and, optionally, a trusted public key.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import orjson
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from logbook import derive, merkle
+from logbook.canonical import SIGNATURE_DOMAIN, ZERO_DIGEST
+
+KINDS = {"genesis", "key", "plan", "amendment", "run", "retraction", "claim", "band", "note"}
+REF_KINDS = {"body.plan": "plan"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem found: the shape shared by verify and the audit."""
+
+    check: str
+    severity: str
+    message: str
+    seq: int | None
+    entries: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Result:
+    entries: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    checks: int = 0
+    head: str | None = None
+    ledger: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.checks > 0 and self.entries > 0 and not self.findings
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "entries": self.entries, "ledger": self.ledger,
+                "head": self.head, "findings": [f.as_dict() for f in self.findings]}
+
+
+class ChainVerifier:
+    """Feed entries in order; collects every finding about the chain and signatures."""
+
+    def __init__(self, trusted: str | None = None) -> None:
+        self.trusted = trusted
+        self.result = Result()
+        self.expected_seq = 0
+        self.prev = ZERO_DIGEST
+        self.valid: dict[str, Ed25519PublicKey] = {}
+        self.revoked: set[str] = set()
+        self.kinds: dict[str, str] = {}
+        self.digests: list[bytes] = []
+        self.envelopes_ok = True
+
+    def _find(self, check: str, message: str, seq: int | None, entries: list[str]) -> None:
+        self.result.findings.append(Finding(check, "error", message, seq, entries))
+
+    def feed(self, stored_seq: int | None, stored_digest: str | None, raw: bytes,
+             signature: str) -> dict[str, Any] | None:
+        """Check one entry; returns its parsed envelope (or None when unreadable)."""
+        r = self.result
+        r.entries += 1
+        r.checks += 1
+        position = self.expected_seq
+        self.expected_seq += 1
+        digest_b = hashlib.sha256(raw).digest()
+        digest = digest_b.hex()
+        label = [digest]
+        if stored_seq is not None and stored_seq != position:
+            self._find("seq", f"entry stored at seq {stored_seq} where seq {position} was "
+                       "expected: an entry is missing or out of place", stored_seq, label)
+        if stored_digest is not None and stored_digest != digest:
+            self._find("digest", f"entry {position}: its bytes hash to {digest[:16]}…, not to "
+                       f"the stored digest {stored_digest[:16]}…: the entry was altered",
+                       position, [stored_digest, digest])
+        try:
+            env = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            env = None
+        if not isinstance(env, dict):
+            self._find("format", f"entry {position} is not a JSON object", position, label)
+            self.prev = digest
+            self.digests.append(digest_b)
+            return None
+        seq = env.get("seq")
+        if env.get("v") != 1:
+            self._find("format", f"entry {position}: unsupported version {env.get('v')!r}",
+                       position, label)
+        if seq != position:
+            self._find("seq", f"entry {position} says seq {seq!r}: entries are missing, "
+                       "reordered or duplicated", position, label)
+        if env.get("prev") != self.prev:
+            self._find("prev", f"entry {position}: prev {str(env.get('prev'))[:16]}… does not "
+                       f"match the digest of entry {position - 1} ({self.prev[:16]}…)",
+                       position, label)
+        kind = env.get("kind")
+        if kind not in KINDS:
+            self._find("format", f"entry {position}: unknown kind {kind!r}", position, label)
+        body = env.get("body") if isinstance(env.get("body"), dict) else {}
+        if position == 0:
+            self._genesis(env, body, label)
+        elif env.get("ledger") != r.ledger:
+            self._find("ledger", f"entry {position} belongs to ledger {env.get('ledger')!r}, "
+                       f"not {r.ledger!r}", position, label)
+        self._signature(position, env, digest_b, signature, label)
+        for fld, ref in derive.references(env):
+            want = REF_KINDS.get(fld) if kind in ("run", "amendment", "claim") else None
+            got = self.kinds.get(ref) if isinstance(ref, str) else None
+            if got is None:
+                self._find("reference", f"entry {position}: {fld} names {str(ref)[:16]}…, "
+                           "which is not an earlier entry", position, label)
+            elif want and got != want:
+                self._find("reference", f"entry {position}: {fld} names a {got}, not a "
+                           f"{want}", position, label)
+        if kind == "key" and self._signed_ok:
+            self._key_entry(position, body, label)
+        self.kinds[digest] = str(kind)
+        self.prev = digest
+        self.digests.append(digest_b)
+        r.head = digest
+        return env
+
+    def _genesis(self, env: dict[str, Any], body: dict[str, Any], label: list[str]) -> None:
+        if env.get("kind") != "genesis":
+            self._find("genesis", "entry 0 is not a genesis entry", 0, label)
+        self.result.ledger = body.get("uuid") if isinstance(body.get("uuid"), str) else None
+        if env.get("ledger") != self.result.ledger:
+            self._find("ledger", "genesis: envelope ledger id differs from the body's uuid", 0,
+                       label)
+        for k in body.get("keys") or []:
+            pub = _public(k.get("public") if isinstance(k, dict) else None)
+            if pub is not None:
+                self.valid[hashlib.sha256(pub).hexdigest()] = Ed25519PublicKey.from_public_bytes(
+                    pub)
+        if not self.valid:
+            self._find("genesis", "genesis names no valid public key", 0, label)
+        if self.trusted is not None and self.trusted not in self.valid:
+            self._find("trust", f"the genesis entry does not carry the trusted key "
+                       f"{self.trusted[:16]}…: this ledger was not started by that key", 0, label)
+
+    def _signature(self, position: int, env: dict[str, Any], digest_b: bytes, signature: str,
+                   label: list[str]) -> None:
+        self._signed_ok = False
+        signer = env.get("signer")
+        key = self.valid.get(signer) if isinstance(signer, str) else None
+        if key is None:
+            why = "a revoked key" if signer in self.revoked else "a key unknown to the ledger"
+            self._find("signer", f"entry {position} is signed by {why} "
+                       f"({str(signer)[:16]}…)", position, label)
+            return
+        try:
+            sig = base64.b64decode(signature, validate=True)
+            key.verify(sig, SIGNATURE_DOMAIN + digest_b)
+        except (InvalidSignature, binascii.Error, ValueError, TypeError):
+            self._find("signature", f"entry {position}: the signature does not verify with "
+                       "its signer's key", position, label)
+            return
+        self._signed_ok = True
+
+    def _key_entry(self, position: int, body: dict[str, Any], label: list[str]) -> None:
+        pub = _public(body.get("public"))
+        if pub is None:
+            self._find("format", f"entry {position}: key entry without a valid public key",
+                       position, label)
+            return
+        fp = hashlib.sha256(pub).hexdigest()
+        if body.get("action") == "add":
+            if fp not in self.revoked:
+                self.valid[fp] = Ed25519PublicKey.from_public_bytes(pub)
+        elif body.get("action") == "revoke":
+            self.valid.pop(fp, None)
+            self.revoked.add(fp)
+
+    def finish(self) -> Result:
+        if self.result.entries == 0:
+            self._find("empty", "the ledger holds no entries: nothing was verified", None, [])
+        return self.result
+
+
+def _public(text: Any) -> bytes | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return raw if len(raw) == 32 else None
+
+
+def expected_tree(digests: list[bytes]) -> dict[tuple[int, int], bytes]:
+    nodes: dict[tuple[int, int], bytes] = {}
+    for i, d in enumerate(digests):
+        for level, idx, h in merkle.nodes_completed_by_append(
+                i, d, lambda lv, ix: nodes[(lv, ix)]):
+            nodes[(level, idx)] = h
+    return nodes
+
+
+def compare_rows(result: Result, table: str, expected: Iterable[tuple[Any, ...]],
+                 stored: Iterable[tuple[Any, ...]], digests: list[bytes]) -> None:
+    """Findings for every derived row that differs from what the entry bytes say."""
+    result.checks += 1
+    exp = {row[0]: row for row in expected}
+    seen: set[Any] = set()
+    for row in stored:
+        key = row[0]
+        seen.add(key)
+        want = exp.get(key)
+        if want != tuple(row):
+            _derived(result, table, key, digests,
+                     "a row not derived from any entry" if want is None else
+                     "it differs from what the entry's bytes say")
+    for key in exp.keys() - seen:
+        _derived(result, table, key, digests, "the row is missing")
+
+
+def _derived(result: Result, table: str, key: Any, digests: list[bytes], why: str) -> None:
+    seq = key if isinstance(key, int) else key[1] if isinstance(key, tuple) else None
+    entries = [digests[seq].hex()] if isinstance(seq, int) and 0 <= seq < len(digests) else []
+    result.findings.append(Finding("derived", "error", f"derived table {table}, row {key!r}: "
+                                   f"{why}", seq if table != "tree" else None, entries))
+
+
+def verify_store(store: Any, trusted: str | None = None) -> Result:
+    """Every check on a ledger database: chain, signatures, references, derived tables."""
+    chain = ChainVerifier(trusted)
+    index_rows: list[tuple[Any, ...]] = []
+    outcome_rows: list[tuple[Any, ...]] = []
+    keys: dict[str, list[Any]] = {}
+    for stored in store.entries():
+        raw = bytes(stored.entry)
+        env = chain.feed(stored.seq, stored.digest, raw, stored.signature)
+        if env is None:
+            continue
+        digest = chain.prev
+        index_rows.append(derive.index_row(stored.seq, digest, env).as_tuple())
+        oc = derive.outcome_row(stored.seq, env)
+        if oc is not None:
+            outcome_rows.append(oc.as_tuple())
+        for action, name, public, _ in derive.key_changes(stored.seq, env):
+            pub = _public(public)
+            if pub is None:
+                continue
+            fp = hashlib.sha256(pub).hexdigest()
+            if action == "add" and fp not in keys:
+                keys[fp] = [fp, name, public, stored.seq, None]
+            elif action == "revoke" and fp in keys and keys[fp][4] is None:
+                keys[fp][4] = stored.seq
+    result = chain.finish()
+    digests = chain.digests
+    compare_rows(result, "entry_index", index_rows, store.all_index_rows(), digests)
+    compare_rows(result, "outcomes", outcome_rows, store.all_outcome_rows(), digests)
+    compare_rows(result, "signing_keys", [tuple(v) for v in keys.values()],
+                 store.signing_keys(), digests)
+    tree = expected_tree(digests)
+    compare_rows(result, "tree", [((lv, ix), h) for (lv, ix), h in tree.items()],
+                 (((lv, ix), bytes(h)) for lv, ix, h in store.all_tree_nodes()), digests)
+    return result
+
+
+def verify_export_lines(lines: Iterable[bytes], trusted: str | None = None,
+                        source: str = "export") -> Result:
+    """The same chain checks on an exported JSON Lines file, with no SQLite involved."""
+    from logbook.canonical import canonical_bytes
+    from logbook.errors import InputError
+
+    chain = ChainVerifier(trusted)
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = orjson.loads(line)
+            entry = row["entry"]
+            raw = canonical_bytes(entry)
+            seq, digest, signature = row.get("seq"), row.get("digest"), row.get("signature")
+        except (orjson.JSONDecodeError, KeyError, TypeError, InputError):
+            chain.result.entries += 1
+            chain.expected_seq += 1
+            chain._find("format", f"{source} line {number} is not an exported entry "
+                        '{"seq", "digest", "signature", "entry"}', None, [])
+            continue
+        chain.feed(seq if isinstance(seq, int) else -1,
+                   digest if isinstance(digest, str) else "", raw,
+                   signature if isinstance(signature, str) else "")
+    return chain.finish()
