@@ -9,11 +9,11 @@ have secret-shaped values replaced by ``[redacted]``.  A probe that fails record
 from __future__ import annotations
 
 import functools
-import math
 import os
 import re
 import sys
 from collections.abc import Callable, Mapping
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -36,10 +36,10 @@ _ENV_PREFIXES = ("NCCL_", "VLLM_", "HF_", "TORCH_", "PYTORCH_")
 
 # Patterns, compiled on first use (keeps the import light).
 _SRC: dict[str, tuple[str, int]] = {
-    # Name parts that mark a secret; not TOKEN in max_tokens / TOKENIZERS_*, nor AUTH in AUTHOR.
+    # Name parts that mark a secret; not max_tokens, TOKENIZERS_*, AUTHOR.
     "secret_name": (
-        r"key|token(?!s|iz|is)|secret|passw(?:or)?d|credential|auth(?!or)|cookie|session_?id"
-        r"|private",
+        r"key|token(?!s|iz|is|_?(?:count|ids?|len|limit|budget|type|usage))|secret|passw(?:or)?d"
+        r"|credential|auth(?!or(?!iz))|cookie|session[-_]?id|private",
         re.IGNORECASE,
     ),
     # Secret shapes, each a whole match to replace.
@@ -83,20 +83,23 @@ def is_secret_name(name: str) -> bool:
     return bool(_rx("secret_name").search(name))
 
 
-def _entropy(s: str) -> float:
-    n = len(s)
-    return -sum(c / n * math.log2(c / n) for c in (s.count(ch) for ch in set(s)))
-
-
 def _high_entropy(tok: str) -> bool:
-    """A long base64-ish run that is random rather than words (names, paths, uuids)."""
+    """A long base64-ish run that looks random rather than words or a path (a heuristic)."""
     t = tok.rstrip("=")
-    if len(t) < 32 or not (re.search(r"[a-z]", t) and re.search(r"[A-Z]", t)):
+    if len(t) < 32 or max(map(len, re.split(r"[-_/+]", t))) < 10:
         return False
-    if len(re.findall(r"[0-9]", t)) < 2:
+    if not all(re.search(c, t) for c in ("[a-z]", "[A-Z]", "[0-9]")):
         return False
-    runs = sum(len(m) for m in re.findall(r"[a-z]{4,}|[A-Z]{5,}", t))
-    return _entropy(t) >= 4.0 and runs <= len(t) // 3
+    alnum = re.sub(r"[^A-Za-z0-9]", "", t)
+    letters = re.sub(r"[^A-Za-z]", "", t)
+    kinds = [2 if c.isdigit() else int(c.isupper()) for c in alnum]
+    signs = (
+        sum(x != y for x, y in pairwise(kinds)) >= 0.45 * (len(alnum) - 1),  # churn
+        sum(c in "aeiouAEIOU" for c in letters) < 0.3 * len(letters),  # few vowels: not words
+        len(re.findall(r"(?<![a-z])[a-z](?![a-z])", t)) >= 2,  # lone lowercase letters
+        sum(map(len, re.findall(r"[a-z]{4,}|[A-Z]{5,}", t))) < 0.2 * len(t),  # few word runs
+    )
+    return sum(signs) >= 2
 
 
 def _hex_secret(m: re.Match[str]) -> bool:
@@ -138,6 +141,10 @@ def scrub_text(text: str, env: Mapping[str, str] | None = None) -> tuple[str, in
     ``SECRET_NAME=value`` assignments, and the exact values (8+ chars) of the secret-looking
     variables in `env` wherever they appear.
     """
+    return _scrub(text, _secret_env_values(env))
+
+
+def _scrub(text: str, env_values: list[str]) -> tuple[str, int]:
     count = 0
 
     def sub(pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str], s: str) -> str:
@@ -149,7 +156,7 @@ def scrub_text(text: str, env: Mapping[str, str] | None = None) -> tuple[str, in
 
         return pattern.sub(wrap, s)
 
-    for value in _secret_env_values(env):
+    for value in env_values:
         n = text.count(value)
         if n:
             text, count = text.replace(value, REDACTED), count + n
@@ -198,6 +205,7 @@ def redact_argv(argv: list[str], env: Mapping[str, str] | None = None) -> list[s
     URL credentials, ``Bearer`` headers and secret-shaped values are replaced by ``[redacted]``.
     Arguments that are not valid UTF-8 come back with backslash escapes.
     """
+    env_values = _secret_env_values(env)
     out: list[str] = []
     take_next = False
     for raw in argv:
@@ -214,7 +222,7 @@ def redact_argv(argv: list[str], env: Mapping[str, str] | None = None) -> list[s
                 arg = f"{dashes}{name}={REDACTED}" if value else arg
             else:
                 take_next = True
-        out.append(scrub_text(arg, env)[0])
+        out.append(_scrub(arg, env_values)[0])
     return out
 
 

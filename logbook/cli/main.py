@@ -34,7 +34,14 @@ def _global(
     state.DEBUG = debug
 
 
+_REGISTERED = False
+
+
 def _register() -> None:
+    global _REGISTERED
+    if _REGISTERED:
+        return
+    _REGISTERED = True
     from logbook.cli import demo, keys, read, verify, write
 
     for module in (write, read, verify, keys, demo):
@@ -43,9 +50,9 @@ def _register() -> None:
 
 def run(argv: list[str] | None = None) -> int:
     """Entry point of the `logbook` console script."""
-    import click
-
     from logbook.errors import LogbookError
+
+    click = _click_module()
 
     args = sys.argv[1:] if argv is None else argv
     _register()
@@ -59,9 +66,9 @@ def run(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         print(f"logbook: {exc}", file=sys.stderr)
         code = exc.exit_code
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         code = exc.exit_code
-    except click.exceptions.Abort:
+    except typer.Abort:
         print("logbook: interrupted", file=sys.stderr)
         code = 130
     except click.ClickException as exc:
@@ -81,6 +88,17 @@ def run(argv: list[str] | None = None) -> int:
         code = 70
     sys.stdout.flush()
     return code
+
+
+def _click_module():  # type: ignore[no-untyped-def]
+    """Typer >= 0.26 vendors click as typer._click; older releases use click itself."""
+    from types import SimpleNamespace
+
+    try:
+        from typer._click.exceptions import ClickException, UsageError
+    except ImportError:  # pragma: no cover - older typer
+        from click.exceptions import ClickException, UsageError
+    return SimpleNamespace(ClickException=ClickException, UsageError=UsageError)
 
 
 def main() -> None:

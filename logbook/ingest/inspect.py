@@ -1,0 +1,386 @@
+"""Inspect AI logs (``.eval`` zip archives and ``.json``) -> one run per task and scorer.
+
+Epochs become the outcome's ``sample`` column, so the mean over items of each item's mean over
+its scored epochs is Inspect's own accuracy. Errored samples stay in as missing (Inspect drops
+them from its denominator; ``reported`` keeps its figures verbatim), and every planned
+(sample id, epoch) the log never wrote is missing with ``NOT_RUN`` as its error.
+
+``.eval`` members are Zstandard-compressed (zip method 93), which :mod:`zipfile` cannot
+decompress: ``inspect_ai.log.read_eval_log`` is used when importable, else a small reader that
+takes names, offsets and sizes from the zip directory and decompresses with ``zstandard``.
+"""
+
+from __future__ import annotations
+
+import struct
+import zipfile
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from logbook.ingest._common import (
+    build_outcomes,
+    digest,
+    fail,
+    item_id,
+    load_json_file,
+    loads,
+    number,
+    prune,
+    redact,
+    rfc3339,
+)
+
+SUPPORTED_VERSIONS = frozenset({2})
+NOT_RUN = "not run (evaluation ended early)"
+INSTALL_HINT = "pip install 'logbook[inspect]'"
+Reader = Literal["auto", "inspect_ai", "zstd"]
+Log = tuple[dict[str, Any], list[dict[str, Any]]]  # header without samples, minimal samples
+_STATUS = {"success": "completed", "error": "failed", "cancelled": "aborted",
+           "started": "aborted"}
+_ZIP_LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature ... name length, extra length
+_ZSTD = 93
+
+
+def read_runs(path: Path, *, scorer: str | None = None,
+              reader: Reader = "auto") -> list[dict[str, Any]]:
+    """Runs from one Inspect log, or from every ``.eval``/``.json`` log in a directory."""
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix in (".eval", ".json") and p.is_file())
+        if not files:
+            raise fail(path, "no Inspect .eval or .json log in this directory")
+    elif path.suffix in (".eval", ".json") or not path.exists():
+        files = [path]
+    else:
+        raise fail(path, "expected an Inspect .eval or .json log")
+    runs: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for file in files:
+        header, samples = read_log(file, reader=reader)
+        if file is not path and not isinstance(header.get("eval"), dict):
+            continue  # a directory's other JSON (logs.json, eval-set.json): not a log
+        eval_id = _dict(header.get("eval")).get("eval_id")
+        if isinstance(eval_id, str):
+            if eval_id in seen:
+                continue  # the same log in both formats (``inspect log convert``)
+            seen.add(eval_id)
+        runs.extend(log_runs(file, header, samples, scorer=scorer))
+    return runs
+
+
+def read_log(path: Path, *, reader: Reader = "auto") -> Log:
+    """(header, samples) of one log; samples are reduced to id, epoch, scores and error."""
+    if reader != "zstd" and (reader == "inspect_ai" or _has_inspect_ai()):
+        header, samples = _read_with_inspect_ai(path)
+    elif path.suffix == ".json":
+        doc = load_json_file(path)
+        if not isinstance(doc, dict):
+            raise fail(path, "expected a JSON object (an Inspect log)")
+        raw = doc.pop("samples", None)
+        header, samples = doc, [_sample(path, s, i) for i, s in enumerate(_list(raw))]
+    else:
+        header, samples = _read_eval_zip(path)
+    version = header.get("version")
+    if "eval" in header and version not in SUPPORTED_VERSIONS:
+        raise fail(path, f"field version is {version!r}; supported Inspect log versions: "
+                         f"{', '.join(map(str, sorted(SUPPORTED_VERSIONS)))}")
+    return header, samples
+
+
+def _has_inspect_ai() -> bool:
+    try:
+        import inspect_ai.log  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _read_with_inspect_ai(path: Path) -> Log:
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        raise fail(path, f"reading Inspect logs needs inspect_ai: {INSTALL_HINT}") from None
+    if not path.is_file():
+        raise fail(path, "file not found")
+    try:
+        log = read_eval_log(str(path))
+    except Exception as exc:  # any failure of Inspect's reader is a problem with this file
+        raise fail(path, f"Inspect could not read this log ({type(exc).__name__}: {exc})") from None
+    header = log.model_dump(mode="json", exclude={"samples"})
+    samples = [{"id": s.id, "epoch": s.epoch,
+                "scores": {k: {"value": v.value} for k, v in (s.scores or {}).items()},
+                "error": s.error.message if s.error else None} for s in log.samples or []]
+    return header, [_sample(path, s, i) for i, s in enumerate(samples)]
+
+
+def _read_eval_zip(path: Path) -> Log:
+    """Read a ``.eval`` archive with zipfile (directory) + zstandard (member data)."""
+    try:
+        import zstandard
+    except ImportError:
+        raise fail(path, f"reading .eval logs needs zstandard or inspect_ai: {INSTALL_HINT}") \
+            from None
+    try:
+        with zipfile.ZipFile(path) as archive, path.open("rb") as fh:
+            infos = {info.filename: info for info in archive.infolist()}
+
+            def member(name: str) -> Any:
+                return loads(_member_bytes(path, archive, fh, infos[name], zstandard),
+                             f"{path}: member {name}")
+
+            if "header.json" in infos:
+                header = member("header.json")
+            elif "_journal/start.json" in infos:  # never finished: no header was written
+                header = {"status": "started", **_dict(member("_journal/start.json"))}
+            else:
+                raise fail(path, "has neither header.json nor _journal/start.json")
+            if not isinstance(header, dict):
+                raise fail(path, "member header.json is not a JSON object")
+            if header.get("version") not in SUPPORTED_VERSIONS:
+                return header, []  # read_log reports the version
+            names = [n for n in infos if n.startswith("samples/") and n.endswith(".json")]
+            samples = [_sample(path, member(n), n) for n in names]
+    except FileNotFoundError:
+        raise fail(path, "file not found") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
+        raise fail(path, f"not a readable .eval (zip) archive ({exc})") from None
+    except OSError as exc:
+        raise fail(path, f"cannot be read ({exc.strerror or exc})") from None
+    return header, samples
+
+
+def _member_bytes(path: Path, archive: zipfile.ZipFile, fh: Any, info: zipfile.ZipInfo,
+                  zstandard: Any) -> bytes:
+    """One member's uncompressed bytes, read from its local header (zip method 93 or 0/8)."""
+    where = f"member {info.filename}"
+    fh.seek(info.header_offset)
+    head = fh.read(_ZIP_LOCAL_HEADER.size)
+    if len(head) < _ZIP_LOCAL_HEADER.size:
+        raise fail(path, f"{where}: archive is truncated")
+    signature, name_len, extra_len = _ZIP_LOCAL_HEADER.unpack(head)
+    if signature != b"PK\x03\x04":
+        raise fail(path, f"{where}: bad local header (corrupt archive)")
+    fh.seek(info.header_offset + _ZIP_LOCAL_HEADER.size + name_len + extra_len)
+    raw = fh.read(info.compress_size)
+    if len(raw) < info.compress_size:
+        raise fail(path, f"{where}: archive is truncated")
+    if info.compress_type == _ZSTD:
+        try:
+            data = zstandard.ZstdDecompressor().decompress(raw, max_output_size=info.file_size)
+        except zstandard.ZstdError as exc:
+            raise fail(path, f"{where}: zstd data is corrupt ({exc})") from None
+    elif info.compress_type in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        data = raw if info.compress_type == zipfile.ZIP_STORED else archive.read(info)
+    else:
+        raise fail(path, f"{where}: unsupported zip compression method {info.compress_type}")
+    if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
+        raise fail(path, f"{where}: size or CRC does not match the zip directory (corrupt)")
+    return bytes(data)
+
+
+def _sample(path: Path, raw: Any, where: int | str) -> dict[str, Any]:
+    """id, epoch, scores and error message of one logged sample."""
+    label = f"sample {where}" if isinstance(where, int) else f"member {where}"
+    if not isinstance(raw, dict):
+        raise fail(path, f"{label}: expected a JSON object")
+    sid, epoch = item_id(raw.get("id")), raw.get("epoch", 1)
+    if sid is None:
+        raise fail(path, f"{label}: field id is missing or not an id")
+    if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 0:
+        raise fail(path, f"{label}: field epoch is not a whole number")
+    error = raw.get("error")
+    if isinstance(error, dict):
+        error = error.get("message") or "error"
+    return {"id": sid, "epoch": epoch, "scores": _dict(raw.get("scores")),
+            "error": str(error) if error else None}
+
+
+def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], *,
+             scorer: str | None = None) -> list[dict[str, Any]]:
+    """One run body per scorer of one log (header as written by Inspect, samples minimal)."""
+    ev = header.get("eval")
+    if not isinstance(ev, dict):
+        raise fail(path, "field eval is missing or not an object")
+    status = header.get("status", "started")
+    if status not in _STATUS:
+        raise fail(path, f"field status is {status!r}, not one of {', '.join(_STATUS)}")
+    results = _dict(header.get("results"))
+    names = _scorers(ev, results, samples)
+    if scorer is not None:
+        if scorer not in names and samples:
+            raise fail(path, f"no scorer named {scorer!r} (found: {', '.join(names) or 'none'})")
+        names = [scorer]
+    planned, note = _planned(ev, samples)
+    logged: dict[tuple[str, int], dict[str, Any]] = {}
+    for s in samples:
+        if (s["id"], s["epoch"]) in logged:
+            raise fail(path, f"sample {s['id']} epoch {s['epoch']} is logged twice")
+        logged[(s["id"], s["epoch"])] = s
+    keys = planned + [k for k in logged if k not in set(planned)]
+    error = header.get("error")
+    message = str(_dict(error).get("message") or error) if error else None
+    runs = []
+    for name in names:
+        body: dict[str, Any] = {
+            "status": _STATUS[status],
+            "task": ev.get("task"),
+            "apparatus": _apparatus(header, ev, name),
+            "outcomes": _outcomes(name, keys, logged),
+            "reported": _reported(status, message, results, name),
+            "started": rfc3339(_dict(header.get("stats")).get("started_at") or ev.get("created")),
+            "finished": rfc3339(_dict(header.get("stats")).get("completed_at")),
+            "note": note,
+        }
+        if status != "success":
+            body["reason"] = message or (
+                "evaluation cancelled" if status == "cancelled"
+                else "log was never finished (status 'started': interrupted or still running)")
+        runs.append(prune(body))
+    return runs
+
+
+def _scorers(ev: dict[str, Any], results: dict[str, Any], samples: list[Any]) -> list[str]:
+    names = [s.get("name") for s in _list(ev.get("scorers")) if isinstance(s, dict)]
+    names += [s.get("scorer") or s.get("name") for s in _list(results.get("scores"))
+              if isinstance(s, dict)]
+    for sample in samples:
+        names += list(sample["scores"])
+    unique = list(dict.fromkeys(n for n in names if isinstance(n, str) and n))
+    return unique or ["score"]
+
+
+def _planned(ev: dict[str, Any], samples: list[Any]) -> tuple[list[tuple[str, int]], str | None]:
+    """Every (id, epoch) the eval meant to run, from the dataset's sample ids and epochs."""
+    ids = [item_id(i) for i in _list(_dict(ev.get("dataset")).get("sample_ids"))]
+    epochs = _dict(ev.get("config")).get("epochs")
+    if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
+        epochs = max((s["epoch"] for s in samples), default=1)
+    if not ids or any(i is None for i in ids):
+        return [], "log lists no dataset sample ids: items never run cannot be counted"
+    return [(i, e) for i in ids if i is not None for e in range(1, epochs + 1)], None
+
+
+def _outcomes(name: str, keys: list[tuple[str, int]],
+              logged: dict[tuple[str, int], dict[str, Any]]) -> dict[str, Any]:
+    values: list[tuple[Any, str | None]] = []
+    for key in keys:
+        sample = logged.get(key)
+        if sample is None:
+            values.append((None, NOT_RUN))
+        elif sample["error"]:
+            values.append((None, sample["error"]))
+        elif name not in sample["scores"]:
+            values.append((None, f"no score from scorer {name}"))
+        else:
+            values.append((_dict(sample["scores"][name]).get("value"), None))
+    fields = list(dict.fromkeys(k for v, _ in values if isinstance(v, dict) for k in v))
+    getters: list[tuple[str, Callable[[Any], Any]]] = (
+        [(f, lambda v, f=f: v.get(f) if isinstance(v, dict) else v) for f in fields]
+        if fields else [(name, lambda v: v)])
+    columns = []
+    for _, get in getters:
+        columns.append([value_to_float(get(v)) if err is None else (None, err)
+                        for v, err in values])
+    rows = [(sid, score, err, epoch, None)
+            for (sid, epoch), (score, err) in zip(keys, columns[0], strict=True)]
+    extra = {field: [s for s, _ in col] for (field, _), col in zip(getters[1:], columns[1:],
+                                                                   strict=True)}
+    with_sample = max((epoch for _, epoch in keys), default=1) > 1
+    return build_outcomes(getters[0][0], rows, extra, with_sample=with_sample)
+
+
+def value_to_float(value: Any) -> tuple[float | None, str | None]:
+    """Inspect's value_to_float, except that what it cannot convert is missing, not 0."""
+    if value is None:
+        return None, "unscored (no score value)"
+    if isinstance(value, bool | int | float):
+        score = number(value)
+        return (score, None) if score is not None else (None, "unscored (value is not finite)")
+    if isinstance(value, str):
+        letter = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}.get(value)
+        if letter is not None:
+            return letter, None
+        lowered = value.strip().lower()
+        if lowered in ("yes", "true", "no", "false"):
+            return (1.0 if lowered in ("yes", "true") else 0.0), None
+        try:
+            score = number(float(lowered))
+        except ValueError:
+            score = None
+        if score is not None:
+            return score, None
+        return None, f"score value {value[:80]!r} is not a number"
+    return None, f"score value is a {type(value).__name__}, not a number"
+
+
+def _reported(status: str, message: str | None, results: dict[str, Any],
+              name: str) -> dict[str, Any]:
+    entries = [e for e in _list(results.get("scores"))
+               if isinstance(e, dict) and (e.get("scorer") or e.get("name")) == name]
+    out: dict[str, Any] = {"status": status, "error": message, "scorer": name,
+                           "total_samples": results.get("total_samples"),
+                           "completed_samples": results.get("completed_samples")}
+    if entries:
+        first = entries[0]
+        metrics = {k: (m.get("value") if isinstance(m, dict) else m)
+                   for k, m in _dict(first.get("metrics")).items()}
+        headline = _dict(results.get("headline"))
+        metric = headline.get("metric") if headline.get("scorer") == name else None
+        metric = metric if metric in metrics else next(iter(metrics), None)
+        out |= {"metric": metric, "value": number(metrics.get(metric)),
+                "stderr": number(metrics.get("stderr")), "metrics": metrics,
+                "scored_samples": first.get("scored_samples"),
+                "unscored_samples": first.get("unscored_samples"),
+                "reducer": first.get("reducer")}
+        if len(entries) > 1:
+            out["scores"] = entries
+    return out
+
+
+def _apparatus(header: dict[str, Any], ev: dict[str, Any], scorer: str) -> dict[str, Any]:
+    model = ev.get("model") if isinstance(ev.get("model"), str) else None
+    generate = _dict(ev.get("model_generate_config")) | _dict(_dict(header.get("plan"))
+                                                               .get("config"))
+    packages = _dict(ev.get("packages"))
+    revision = _dict(ev.get("revision"))
+    dataset = _dict(ev.get("dataset"))
+    spec = next((s for s in _list(ev.get("scorers"))
+                 if isinstance(s, dict) and s.get("name") == scorer), None)
+    steps = [{"solver": s.get("solver"), "params": s.get("params")}
+             for s in _list(_dict(header.get("plan")).get("steps")) if isinstance(s, dict)]
+    return {
+        "model": model,
+        "engine": model.split("/", 1)[0] if model and "/" in model else None,
+        "decoding": {"temperature": number(generate.get("temperature")),
+                     "top_p": number(generate.get("top_p")),
+                     "seed": generate.get("seed"),
+                     "max_tokens": generate.get("max_tokens")},
+        "harness": {"name": "inspect_ai", "version": packages.get("inspect_ai"),
+                    "commit": revision.get("commit"), "dirty": revision.get("dirty")},
+        "evaluator": {"name": scorer, "config_hash": digest(spec) if spec else None},
+        "packages_hash": digest(packages) if packages else None,
+        "harness_config": redact({
+            "task_version": ev.get("task_version"),
+            "task_file": ev.get("task_file"),
+            "task_args": ev.get("task_args"),
+            "model_args": ev.get("model_args"),
+            "model_base_url": ev.get("model_base_url"),
+            "generate_config": generate,
+            "config": ev.get("config"),
+            "dataset": {k: dataset.get(k) for k in ("name", "location", "samples", "shuffled")},
+            "solver": steps or None,
+            "scorer": spec,
+            "packages": packages,
+            "revision_origin": revision.get("origin"),
+            "metadata": ev.get("metadata"),
+        }),
+    }
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []

@@ -1,0 +1,63 @@
+"""Drafts a user would write: plans and runs, as plain JSON-ready dicts."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+
+def plan_body(slug: str = "kv-q8-vs-f16", runs_per_arm: int = 3, n_items: int = 50,
+              arms: tuple[str, ...] = ("f16", "q8"), **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "slug": slug, "title": f"Plan {slug}", "decision": "ship or not",
+        "hypothesis": "no difference", "runs_per_arm": runs_per_arm, "min_effect": 0.05,
+        "variable": ["kv_cache_precision"],
+        "metric": {"name": "acc", "kind": "proportion", "higher_is_better": True},
+        "suite": {"name": "suite", "version": "1", "n_items": n_items},
+        "arms": [{"name": a, "role": "control" if i == 0 else "treatment"}
+                 for i, a in enumerate(arms)],
+        "success": [{"stat": "effect_low", "op": ">", "value": -0.05}],
+        "failure": [{"stat": "effect_high", "op": "<", "value": -0.05}],
+    }
+    body.update(extra)
+    return body
+
+
+def run_body(plan: str | None, arm: str | None, n_items: int = 50, seed: int = 0, p: float = 0.7,
+             missing: int = 0, status: str = "completed", **extra: Any) -> dict[str, Any]:
+    rng = random.Random(seed)
+    ids = [f"item-{i:04d}" for i in range(n_items)]
+    score: list[float | None] = [1.0 if rng.random() < p else 0.0 for _ in ids]
+    error: list[str | None] = [None] * n_items
+    for i in range(missing):
+        score[i] = None
+        error[i] = "request timed out"
+    body: dict[str, Any] = {
+        "plan": plan, "arm": arm, "status": status,
+        "apparatus": {"model": "m-7b", "engine": "llama.cpp", "engine_build": "b1234",
+                      "kv_cache_precision": arm or "f16",
+                      "decoding": {"temperature": 0.0, "seed": seed}},
+    }
+    if status == "completed":
+        body["outcomes"] = {"metric": "acc", "id": ids, "score": score, "error": error}
+    else:
+        body["reason"] = "engine crashed"
+    body.update(extra)
+    return body
+
+
+def draft(kind: str, body: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": kind, "body": body}
+
+
+def write_json(path: Path, value: Any) -> Path:
+    path.write_bytes(orjson.dumps(value))
+    return path
+
+
+def write_jsonl(path: Path, values: list[Any]) -> Path:
+    path.write_bytes(b"".join(orjson.dumps(v) + b"\n" for v in values))
+    return path
