@@ -62,15 +62,16 @@ _SRC: dict[str, tuple[str, int]] = {
     "hex": (r"(?<![A-Za-z0-9])[0-9a-fA-F]{32,}(?![A-Za-z0-9])", 0),
     "hash_label": (r"(?:sha\d*|sha3-\d+|md5|blake2[bs]?|xxh\d*)[:=]$", re.IGNORECASE),
     "b64": (r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{32,}={0,2}", 0),
-    # NAME=value / NAME: value / "name": "value" (.env files, YAML, JSON, k=v lists, headers).
+    # SECRET_NAME=value, name: value, "name": "value" (.env, YAML, JSON, k=v lists, headers).
     "assign": (
-        r"""(?<![\w.])(["']?)([A-Za-z_][\w.-]*)\1(\s*[:=]\s*)
+        r"""(?<![\w.])(["']?)((?=[A-Za-z_])[\w.-]*?(?:SECRET)[\w.-]*)\1(\s*[:=]\s*)
             (?:(bearer|basic|token|digest)(\s+))?
             ("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,;&"'<>]+)""",
         re.VERBOSE | re.IGNORECASE,
     ),
     "flag": (r"(-{1,2})([A-Za-z][\w.-]*)(=?)(.*)", re.DOTALL),
 }
+_SRC["assign"] = (_SRC["assign"][0].replace("SECRET", _SRC["secret_name"][0]), _SRC["assign"][1])
 
 
 @functools.cache
@@ -163,7 +164,7 @@ def _scrub(text: str, env_values: list[str]) -> tuple[str, int]:
 
     def assign(m: re.Match[str]) -> str:
         q, name, sep, scheme, sp, val = m.groups()
-        if not is_secret_name(name) or val.strip("\"'") in ("", REDACTED):
+        if val.strip("\"'") in ("", REDACTED):
             return m.group()
         quote = val[0] if val[0] in "\"'" and len(val) > 1 and val[-1] == val[0] else ""
         return f"{q}{name}{q}{sep}{scheme or ''}{sp or ''}{quote}{REDACTED}{quote}"
@@ -185,17 +186,13 @@ def _scrub(text: str, env_values: list[str]) -> tuple[str, int]:
 
 def _printable(arg: str | bytes) -> str:
     """A str that encodes as UTF-8: undecodable bytes become backslash escapes."""
-    if isinstance(arg, bytes):
-        arg = os.fsdecode(arg)
-    try:
-        arg.encode("utf-8")
-        return arg
-    except UnicodeEncodeError:
-        pass
-    try:
-        return arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    except UnicodeEncodeError:
-        return arg.encode("utf-8", "backslashreplace").decode("utf-8")
+    arg = os.fsdecode(arg) if isinstance(arg, bytes) else arg
+    for errors in ("strict", "surrogateescape"):
+        try:
+            return arg.encode("utf-8", errors).decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            pass
+    return arg.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def redact_argv(argv: list[str], env: Mapping[str, str] | None = None) -> list[str]:
@@ -239,19 +236,22 @@ def strip_url_credentials(url: str) -> str:
     return scrub_text(url)[0]
 
 
-def _run(args: list[str], cwd: str | None = None) -> str | None:
+def _run(args: list[str]) -> bytes | None:
     """stdout of a tool, or None if it is missing, fails or hangs."""
     import subprocess
 
     env = dict(os.environ, LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0")
     try:
-        p = subprocess.run(args, cwd=cwd, env=env, capture_output=True, timeout=TIMEOUT,
+        p = subprocess.run(args, env=env, capture_output=True, timeout=TIMEOUT,
                            stdin=subprocess.DEVNULL, check=False)
     except (OSError, subprocess.SubprocessError, ValueError):
         return None
-    if p.returncode != 0:
-        return None
-    return p.stdout.decode("utf-8", "backslashreplace")
+    return p.stdout if p.returncode == 0 else None
+
+
+def _text(args: list[str]) -> str | None:
+    out = _run(args)
+    return None if out is None else out.decode("utf-8", "backslashreplace").strip()
 
 
 def _sha256(data: bytes) -> str:
@@ -263,27 +263,21 @@ def _sha256(data: bytes) -> str:
 def git_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     """Commit, branch, dirty flag, diff hash and credential-free origin of the tree at `path`."""
     cwd = os.fspath(path)
-    if not os.path.isdir(cwd):
-        cwd = os.path.dirname(cwd) or "."
-    git = ["git", "-C", cwd]
-    if (_run([*git, "rev-parse", "--is-inside-work-tree"]) or "").strip() != "true":
+    git = ["git", "-C", cwd if os.path.isdir(cwd) else os.path.dirname(cwd) or "."]
+    if _text([*git, "rev-parse", "--is-inside-work-tree"]) != "true":
         return None
-    commit = (_run([*git, "rev-parse", "--verify", "-q", "HEAD"]) or "").strip() or None
-    branch = (_run([*git, "symbolic-ref", "-q", "--short", "HEAD"]) or "").strip() or None
-    status = _run([*git, "status", "--porcelain"])
-    info: dict[str, Any] = {"commit": commit, "branch": branch,
-                            "dirty": None if status is None else bool(status.strip())}
-    if info["dirty"] and commit:
-        import subprocess
-
-        try:  # bytes, not text: the hash is of exactly what `git diff HEAD` prints
-            p = subprocess.run([*git, "diff", "--no-color", "--no-ext-diff", "HEAD"],
-                               capture_output=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL,
-                               env=dict(os.environ, GIT_OPTIONAL_LOCKS="0"), check=True)
-            info["diff_hash"] = _sha256(p.stdout)
-        except (OSError, subprocess.SubprocessError):
-            pass
-    remote = (_run([*git, "config", "--get", "remote.origin.url"]) or "").strip()
+    commit = _text([*git, "rev-parse", "--verify", "-q", "HEAD"]) or None
+    status = _text([*git, "status", "--porcelain"])
+    info: dict[str, Any] = {
+        "commit": commit,
+        "branch": _text([*git, "symbolic-ref", "-q", "--short", "HEAD"]) or None,
+        "dirty": None if status is None else bool(status),
+    }
+    if info["dirty"] and commit:  # the hash is of exactly the bytes `git diff HEAD` prints
+        diff = _run([*git, "diff", "--no-color", "--no-ext-diff", "HEAD"])
+        if diff is not None:
+            info["diff_hash"] = _sha256(diff)
+    remote = _text([*git, "config", "--get", "remote.origin.url"])
     info["remote"] = strip_url_credentials(remote) if remote else None
     return info
 
@@ -301,31 +295,26 @@ def _packages() -> dict[str, Any]:
     return {"hash": _sha256(lines.encode()), "versions": versions}
 
 
-def _cpu() -> dict[str, Any]:
-    model = None
+def _proc(path: str, field: str) -> str | None:
+    """The value of the first ``field: value`` line of a /proc file, if any."""
     try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.lower().startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith(field)), None)
     except OSError:
-        pass
-    if not model:
-        import platform
+        return None
 
-        model = platform.processor() or None
+
+def _cpu() -> dict[str, Any]:
+    import platform
+
+    model = _proc("/proc/cpuinfo", "model name") or platform.processor() or None
     return {"model": model, "cores": os.cpu_count()}
 
 
-def _memory() -> int | None:
-    try:
-        with open("/proc/meminfo", encoding="ascii", errors="replace") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
+def _memory() -> int:
+    kb = _proc("/proc/meminfo", "MemTotal")
+    if kb:
+        return int(kb.split()[0]) * 1024
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
@@ -336,10 +325,10 @@ def _gpus() -> list[dict[str, Any]] | None:
     if not smi:
         return None
     query = [smi, "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"]
-    csv = _run(query)
+    csv = _text(query)
     if csv is None:
         return None
-    header = _run([smi]) or ""
+    header = _text([smi]) or ""
     cuda = re.search(r"CUDA Version:\s*([0-9.]+)", header)
     gpus = []
     for line in csv.splitlines():
@@ -366,12 +355,13 @@ def captured_env(env: Mapping[str, str]) -> dict[str, str]:
             continue
         if is_secret_name(name) or looks_secret_value(value):
             continue
-        keep[name] = _printable(value)
+        keep[_printable(name)] = _printable(value)
     return dict(sorted(keep.items()))
 
 
-def capture(argv: list[str] | None, cwd: Path | str, env: Mapping[str, str] | None = None,
-            ) -> dict[str, Any]:
+def capture(
+    argv: list[str] | None, cwd: Path | str, env: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """Capture git, python, packages, OS, CPU, memory, GPUs, command and environment.
 
     `env` defaults to ``os.environ``.  Each probe is independent: one that fails is left out.

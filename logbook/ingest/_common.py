@@ -99,12 +99,13 @@ def parse_kv_string(text: str) -> dict[str, str]:
 
 
 def prune(value: Any) -> Any:
-    """Drop None and non-finite floats, turn ints beyond 2^53 into strings (canonical JSON)."""
+    """Drop None, non-finite and empty-object values from objects (list entries become None);
+    turn ints beyond 2^53 into strings, so that the result is canonical-JSON safe."""
     if isinstance(value, Mapping):
         out = {str(k): prune(v) for k, v in value.items() if _keep(v)}
         return {k: v for k, v in out.items() if v != {}}
     if isinstance(value, list | tuple):
-        return [prune(v) for v in value if _keep(v)]
+        return [prune(v) if _keep(v) else None for v in value]
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SAFE_INT:
         return str(value)
     return value
@@ -121,7 +122,10 @@ def number(value: Any) -> float | None:
     if isinstance(value, bool):
         return 1.0 if value else 0.0
     if isinstance(value, int | float):
-        result = float(value)
+        try:
+            result = float(value)
+        except OverflowError:  # an integer beyond the float range
+            return None
         return result if math.isfinite(result) else None
     return None
 

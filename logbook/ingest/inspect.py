@@ -39,6 +39,10 @@ Reader = Literal["auto", "inspect_ai", "zstd"]
 Log = tuple[dict[str, Any], list[dict[str, Any]]]  # header without samples, minimal samples
 _STATUS = {"success": "completed", "error": "failed", "cancelled": "aborted",
            "started": "aborted"}
+_REASON = {"error": "evaluation failed (the log records no error message)",
+           "cancelled": "evaluation cancelled",
+           "started": "log was never finished (status 'started': interrupted or still running)"}
+_NOT_LOGS = frozenset({"logs.json", "eval-set.json", "listing.json"})  # Inspect's log-dir files
 _ZIP_LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature ... name length, extra length
 _ZSTD = 93
 
@@ -47,7 +51,8 @@ def read_runs(path: Path, *, scorer: str | None = None,
               reader: Reader = "auto") -> list[dict[str, Any]]:
     """Runs from one Inspect log, or from every ``.eval``/``.json`` log in a directory."""
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.suffix in (".eval", ".json") and p.is_file())
+        files = sorted(p for p in path.iterdir() if p.suffix in (".eval", ".json")
+                       and p.is_file() and p.name not in _NOT_LOGS)
         if not files:
             raise fail(path, "no Inspect .eval or .json log in this directory")
     elif path.suffix in (".eval", ".json") or not path.exists():
@@ -217,7 +222,8 @@ def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], 
         if (s["id"], s["epoch"]) in logged:
             raise fail(path, f"sample {s['id']} epoch {s['epoch']} is logged twice")
         logged[(s["id"], s["epoch"])] = s
-    keys = planned + [k for k in logged if k not in set(planned)]
+    planned_set = set(planned)
+    keys = planned + [k for k in logged if k not in planned_set]
     error = header.get("error")
     message = str(_dict(error).get("message") or error) if error else None
     runs = []
@@ -233,9 +239,7 @@ def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], 
             "note": note,
         }
         if status != "success":
-            body["reason"] = message or (
-                "evaluation cancelled" if status == "cancelled"
-                else "log was never finished (status 'started': interrupted or still running)")
+            body["reason"] = message or _REASON[status]
         runs.append(prune(body))
     return runs
 

@@ -103,7 +103,7 @@ def _list(value: Any) -> list[Any]:
 def _task_run(doc: dict[str, Any], path: Path, task: str, samples_path: Path,
               parents: dict[str, str], wanted: str | None) -> dict[str, Any]:
     config: dict[str, Any] = doc["configs"][task]
-    reported: dict[str, Any] = doc["results"][task] if isinstance(doc["results"][task], dict) else {}
+    reported = _dict(doc["results"][task])
     lines = _read_samples(samples_path)
     metric, filt = _primary(config, reported, lines, wanted, path, task)
     by_filter: dict[str, dict[str, dict[str, Any]]] = {}
@@ -200,7 +200,8 @@ def _extra(by_filter: dict[str, dict[str, dict[str, Any]]], ids: list[str], metr
     for name_filter, rows in by_filter.items():
         names = [n for n in listed if isinstance(n, str)]
         for line in rows.values():  # metrics a config does not list still show up per line
-            names += [n for n in _list(line.get("metrics")) if isinstance(n, str) and n not in names]
+            names += [n for n in _list(line.get("metrics"))
+                      if isinstance(n, str) and n not in names]
             break
         for name in names:
             if name == metric and name_filter == filt:

@@ -120,10 +120,11 @@ class VarianceBand:
 
 @dataclass(frozen=True, slots=True)
 class VarianceComponents:
-    """Between-item and within-item variance of single scores (items sampled repeatedly).
+    """Between-item and within-item variance of single scores (items sampled k_i times).
 
-    ``var_mean`` = (between + within * mean(1/k_i)) / n_items is the variance of the benchmark
-    mean; ``dominant`` names the larger of its two contributions.
+    ``mean`` is the mean of the item means (the benchmark score); ``var_mean`` =
+    var(item means)/n_items its variance, which estimates (between + mean(within_i/k_i)) /
+    n_items; ``dominant`` ("between" or "within") names the larger of the two contributions.
     """
 
     n_items: int

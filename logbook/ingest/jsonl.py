@@ -1,0 +1,86 @@
+"""Generic JSON Lines: one item per line -> one run.
+
+Each line is ``{"id": str|int, "score": number|bool|null, "cluster"?: str|int,
+"error"?: str|null, "sample"?: int}``; blank lines are ignored. A line without a score is
+missing and carries an error (``"no score"`` when the line gives none); a line cannot have
+both a score and an error. ``sample`` numbers repeated samples of one item; ``(id, sample)``
+is unique. ``sample`` and ``cluster`` are given on every line or on none.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from logbook.ingest._common import build_outcomes, fail, item_id, loads, number, read_bytes
+
+FIELDS = ("id", "score", "cluster", "error", "sample")
+
+
+def read_runs(path: Path, *, metric: str = "score") -> list[dict[str, Any]]:
+    """One completed run whose outcomes are the file's items, in file order."""
+    return [{"status": "completed", "apparatus": {}, "outcomes": parse(read_bytes(path), path,
+                                                                     metric=metric)}]
+
+
+def parse(data: bytes, path: Path | str, *, metric: str = "score") -> dict[str, Any]:
+    """Column-wise outcomes from JSON Lines bytes; InputError naming the line at fault."""
+    if not metric:
+        raise fail(path, "metric name is empty")
+    rows: list[tuple[str, float | None, str | None, int | None, str | None]] = []
+    seen: set[tuple[str, int | None]] = set()
+    has_sample: bool | None = None
+    has_cluster: bool | None = None
+    for lineno, raw in enumerate(data.splitlines(), 1):
+        if not raw.strip():
+            continue
+        where = f"line {lineno}"
+        line = loads(raw, f"{path}: {where}")
+        if not isinstance(line, dict):
+            raise fail(path, f"{where}: expected a JSON object")
+        unknown = sorted(set(line) - set(FIELDS))
+        if unknown:
+            raise fail(path, f"{where}: unknown field {unknown[0]!r} (fields: {', '.join(FIELDS)})")
+        rid = item_id(line.get("id"))
+        if rid is None:
+            raise fail(path, f"{where}: field id must be a non-empty string or an integer")
+        score, error = _score(line, path, where)
+        sample = line.get("sample")
+        if sample is not None and (not isinstance(sample, int) or isinstance(sample, bool)):
+            raise fail(path, f"{where}: field sample must be an integer")
+        cluster = line.get("cluster")
+        if cluster is not None:
+            cluster = item_id(cluster)
+            if cluster is None:
+                raise fail(path, f"{where}: field cluster must be a non-empty string or an "
+                                 "integer")
+        has_sample = _same(has_sample, sample is not None, path, where, "sample")
+        has_cluster = _same(has_cluster, cluster is not None, path, where, "cluster")
+        if (rid, sample) in seen:
+            twice = f"item {rid!r}" + ("" if sample is None else f" sample {sample}")
+            raise fail(path, f"{where}: {twice} appears twice")
+        seen.add((rid, sample))
+        rows.append((rid, score, error, sample, cluster))
+    if not rows:
+        raise fail(path, "has no items")
+    return build_outcomes(metric, rows, with_sample=bool(has_sample))
+
+
+def _score(line: dict[str, Any], path: Path | str, where: str) -> tuple[float | None, str | None]:
+    value, error = line.get("score"), line.get("error")
+    if error is not None and not isinstance(error, str):
+        raise fail(path, f"{where}: field error must be a string or null")
+    if value is None:
+        return None, error or "no score"
+    score = number(value)
+    if score is None:
+        raise fail(path, f"{where}: field score must be a finite number, true/false or null")
+    if error:
+        raise fail(path, f"{where}: has both a score and an error (a failed item has score null)")
+    return score, None
+
+
+def _same(before: bool | None, now: bool, path: Path | str, where: str, field: str) -> bool:
+    if before is not None and before != now:
+        raise fail(path, f"{where}: field {field} must be on every line or on none")
+    return now
