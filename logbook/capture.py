@@ -103,34 +103,13 @@ def _high_entropy(tok: str) -> bool:
     return sum(signs) >= 2
 
 
-def _hex_secret(m: re.Match[str]) -> bool:
-    return not _rx("hash_label").search(m.string[max(0, m.start() - 12) : m.start()])
-
-
 def looks_secret_value(value: str) -> bool:
     """True when a value has an API-key/token shape, carries URL credentials or is random."""
-    if _rx("shapes").search(value) or any(_hex_secret(m) for m in _rx("hex").finditer(value)):
-        return True
-    if any(_credential(m.group(3)) for m in _rx("bearer").finditer(value)):
-        return True
-    if any(_userinfo_secret(m.group(2)) for m in _rx("userinfo").finditer(value)):
-        return True
-    return any(_high_entropy(m.group()) for m in _rx("b64").finditer(value))
-
-
-def _credential(tok: str) -> bool:
-    """A word after "Bearer" that is a credential, not prose ("Bearer authentication")."""
-    return tok != REDACTED and (len(tok) >= 20 or not tok.isalpha())
-
-
-def _userinfo_secret(userinfo: str) -> bool:
-    return ":" in userinfo or len(userinfo) > 32 or bool(_rx("shapes").search(userinfo))
+    return _scrub(value, [])[1] > 0
 
 
 def _secret_env_values(env: Mapping[str, str] | None) -> list[str]:
-    if not env:
-        return []
-    vals = {v for k, v in env.items()
+    vals = {v for k, v in (env or {}).items()
             if len(v) >= 8 and (is_secret_name(k) or looks_secret_value(v))}
     return sorted(vals, key=len, reverse=True)
 
@@ -145,42 +124,58 @@ def scrub_text(text: str, env: Mapping[str, str] | None = None) -> tuple[str, in
     return _scrub(text, _secret_env_values(env))
 
 
+def _assign(m: re.Match[str]) -> str:
+    q, name, sep, scheme, sp, val = m.groups()
+    if val.strip("\"'") in ("", REDACTED):
+        return m.group()
+    quote = val[0] if val[0] in "\"'" and len(val) > 1 and val[-1] == val[0] else ""
+    return f"{q}{name}{q}{sep}{scheme or ''}{sp or ''}{quote}{REDACTED}{quote}"
+
+
+def _userinfo(m: re.Match[str]) -> str:
+    info = m.group(2)
+    secret = ":" in info or len(info) > 32 or _rx("shapes").search(info)
+    return f"{m.group(1)}{REDACTED}@" if secret else m.group()
+
+
+def _bearer(m: re.Match[str]) -> str:  # a credential, not prose ("Bearer authentication")
+    tok = m.group(3)
+    secret = tok != REDACTED and (len(tok) >= 20 or not tok.isalpha())
+    return f"{m.group(1)}{m.group(2)}{REDACTED}" if secret else m.group()
+
+
+def _hex(m: re.Match[str]) -> str:  # a hex digest labelled as one ("sha256:...") is kept
+    labelled = _rx("hash_label").search(m.string[max(0, m.start() - 12) : m.start()])
+    return m.group() if labelled else REDACTED
+
+
+_RULES: list[tuple[str, Callable[[re.Match[str]], str]]] = [
+    ("userinfo", _userinfo),
+    ("assign", _assign),
+    ("shapes", lambda m: REDACTED),
+    ("bearer", _bearer),
+    ("hex", _hex),
+    ("b64", lambda m: REDACTED if _high_entropy(m.group()) else m.group()),
+]
+
+
 def _scrub(text: str, env_values: list[str]) -> tuple[str, int]:
     count = 0
+    for value in env_values:
+        n = text.count(value)
+        text, count = text.replace(value, REDACTED), count + n
 
-    def sub(pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str], s: str) -> str:
+    def counted(repl: Callable[[re.Match[str]], str]) -> Callable[[re.Match[str]], str]:
         def wrap(m: re.Match[str]) -> str:
             nonlocal count
             out = repl(m)
             count += out != m.group()
             return out
 
-        return pattern.sub(wrap, s)
+        return wrap
 
-    for value in env_values:
-        n = text.count(value)
-        if n:
-            text, count = text.replace(value, REDACTED), count + n
-
-    def assign(m: re.Match[str]) -> str:
-        q, name, sep, scheme, sp, val = m.groups()
-        if val.strip("\"'") in ("", REDACTED):
-            return m.group()
-        quote = val[0] if val[0] in "\"'" and len(val) > 1 and val[-1] == val[0] else ""
-        return f"{q}{name}{q}{sep}{scheme or ''}{sp or ''}{quote}{REDACTED}{quote}"
-
-    def userinfo(m: re.Match[str]) -> str:
-        return f"{m.group(1)}{REDACTED}@" if _userinfo_secret(m.group(2)) else m.group()
-
-    def bearer(m: re.Match[str]) -> str:
-        return f"{m.group(1)}{m.group(2)}{REDACTED}" if _credential(m.group(3)) else m.group()
-
-    text = sub(_rx("userinfo"), userinfo, text)
-    text = sub(_rx("assign"), assign, text)
-    text = sub(_rx("shapes"), lambda m: REDACTED, text)
-    text = sub(_rx("bearer"), bearer, text)
-    text = sub(_rx("hex"), lambda m: REDACTED if _hex_secret(m) else m.group(), text)
-    text = sub(_rx("b64"), lambda m: REDACTED if _high_entropy(m.group()) else m.group(), text)
+    for name, repl in _RULES:
+        text = _rx(name).sub(counted(repl), text)
     return text, count
 
 

@@ -54,7 +54,10 @@ def run(argv: list[str] | None = None) -> int:
 
     click = _click_module()
 
-    args = sys.argv[1:] if argv is None else argv
+    from logbook.canonical import escape_text
+
+    # argv bytes that are not UTF-8 arrive as lone surrogates: escape them before any model
+    args = [escape_text(a) for a in (sys.argv[1:] if argv is None else argv)]
     _register()
     command = typer.main.get_command(app)
     debug = "--debug" in args or os.environ.get("LOGBOOK_DEBUG") == "1"

@@ -67,14 +67,15 @@ def _resample_indices(
     n: int,
     n_resamples: int,
     rng: np.random.Generator,
-    reduce_idx: Callable[[NDArray[np.intp]], Any],
+    reduce_idx: Callable[[NDArray[np.int32]], Any],
 ) -> NDArray[np.float64]:
     """Apply reduce_idx to chunks of (m, n) index draws so that m * n <= _MAX_CELLS."""
     chunk = max(1, _MAX_CELLS // n)
     out = np.empty(n_resamples)
     for start in range(0, n_resamples, chunk):
         m = min(chunk, n_resamples - start)
-        out[start : start + m] = reduce_idx(rng.integers(0, n, size=(m, n)))
+        # int32 indices: half the memory traffic of int64 for the gather that dominates.
+        out[start : start + m] = reduce_idx(rng.integers(0, n, size=(m, n), dtype=np.int32))
     return out
 
 
