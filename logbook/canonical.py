@@ -31,6 +31,11 @@ def _check(value: Any, path: str) -> None:
     if isinstance(value, float):
         if not math.isfinite(value):
             raise InputError(f"{path or 'value'}: {value} is not a finite number")
+        if MAX_SAFE_INT < abs(value) < 1e21:
+            # JCS writes such a float as integer digits (from 1e21 on it uses an exponent),
+            # which read back as an integer beyond 2^53: refuse what would not round-trip
+            raise InputError(f"{path or 'value'}: {value!r} is beyond 2^53 in magnitude and "
+                             "cannot be represented exactly in canonical JSON")
         return
     if isinstance(value, dict):
         for k, v in value.items():

@@ -87,8 +87,11 @@ def is_secret_name(name: str) -> bool:
 def _high_entropy(tok: str) -> bool:
     """A long base64-ish run that looks random rather than words or a path (a heuristic)."""
     t = tok.rstrip("=")
-    if len(t) < 32 or max(map(len, re.split(r"[-_/+]", t))) < 10:
+    segments = re.split(r"[-_/+]", t)
+    if len(t) < 32 or max(map(len, segments)) < 10:
         return False
+    if all(re.fullmatch(r"[0-9a-f]+|[0-9A-F]+|[A-Za-z]+", s) for s in segments):
+        return False  # words, numbers and hex groups (uuids, GPU ids)
     if not all(re.search(c, t) for c in ("[a-z]", "[A-Z]", "[0-9]")):
         return False
     alnum = re.sub(r"[^A-Za-z0-9]", "", t)
@@ -144,9 +147,9 @@ def _bearer(m: re.Match[str]) -> str:  # a credential, not prose ("Bearer authen
     return f"{m.group(1)}{m.group(2)}{REDACTED}" if secret else m.group()
 
 
-def _hex(m: re.Match[str]) -> str:  # a hex digest labelled as one ("sha256:...") is kept
+def _hex(m: re.Match[str]) -> str:  # kept: a labelled digest ("sha256:..."), a plain number
     labelled = _rx("hash_label").search(m.string[max(0, m.start() - 12) : m.start()])
-    return m.group() if labelled else REDACTED
+    return m.group() if labelled or m.group().isdigit() else REDACTED
 
 
 _RULES: list[tuple[str, Callable[[re.Match[str]], str]]] = [

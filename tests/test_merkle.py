@@ -461,7 +461,7 @@ def sizes(draw: st.DrawFn) -> tuple[int, int, int]:
 
 
 _PROPERTY = settings(
-    max_examples=60,
+    max_examples=200,
     deadline=None,
     database=None,  # no .hypothesis directory in the shared tree
     suppress_health_check=[HealthCheck.too_slow],

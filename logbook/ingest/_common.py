@@ -48,12 +48,14 @@ def _finite_or_none(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def loads(data: bytes | str, where: str) -> Any:
-    """Parse JSON with orjson; NaN/Infinity (which Python's json writes) become None."""
+def loads(data: bytes | str, where: str, *, strict: bool = False) -> Any:
+    """Parse JSON with orjson; unless strict, NaN/Infinity (Python's json writes them) -> None."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         first = exc
+    if strict:
+        raise InputError(f"{where}: not valid JSON ({first})") from None
     try:  # only the non-standard constants make orjson refuse a file the stdlib accepts
         return json.loads(data, parse_constant=lambda _: None, parse_float=_finite_or_none)
     except (ValueError, RecursionError):

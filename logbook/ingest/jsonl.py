@@ -35,7 +35,7 @@ def parse(data: bytes, path: Path | str, *, metric: str = "score") -> dict[str, 
         if not raw.strip():
             continue
         where = f"line {lineno}"
-        line = loads(raw, f"{path}: {where}")
+        line = loads(raw, f"{path}: {where}", strict=True)
         if not isinstance(line, dict):
             raise fail(path, f"{where}: expected a JSON object")
         unknown = sorted(set(line) - set(FIELDS))

@@ -103,7 +103,9 @@ def _list(value: Any) -> list[Any]:
 def _task_run(doc: dict[str, Any], path: Path, task: str, samples_path: Path,
               parents: dict[str, str], wanted: str | None) -> dict[str, Any]:
     config: dict[str, Any] = doc["configs"][task]
-    reported = _dict(doc["results"][task])
+    reported = doc["results"][task]
+    if not isinstance(reported, dict):
+        raise fail(path, f"field results.{task} is not an object")
     lines = _read_samples(samples_path)
     metric, filt = _primary(config, reported, lines, wanted, path, task)
     by_filter: dict[str, dict[str, dict[str, Any]]] = {}

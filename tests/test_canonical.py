@@ -1,0 +1,105 @@
+"""Canonical bytes: RFC 8785's own published examples, and hypothesis properties."""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from logbook.canonical import (
+    MAX_SAFE_INT,
+    SIGNATURE_DOMAIN,
+    canonical_bytes,
+    digest_bytes,
+    signing_input,
+)
+from logbook.errors import InputError
+
+VECTORS = json.loads((Path(__file__).parent / "data" / "rfc8785_vectors.json").read_text())
+
+
+def test_rfc8785_sample_3_2_2() -> None:
+    case = VECTORS["section_3_2_2"]
+    assert canonical_bytes(json.loads(case["input"])) == case["output"].encode("utf-8")
+
+
+def test_rfc8785_property_sorting_3_2_3() -> None:
+    case = VECTORS["section_3_2_3"]
+    out = canonical_bytes(json.loads(case["input"])).decode("utf-8")
+    keys = list(json.loads(out, object_pairs_hook=lambda pairs: [k for k, _ in pairs]))
+    assert keys == case["key_order"]
+
+
+@pytest.mark.parametrize("bits,text", VECTORS["appendix_b"])
+def test_rfc8785_number_serialisation(bits: str, text: str) -> None:
+    import rfc8785
+
+    value = struct.unpack(">d", bytes.fromhex(bits))[0]
+    # the library we build on writes every published sample exactly
+    assert rfc8785.dumps(value) == text.encode()
+    if not MAX_SAFE_INT < abs(value) < 1e21:
+        assert canonical_bytes(value) == text.encode()
+    else:
+        # beyond 2^53 the number would not round-trip as the same JSON type: refused
+        with pytest.raises(InputError):
+            canonical_bytes(value)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, 2**53, -(2**53), 10**20,
+                                 9007199254740992.0, 1e20])
+def test_unrepresentable_values_are_refused(bad: float) -> None:
+    with pytest.raises(InputError):
+        canonical_bytes({"a": [1, {"b": bad}]})
+
+
+def test_largest_safe_integer_is_accepted() -> None:
+    assert canonical_bytes(MAX_SAFE_INT) == str(MAX_SAFE_INT).encode()
+
+
+def test_signing_input_is_domain_separated() -> None:
+    d = digest_bytes(b"{}")
+    assert signing_input(d) == b"logbook.entry.v1\n" + d
+    assert SIGNATURE_DOMAIN == b"logbook.entry.v1\n"
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-MAX_SAFE_INT, MAX_SAFE_INT)
+    | st.floats(allow_nan=False, allow_infinity=False).filter(
+        lambda f: not MAX_SAFE_INT < abs(f) < 1e21) | st.text(),
+    lambda children: st.lists(children, max_size=5)
+    | st.dictionaries(st.text(max_size=8), children, max_size=5),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values)
+def test_canonical_is_stable_and_idempotent(value: object) -> None:
+    a = canonical_bytes(value)
+    assert canonical_bytes(value) == a
+    # parsing the canonical bytes and canonicalising again gives the same bytes
+    assert canonical_bytes(json.loads(a)) == a
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.dictionaries(st.text(min_size=1, max_size=8), json_values, min_size=1, max_size=4))
+def test_round_trip_through_the_store_is_byte_identical(tmp_path_factory, body: dict) -> None:
+    """An exploratory run's apparatus is a free-form object: what is stored is exactly JCS."""
+    from logbook.crypto import SigningKey
+    from logbook.ledger import Ledger
+
+    folder = tmp_path_factory.mktemp("rt")
+    key = SigningKey.generate()
+    with Ledger.init(folder, "rt", key) as ledger:
+        run = {"plan": None, "status": "failed", "reason": "x", "apparatus": body}
+        entry = ledger.append("run", run, key)
+        stored = ledger.store.entry(entry.seq)
+        assert stored is not None
+        assert bytes(stored.entry) == canonical_bytes(json.loads(bytes(stored.entry)))
+        assert json.loads(bytes(stored.entry))["body"]["apparatus"] == json.loads(
+            canonical_bytes(body))
