@@ -279,7 +279,13 @@ def verify_note(
     gives False.
     """
     if isinstance(text_or_parsed, tuple):
+        if len(text_or_parsed) != 2:
+            return False
         body, sigs = text_or_parsed
+        if not isinstance(body, bytes | bytearray) or not all(
+            isinstance(s, NoteSignature) for s in sigs
+        ):
+            return False
     else:
         try:
             body, sigs = parse_note(text_or_parsed)
@@ -381,9 +387,9 @@ def verify_checkpoint_signature(
     False (call `parse_checkpoint` to learn why).
     """
     if isinstance(text_or_parsed, tuple):
-        cp, sigs = text_or_parsed
-        if not isinstance(cp, Checkpoint):
+        if len(text_or_parsed) != 2 or not isinstance(text_or_parsed[0], Checkpoint):
             return False
+        cp, sigs = text_or_parsed
     else:
         try:
             cp, sigs = parse_checkpoint(text_or_parsed)

@@ -332,7 +332,7 @@ SECRET_TOKENS = st.one_of(
     st.tuples(st.sampled_from(["xoxb-", "xoxp-"]), _body(ALNUM + "-", 20, 50)),
     st.tuples(st.sampled_from(["AKIA", "ASIA"]), _body("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16, 16)),
     st.tuples(st.just("AIza"), _body(ALNUM + "-_", 35, 35)),
-    st.tuples(st.just(""), _body("0123456789abcdef", 32, 64)),
+    st.tuples(st.just(""), _body("0123456789abcdef", 32, 64).filter(lambda h: not h.isdigit())),
     st.tuples(st.just("eyJ"), st.tuples(_body(ALNUM, 8, 30), _body(ALNUM + "-_", 8, 40)).map(
         lambda p: f"{p[0]}.eyJ{p[1]}.sig")),
 ).map("".join)
@@ -350,7 +350,7 @@ EMBEDDINGS = st.sampled_from([
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.text(alphabet=st.characters(codec=None)), max_size=8))
+@given(st.lists(st.text(alphabet=st.characters(exclude_categories=[])), max_size=8))  # surrogates too
 def test_redact_argv_never_raises(argv: list[str]) -> None:
     out = redact_argv(argv)
     assert len(out) == len(argv)

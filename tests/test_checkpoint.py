@@ -204,6 +204,11 @@ def test_verify_never_raises_on_junk() -> None:
     assert verify_checkpoint_signature(text, [b"short", PUB[:31], b"x" * 33]) is False
     assert verify_checkpoint_signature(text, [b"short", PUB]) is True
     assert verify_checkpoint_signature(("not", "parsed"), [PUB]) is False  # type: ignore[arg-type]
+    assert verify_checkpoint_signature((1, 2, 3), [PUB]) is False  # type: ignore[arg-type]
+    assert verify_note(("text", []), ORIGIN, [PUB]) is False  # type: ignore[arg-type]
+    cp, sigs = parse_checkpoint(text)
+    assert verify_note((body_text(cp), ["junk"]), ORIGIN, [PUB]) is False  # type: ignore[list-item]
+    assert verify_note((body_text(cp), sigs), ORIGIN, [PUB]) is True
 
 
 # --- malformed notes ----------------------------------------------------------------------

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import struct
 import sys
-import zipfile
 import zlib
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import zstandard
 from logbook.errors import InputError
 from logbook.ingest import inspect as inspect_log
 from logbook.ingest import read_runs
+from logbook.ingest._eval_zip import EvalArchive
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LM_RUN = FIXTURES / "lm_eval/run-seed1"
@@ -37,12 +37,9 @@ def copy_lm_run(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def eval_members(path: Path) -> dict[str, bytes]:
-    """Uncompressed members of a .eval archive (its zstd members read by hand)."""
-    out = {}
-    with zipfile.ZipFile(path) as archive, path.open("rb") as fh:
-        for info in archive.infolist():
-            out[info.filename] = inspect_log._member_bytes(path, archive, fh, info, zstandard)
-    return out
+    """Uncompressed members of a .eval archive, in archive order."""
+    with EvalArchive(path) as archive:
+        return {name: archive.read(name) for name in archive.infos}
 
 
 def write_eval(path: Path, members: dict[str, bytes]) -> Path:

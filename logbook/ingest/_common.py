@@ -67,6 +67,16 @@ def load_json_file(path: Path) -> Any:
     return loads(read_bytes(path), str(path))
 
 
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty dict."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array, else an empty list."""
+    return value if isinstance(value, list) else []
+
+
 def is_secret_key(name: str) -> bool:
     """True when a key's name looks like it holds a secret (API key, token, password, ...)."""
     return bool(_SECRET_KEY.search(name))

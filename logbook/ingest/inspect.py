@@ -12,14 +12,13 @@ takes names, offsets and sizes from the zip directory and decompresses with ``zs
 
 from __future__ import annotations
 
-import struct
-import zipfile
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from logbook.ingest._common import (
+    as_dict,
+    as_list,
     build_outcomes,
     digest,
     fail,
@@ -31,10 +30,10 @@ from logbook.ingest._common import (
     redact,
     rfc3339,
 )
+from logbook.ingest._eval_zip import INSTALL_HINT, EvalArchive
 
 SUPPORTED_VERSIONS = frozenset({2})
 NOT_RUN = "not run (evaluation ended early)"
-INSTALL_HINT = "pip install 'logbook[inspect]'"
 Reader = Literal["auto", "inspect_ai", "zstd"]
 Log = tuple[dict[str, Any], list[dict[str, Any]]]  # header without samples, minimal samples
 _STATUS = {"success": "completed", "error": "failed", "cancelled": "aborted",
@@ -43,8 +42,6 @@ _REASON = {"error": "evaluation failed (the log records no error message)",
            "cancelled": "evaluation cancelled",
            "started": "log was never finished (status 'started': interrupted or still running)"}
 _NOT_LOGS = frozenset({"logs.json", "eval-set.json", "listing.json"})  # Inspect's log-dir files
-_ZIP_LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature ... name length, extra length
-_ZSTD = 93
 
 
 def read_runs(path: Path, *, scorer: str | None = None,
@@ -65,7 +62,7 @@ def read_runs(path: Path, *, scorer: str | None = None,
         header, samples = read_log(file, reader=reader)
         if file is not path and not isinstance(header.get("eval"), dict):
             continue  # a directory's other JSON (logs.json, eval-set.json): not a log
-        eval_id = _dict(header.get("eval")).get("eval_id")
+        eval_id = as_dict(header.get("eval")).get("eval_id")
         if isinstance(eval_id, str):
             if eval_id in seen:
                 continue  # the same log in both formats (``inspect log convert``)
@@ -83,7 +80,7 @@ def read_log(path: Path, *, reader: Reader = "auto") -> Log:
         if not isinstance(doc, dict):
             raise fail(path, "expected a JSON object (an Inspect log)")
         raw = doc.pop("samples", None)
-        header, samples = doc, [_sample(path, s, i) for i, s in enumerate(_list(raw))]
+        header, samples = doc, [_sample(path, s, i) for i, s in enumerate(as_list(raw))]
     else:
         header, samples = _read_eval_zip(path)
     version = header.get("version")
@@ -120,68 +117,24 @@ def _read_with_inspect_ai(path: Path) -> Log:
 
 
 def _read_eval_zip(path: Path) -> Log:
-    """Read a ``.eval`` archive with zipfile (directory) + zstandard (member data)."""
-    try:
-        import zstandard
-    except ImportError:
-        raise fail(path, f"reading .eval logs needs zstandard or inspect_ai: {INSTALL_HINT}") \
-            from None
-    try:
-        with zipfile.ZipFile(path) as archive, path.open("rb") as fh:
-            infos = {info.filename: info for info in archive.infolist()}
+    """Read a ``.eval`` archive with the zipfile + zstandard reader."""
+    with EvalArchive(path) as archive:
 
-            def member(name: str) -> Any:
-                return loads(_member_bytes(path, archive, fh, infos[name], zstandard),
-                             f"{path}: member {name}")
+        def member(name: str) -> Any:
+            return loads(archive.read(name), f"{path}: member {name}")
 
-            if "header.json" in infos:
-                header = member("header.json")
-            elif "_journal/start.json" in infos:  # never finished: no header was written
-                header = {"status": "started", **_dict(member("_journal/start.json"))}
-            else:
-                raise fail(path, "has neither header.json nor _journal/start.json")
-            if not isinstance(header, dict):
-                raise fail(path, "member header.json is not a JSON object")
-            if header.get("version") not in SUPPORTED_VERSIONS:
-                return header, []  # read_log reports the version
-            names = [n for n in infos if n.startswith("samples/") and n.endswith(".json")]
-            samples = [_sample(path, member(n), n) for n in names]
-    except FileNotFoundError:
-        raise fail(path, "file not found") from None
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
-        raise fail(path, f"not a readable .eval (zip) archive ({exc})") from None
-    except OSError as exc:
-        raise fail(path, f"cannot be read ({exc.strerror or exc})") from None
-    return header, samples
-
-
-def _member_bytes(path: Path, archive: zipfile.ZipFile, fh: Any, info: zipfile.ZipInfo,
-                  zstandard: Any) -> bytes:
-    """One member's uncompressed bytes, read from its local header (zip method 93 or 0/8)."""
-    where = f"member {info.filename}"
-    fh.seek(info.header_offset)
-    head = fh.read(_ZIP_LOCAL_HEADER.size)
-    if len(head) < _ZIP_LOCAL_HEADER.size:
-        raise fail(path, f"{where}: archive is truncated")
-    signature, name_len, extra_len = _ZIP_LOCAL_HEADER.unpack(head)
-    if signature != b"PK\x03\x04":
-        raise fail(path, f"{where}: bad local header (corrupt archive)")
-    fh.seek(info.header_offset + _ZIP_LOCAL_HEADER.size + name_len + extra_len)
-    raw = fh.read(info.compress_size)
-    if len(raw) < info.compress_size:
-        raise fail(path, f"{where}: archive is truncated")
-    if info.compress_type == _ZSTD:
-        try:
-            data = zstandard.ZstdDecompressor().decompress(raw, max_output_size=info.file_size)
-        except zstandard.ZstdError as exc:
-            raise fail(path, f"{where}: zstd data is corrupt ({exc})") from None
-    elif info.compress_type in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-        data = raw if info.compress_type == zipfile.ZIP_STORED else archive.read(info)
-    else:
-        raise fail(path, f"{where}: unsupported zip compression method {info.compress_type}")
-    if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
-        raise fail(path, f"{where}: size or CRC does not match the zip directory (corrupt)")
-    return bytes(data)
+        if "header.json" in archive.infos:
+            header = member("header.json")
+        elif "_journal/start.json" in archive.infos:  # never finished: no header was written
+            header = {"status": "started", **as_dict(member("_journal/start.json"))}
+        else:
+            raise fail(path, "has neither header.json nor _journal/start.json")
+        if not isinstance(header, dict):
+            raise fail(path, "member header.json is not a JSON object")
+        if header.get("version") not in SUPPORTED_VERSIONS:
+            return header, []  # read_log reports the version
+        names = [n for n in archive.infos if n.startswith("samples/") and n.endswith(".json")]
+        return header, [_sample(path, member(n), n) for n in names]
 
 
 def _sample(path: Path, raw: Any, where: int | str) -> dict[str, Any]:
@@ -197,7 +150,7 @@ def _sample(path: Path, raw: Any, where: int | str) -> dict[str, Any]:
     error = raw.get("error")
     if isinstance(error, dict):
         error = error.get("message") or "error"
-    return {"id": sid, "epoch": epoch, "scores": _dict(raw.get("scores")),
+    return {"id": sid, "epoch": epoch, "scores": as_dict(raw.get("scores")),
             "error": str(error) if error else None}
 
 
@@ -210,7 +163,7 @@ def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], 
     status = header.get("status", "started")
     if status not in _STATUS:
         raise fail(path, f"field status is {status!r}, not one of {', '.join(_STATUS)}")
-    results = _dict(header.get("results"))
+    results = as_dict(header.get("results"))
     names = _scorers(ev, results, samples)
     if scorer is not None:
         if scorer not in names and samples:
@@ -225,7 +178,7 @@ def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], 
     planned_set = set(planned)
     keys = planned + [k for k in logged if k not in planned_set]
     error = header.get("error")
-    message = str(_dict(error).get("message") or error) if error else None
+    message = str(as_dict(error).get("message") or error) if error else None
     runs = []
     for name in names:
         body: dict[str, Any] = {
@@ -234,8 +187,8 @@ def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], 
             "apparatus": _apparatus(header, ev, name),
             "outcomes": _outcomes(name, keys, logged),
             "reported": _reported(status, message, results, name),
-            "started": rfc3339(_dict(header.get("stats")).get("started_at") or ev.get("created")),
-            "finished": rfc3339(_dict(header.get("stats")).get("completed_at")),
+            "started": rfc3339(as_dict(header.get("stats")).get("started_at") or ev.get("created")),
+            "finished": rfc3339(as_dict(header.get("stats")).get("completed_at")),
             "note": note,
         }
         if status != "success":
@@ -245,8 +198,8 @@ def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], 
 
 
 def _scorers(ev: dict[str, Any], results: dict[str, Any], samples: list[Any]) -> list[str]:
-    names = [s.get("name") for s in _list(ev.get("scorers")) if isinstance(s, dict)]
-    names += [s.get("scorer") or s.get("name") for s in _list(results.get("scores"))
+    names = [s.get("name") for s in as_list(ev.get("scorers")) if isinstance(s, dict)]
+    names += [s.get("scorer") or s.get("name") for s in as_list(results.get("scores"))
               if isinstance(s, dict)]
     for sample in samples:
         names += list(sample["scores"])
@@ -256,8 +209,8 @@ def _scorers(ev: dict[str, Any], results: dict[str, Any], samples: list[Any]) ->
 
 def _planned(ev: dict[str, Any], samples: list[Any]) -> tuple[list[tuple[str, int]], str | None]:
     """Every (id, epoch) the eval meant to run, from the dataset's sample ids and epochs."""
-    ids = [item_id(i) for i in _list(_dict(ev.get("dataset")).get("sample_ids"))]
-    epochs = _dict(ev.get("config")).get("epochs")
+    ids = [item_id(i) for i in as_list(as_dict(ev.get("dataset")).get("sample_ids"))]
+    epochs = as_dict(ev.get("config")).get("epochs")
     if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
         epochs = max((s["epoch"] for s in samples), default=1)
     if not ids or any(i is None for i in ids):
@@ -277,7 +230,7 @@ def _outcomes(name: str, keys: list[tuple[str, int]],
         elif name not in sample["scores"]:
             values.append((None, f"no score from scorer {name}"))
         else:
-            values.append((_dict(sample["scores"][name]).get("value"), None))
+            values.append((as_dict(sample["scores"][name]).get("value"), None))
     fields = list(dict.fromkeys(k for v, _ in values if isinstance(v, dict) for k in v))
     getters: list[tuple[str, Callable[[Any], Any]]] = (
         [(f, lambda v, f=f: v.get(f) if isinstance(v, dict) else v) for f in fields]
@@ -320,7 +273,7 @@ def value_to_float(value: Any) -> tuple[float | None, str | None]:
 
 def _reported(status: str, message: str | None, results: dict[str, Any],
               name: str) -> dict[str, Any]:
-    entries = [e for e in _list(results.get("scores"))
+    entries = [e for e in as_list(results.get("scores"))
                if isinstance(e, dict) and (e.get("scorer") or e.get("name")) == name]
     out: dict[str, Any] = {"status": status, "error": message, "scorer": name,
                            "total_samples": results.get("total_samples"),
@@ -328,8 +281,8 @@ def _reported(status: str, message: str | None, results: dict[str, Any],
     if entries:
         first = entries[0]
         metrics = {k: (m.get("value") if isinstance(m, dict) else m)
-                   for k, m in _dict(first.get("metrics")).items()}
-        headline = _dict(results.get("headline"))
+                   for k, m in as_dict(first.get("metrics")).items()}
+        headline = as_dict(results.get("headline"))
         metric = headline.get("metric") if headline.get("scorer") == name else None
         metric = metric if metric in metrics else next(iter(metrics), None)
         out |= {"metric": metric, "value": number(metrics.get(metric)),
@@ -344,15 +297,15 @@ def _reported(status: str, message: str | None, results: dict[str, Any],
 
 def _apparatus(header: dict[str, Any], ev: dict[str, Any], scorer: str) -> dict[str, Any]:
     model = ev.get("model") if isinstance(ev.get("model"), str) else None
-    generate = _dict(ev.get("model_generate_config")) | _dict(_dict(header.get("plan"))
+    generate = as_dict(ev.get("model_generate_config")) | as_dict(as_dict(header.get("plan"))
                                                                .get("config"))
-    packages = _dict(ev.get("packages"))
-    revision = _dict(ev.get("revision"))
-    dataset = _dict(ev.get("dataset"))
-    spec = next((s for s in _list(ev.get("scorers"))
+    packages = as_dict(ev.get("packages"))
+    revision = as_dict(ev.get("revision"))
+    dataset = as_dict(ev.get("dataset"))
+    spec = next((s for s in as_list(ev.get("scorers"))
                  if isinstance(s, dict) and s.get("name") == scorer), None)
     steps = [{"solver": s.get("solver"), "params": s.get("params")}
-             for s in _list(_dict(header.get("plan")).get("steps")) if isinstance(s, dict)]
+             for s in as_list(as_dict(header.get("plan")).get("steps")) if isinstance(s, dict)]
     return {
         "model": model,
         "engine": model.split("/", 1)[0] if model and "/" in model else None,
@@ -380,11 +333,3 @@ def _apparatus(header: dict[str, Any], ev: dict[str, Any], scorer: str) -> dict[
             "metadata": ev.get("metadata"),
         }),
     }
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from logbook.ingest._common import (
+    as_dict,
+    as_list,
     build_outcomes,
     digest,
     fail,
@@ -92,14 +94,6 @@ def _sub(doc: dict[str, Any], key: str, task: str) -> Any:
     return table.get(task) if isinstance(table, dict) else None
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return dict(value) if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _task_run(doc: dict[str, Any], path: Path, task: str, samples_path: Path,
               parents: dict[str, str], wanted: str | None) -> dict[str, Any]:
     config: dict[str, Any] = doc["configs"][task]
@@ -168,12 +162,12 @@ def _read_samples(path: Path) -> list[tuple[int, dict[str, Any]]]:
 def _primary(config: dict[str, Any], reported: dict[str, Any], lines: list[Any],
              wanted: str | None, path: Path, task: str) -> tuple[str, str]:
     """(metric, filter): the requested one, else the first of metric_list under filter 1."""
-    filters = [f.get("name") for f in _list(config.get("filter_list")) if isinstance(f, dict)]
+    filters = [f.get("name") for f in as_list(config.get("filter_list")) if isinstance(f, dict)]
     filt = str(filters[0]) if filters and filters[0] else "none"
     if wanted:
         metric, _, chosen = wanted.partition(",")
         return metric, chosen or filt
-    names = [m.get("metric") for m in _list(config.get("metric_list")) if isinstance(m, dict)]
+    names = [m.get("metric") for m in as_list(config.get("metric_list")) if isinstance(m, dict)]
     names = [str(n) for n in names if isinstance(n, str)]
     if not names:  # older configs: the results keys are "metric,filter"
         names = [k.split(",")[0] for k in reported if "," in k and "_stderr," not in k]
@@ -197,12 +191,12 @@ def _expected_count(doc: dict[str, Any], task: str, reported: dict[str, Any]) ->
 
 def _extra(by_filter: dict[str, dict[str, dict[str, Any]]], ids: list[str], metric: str,
            filt: str, config: dict[str, Any]) -> dict[str, list[float | None]]:
-    listed = [m.get("metric") for m in _list(config.get("metric_list")) if isinstance(m, dict)]
+    listed = [m.get("metric") for m in as_list(config.get("metric_list")) if isinstance(m, dict)]
     extra: dict[str, list[float | None]] = {}
     for name_filter, rows in by_filter.items():
         names = [n for n in listed if isinstance(n, str)]
         for line in rows.values():  # metrics a config does not list still show up per line
-            names += [n for n in _list(line.get("metrics"))
+            names += [n for n in as_list(line.get("metrics"))
                       if isinstance(n, str) and n not in names]
             break
         for name in names:
@@ -251,14 +245,14 @@ def _env(info: Any, label: str) -> str | None:
 
 def _apparatus(doc: dict[str, Any], task: str, config: dict[str, Any],
                metric: str) -> dict[str, Any]:
-    run_config = _dict(doc.get("config"))
+    run_config = as_dict(doc.get("config"))
     model_args = run_config.get("model_args")
     if isinstance(model_args, str):
         model_args = parse_kv_string(model_args)
     model_args = redact(model_args) if isinstance(model_args, dict) else {}
-    gen = _dict(config.get("generation_kwargs"))
+    gen = dict(as_dict(config.get("generation_kwargs")))
     cli_gen = run_config.get("gen_kwargs")
-    gen.update(parse_kv_string(cli_gen) if isinstance(cli_gen, str) else _dict(cli_gen))
+    gen.update(parse_kv_string(cli_gen) if isinstance(cli_gen, str) else as_dict(cli_gen))
     env = doc.get("pretty_env_info")
     python = _env(env, "Python version")
     task_hash = _sub(doc, "task_hashes", task)
@@ -300,7 +294,7 @@ def _apparatus(doc: dict[str, Any], task: str, config: dict[str, Any],
             "n_samples": _sub(doc, "n-samples", task),
             "output_type": config.get("output_type"),
             "repeats": config.get("repeats"),
-            "filters": [f.get("name") for f in _list(config.get("filter_list"))
+            "filters": [f.get("name") for f in as_list(config.get("filter_list"))
                         if isinstance(f, dict)] or None,
             "gen_kwargs": gen or None,
             "task_hash": None if sha256_tag(task_hash) else task_hash,

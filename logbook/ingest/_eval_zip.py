@@ -1,0 +1,105 @@
+"""Read the members of an Inspect ``.eval`` archive without inspect_ai.
+
+A ``.eval`` file is a zip archive whose members are Zstandard-compressed (zip method 93), which
+:mod:`zipfile` lists but cannot decompress. Names, offsets and sizes come from the zip central
+directory; each member's bytes are read after its local header and decompressed with
+``zstandard``; size and CRC-32 are checked against the directory.
+"""
+
+from __future__ import annotations
+
+import struct
+import zipfile
+import zlib
+from pathlib import Path
+from types import ModuleType, TracebackType
+from typing import IO, Self
+
+from logbook.ingest._common import fail
+
+INSTALL_HINT = "pip install 'logbook[inspect]'"
+ZSTD_METHOD = 93
+_LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, 22 bytes, name length, extra length
+
+
+class EvalArchive:
+    """``with EvalArchive(path) as archive: archive.read("header.json")``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            import zstandard
+        except ImportError:
+            raise fail(path, "reading .eval logs needs zstandard or inspect_ai: "
+                             f"{INSTALL_HINT}") from None
+        self._zstd: ModuleType = zstandard
+        self._zip: zipfile.ZipFile | None = None
+        self._fh: IO[bytes] | None = None
+        self.infos: dict[str, zipfile.ZipInfo] = {}
+
+    def __enter__(self) -> Self:
+        try:
+            self._fh = self.path.open("rb")
+            self._zip = zipfile.ZipFile(self._fh)
+        except FileNotFoundError:
+            raise fail(self.path, "file not found") from None
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
+            self.close()
+            raise fail(self.path, f"not a readable .eval (zip) archive ({exc})") from None
+        except OSError as exc:
+            self.close()
+            raise fail(self.path, f"cannot be read ({exc.strerror or exc})") from None
+        self.infos = {info.filename: info for info in self._zip.infolist()}
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the archive and its file."""
+        if self._zip is not None:
+            self._zip.close()
+        if self._fh is not None:
+            self._fh.close()
+
+    def read(self, name: str) -> bytes:
+        """One member's uncompressed bytes (zip method 93, or stored/deflated)."""
+        assert self._zip is not None and self._fh is not None, "use within a with block"
+        info, where = self.infos[name], f"member {name}"
+        try:
+            self._fh.seek(info.header_offset)
+            head = self._fh.read(_LOCAL_HEADER.size)
+            if len(head) < _LOCAL_HEADER.size:
+                raise fail(self.path, f"{where}: archive is truncated")
+            signature, name_len, extra_len = _LOCAL_HEADER.unpack(head)
+            if signature != b"PK\x03\x04":
+                raise fail(self.path, f"{where}: bad local header (corrupt archive)")
+            self._fh.seek(info.header_offset + _LOCAL_HEADER.size + name_len + extra_len)
+            raw = self._fh.read(info.compress_size)
+            if len(raw) < info.compress_size:
+                raise fail(self.path, f"{where}: archive is truncated")
+            if info.compress_type == ZSTD_METHOD:
+                data = self._decompress(raw, info.file_size, where)
+            elif info.compress_type == zipfile.ZIP_STORED:
+                data = raw
+            elif info.compress_type == zipfile.ZIP_DEFLATED:
+                data = self._zip.read(info)
+            else:
+                raise fail(self.path, f"{where}: unsupported zip compression method "
+                                      f"{info.compress_type}")
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+            raise fail(self.path, f"{where}: corrupt ({exc})") from None
+        except OSError as exc:
+            raise fail(self.path, f"{where}: cannot be read ({exc.strerror or exc})") from None
+        if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
+            raise fail(self.path, f"{where}: size or CRC does not match the zip directory "
+                                  "(corrupt)")
+        return bytes(data)
+
+    def _decompress(self, raw: bytes, size: int, where: str) -> bytes:
+        try:
+            data: bytes = self._zstd.ZstdDecompressor().decompress(raw, max_output_size=size)
+        except self._zstd.ZstdError as exc:
+            raise fail(self.path, f"{where}: zstd data is corrupt ({exc})") from None
+        return data
