@@ -80,7 +80,8 @@ class Ledger:
 
     # -- opening -------------------------------------------------------------------------
     @classmethod
-    def open(cls, path: Path | str | None = None, write: bool = False) -> Ledger:
+    def open(cls, path: Path | str | None = None, write: bool = True) -> Ledger:
+        """The ledger at ``path`` (or found from the working directory); read-only on request."""
         db = find_db(Path(path) if path is not None else None)
         return cls(Store.open_write(db) if write else Store.open_read(db))
 
@@ -292,11 +293,7 @@ class Ledger:
         """Checks that need the ledger as it stands inside the append transaction."""
         store = txn.store
         if kind != "genesis":
-            valid = {fp for fp, _, _, _, revoked in store.signing_keys() if revoked is None}
-            if key.public.fingerprint not in valid:
-                raise EnvironmentProblem(
-                    f"signing key {key.public.fingerprint[:16]}… is not a valid key of this "
-                    "ledger (add it with `logbook keys add` signed by a valid key)")
+            self.check_key(key)
         if kind == "run" and body.get("plan"):
             plan = self._expect(store, body["plan"], "plan", "body.plan")
             del plan
@@ -338,6 +335,14 @@ class Ledger:
             if body["action"] == "revoke" and (fp not in known or known[fp][4] is not None):
                 raise InputError("body.public: this key is not a valid key of the ledger")
 
+    def check_key(self, key: crypto.SigningKey) -> None:
+        """Exit 3 unless ``key`` is a valid signing key of this ledger now."""
+        valid = {fp for fp, _, _, _, revoked in self.store.signing_keys() if revoked is None}
+        if key.public.fingerprint not in valid:
+            raise EnvironmentProblem(
+                f"signing key {key.public.fingerprint[:16]}… is not a valid key of this "
+                "ledger (add it with `logbook keys add` signed by a valid key)")
+
     @staticmethod
     def _expect(store: Store, digest: str, kind: str | None, field: str) -> int:
         found = store.kind_of(digest)
@@ -346,6 +351,25 @@ class Ledger:
         if kind is not None and found[1] != kind:
             raise InputError(f"{field}: entry {digest[:12]} is a {found[1]}, not a {kind}")
         return found[0]
+
+    # -- recording runs from Python -------------------------------------------------------
+    def append_run(self, plan: str | None, arm: str | None, status: str,
+                   apparatus: dict[str, Any], outcomes: dict[str, Any] | None = None,
+                   key: crypto.SigningKey | None = None, **optional: Any) -> Entry:
+        """Append one run; ``optional`` holds session, started, finished, logs, note, reason."""
+        from logbook.recording import run_body
+
+        body = run_body(plan, arm, status, apparatus, outcomes, **optional)
+        return self.append("run", body, key or crypto.load_key())
+
+    def recording(self, plan: str | None = None, arm: str | None = None, metric: str = "score",
+                  apparatus: dict[str, Any] | None = None, session: str | None = None,
+                  key: crypto.SigningKey | None = None) -> Any:
+        """``with ledger.recording(plan=..., arm=...) as run: run.item(id, score)``."""
+        from logbook.recording import RecordingContext
+
+        return RecordingContext(self, key or crypto.load_key(), plan, arm, metric, apparatus,
+                                session)
 
     # -- derived tables ------------------------------------------------------------------
     def reindex(self) -> dict[str, int]:

@@ -3,6 +3,7 @@ planted the ways secrets really leak (environment, argv, git remotes, printed ou
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -139,11 +140,12 @@ def test_a_hanging_tool_is_given_up_on(monkeypatch: pytest.MonkeyPatch, tmp_path
 def test_import_is_light() -> None:
     code = (
         "import sys; before = set(sys.modules); import logbook.capture; "
-        "print(sorted(set(sys.modules) - before))"
+        "print(' '.join(sorted(set(sys.modules) - before)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    new = eval(out.stdout)
-    assert not {"subprocess", "hashlib", "platform", "importlib.metadata", "numpy"} & set(new)
+    new = set(out.stdout.split())
+    assert "logbook.capture" in new
+    assert not {"subprocess", "hashlib", "platform", "importlib.metadata", "numpy"} & new
 
 
 # --- git --------------------------------------------------------------------------------------
@@ -157,8 +159,6 @@ def test_git_info_clean_dirty_and_diff_hash(repo: Path) -> None:
     dirty = git_info(repo / "eval.py")  # a file inside the tree works too
     assert dirty is not None and dirty["dirty"] is True
     expected = subprocess.run(["git", "-C", str(repo), "diff", "HEAD"], capture_output=True).stdout
-    import hashlib
-
     assert dirty["diff_hash"] == "sha256:" + hashlib.sha256(expected).hexdigest()
     (repo / "eval.py").write_text("print('goodbye')\n")
     again = git_info(repo)
@@ -276,7 +276,7 @@ def test_scrub_text_of_command_output() -> None:
 
 
 def test_private_key_block_is_scrubbed() -> None:
-    pem = "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAAfakefake\nmore\n-----END OPENSSH PRIVATE KEY-----"
+    pem = "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAAfake\nfake\n-----END OPENSSH PRIVATE KEY-----"
     text, n = scrub_text(f"before\n{pem}\nafter")
     assert text == "before\n[redacted]\nafter" and n == 1
 
@@ -288,7 +288,7 @@ def test_helpers() -> None:
     for name in ["max_tokens", "TOKENIZERS_PARALLELISM", "author", "CUDA_VISIBLE_DEVICES",
                  "LOGBOOK_SESSION", "model", "PYTHONHASHSEED"]:
         assert not is_secret_name(name), name  # fmt: skip
-    for value in ALL_SECRETS[:-1] + ["Bearer abc123def456", "ab" * 20]:
+    for value in [*ALL_SECRETS[:-1], "Bearer abc123def456", "ab" * 20]:
         assert looks_secret_value(value), value
     for value in ["0,1", "meta-llama/Meta-Llama-3-8B-Instruct", "expandable_segments:True",
                   "/home/alice/checkpoints/Llama3-8B/step_1000", "GPU-8e4f1b2c-1234-5678-9abc-"
@@ -350,7 +350,7 @@ EMBEDDINGS = st.sampled_from([
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.text(alphabet=st.characters(exclude_categories=[])), max_size=8))  # surrogates too
+@given(st.lists(st.text(alphabet=st.characters(exclude_categories=[])), max_size=8))  # with Cs
 def test_redact_argv_never_raises(argv: list[str]) -> None:
     out = redact_argv(argv)
     assert len(out) == len(argv)

@@ -200,6 +200,9 @@ def test_json_log_of_unsupported_version(tmp_path: Path) -> None:
     path = tmp_path / "log.json"
     path.write_bytes(orjson.dumps(doc))
     with pytest.raises(InputError, match="field version is 9") as exc:
+        inspect_log.read_runs(path, reader="zstd")
+    assert str(exc.value).startswith(str(path))
+    with pytest.raises(InputError, match="version") as exc:  # whichever reader is installed
         read_runs("inspect", path)
     assert str(exc.value).startswith(str(path))
 
@@ -220,6 +223,9 @@ def test_corrupt_member_in_eval(tmp_path: Path) -> None:
     path = tmp_path / "flip.eval"
     path.write_bytes(bytes(data))
     with pytest.raises(InputError, match="member samples/") as exc:
+        inspect_log.read_runs(path, reader="zstd")
+    assert str(exc.value).startswith(str(path))
+    with pytest.raises(InputError) as exc:
         read_runs("inspect", path)
     assert str(exc.value).startswith(str(path))
 
@@ -228,7 +234,10 @@ def test_truncated_json_log(tmp_path: Path) -> None:
     path = tmp_path / "log.json"
     path.write_bytes(JSON_FAILED.read_bytes()[:5000])
     with pytest.raises(InputError, match="not valid JSON"):
+        inspect_log.read_runs(path, reader="zstd")
+    with pytest.raises(InputError) as exc:
         read_runs("inspect", path)
+    assert str(exc.value).startswith(str(path))
 
 
 def test_not_a_log(tmp_path: Path) -> None:
@@ -241,7 +250,7 @@ def test_not_a_log(tmp_path: Path) -> None:
         inspect_log.read_runs(tmp_path / "gone.eval", reader="zstd")
     (tmp_path / "other.json").write_bytes(b'{"a": 1}')
     with pytest.raises(InputError, match="field eval is missing"):
-        read_runs("inspect", tmp_path / "other.json")
+        inspect_log.read_runs(tmp_path / "other.json", reader="zstd")
 
 
 def test_eval_without_zstandard_or_inspect_ai(tmp_path: Path,
@@ -284,7 +293,7 @@ def test_odd_score_values_are_missing_not_zero(tmp_path: Path) -> None:
     by_key = {(i, s): (v, e) for i, s, v, e in zip(o["id"], o["sample"], o["score"], o["error"],
                                                    strict=True)}
     assert by_key[("arith-001", 1)] == (None, "score value 'maybe' is not a number")
-    assert by_key[("arith-002", 1)] == (None, "unscored (no score value)")
+    assert by_key[("arith-002", 1)] == (None, "unscored (score value is null or NaN)")
     assert by_key[("arith-003", 1)] == (1.0, None)
     assert o["metric"] == "correct" and o["extra"]["style"][o["id"].index("arith-003")] == 0.5
 
@@ -301,7 +310,7 @@ def test_sample_with_bad_field(tmp_path: Path, field: str) -> None:
     path = tmp_path / "bad.json"
     path.write_bytes(orjson.dumps(doc))
     with pytest.raises(InputError, match=f"sample 0: field {field}"):
-        read_runs("inspect", path)
+        inspect_log.read_runs(path, reader="zstd")
 
 
 def test_missing_jsonl_file(tmp_path: Path) -> None:

@@ -120,6 +120,8 @@ def prune(value: Any) -> Any:
         return [prune(v) if _keep(v) else None for v in value]
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SAFE_INT:
         return str(value)
+    if isinstance(value, float) and not json_safe(value):
+        return repr(value)
     return value
 
 
@@ -138,8 +140,14 @@ def number(value: Any) -> float | None:
             result = float(value)
         except OverflowError:  # an integer beyond the float range
             return None
-        return result if math.isfinite(result) else None
+        return result if json_safe(result) else None
     return None
+
+
+def json_safe(value: float) -> bool:
+    """True for a float canonical JSON writes exactly: finite, and not in (2^53, 1e21),
+    where JCS would print integer digits that read back as an unsafe integer."""
+    return math.isfinite(value) and not MAX_SAFE_INT < abs(value) < 1e21
 
 
 def item_id(value: Any) -> str | None:

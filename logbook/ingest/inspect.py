@@ -108,7 +108,9 @@ def _read_with_inspect_ai(path: Path) -> Log:
     try:
         log = read_eval_log(str(path))
     except Exception as exc:  # any failure of Inspect's reader is a problem with this file
-        raise fail(path, f"Inspect could not read this log ({type(exc).__name__}: {exc})") from None
+        detail = " ".join(str(exc).split())[:300]
+        raise fail(path, f"Inspect could not read this log ({type(exc).__name__}: {detail})") \
+            from None
     header = log.model_dump(mode="json", exclude={"samples"})
     samples = [{"id": s.id, "epoch": s.epoch,
                 "scores": {k: {"value": v.value} for k, v in (s.scores or {}).items()},
@@ -249,11 +251,14 @@ def _outcomes(name: str, keys: list[tuple[str, int]],
 
 def value_to_float(value: Any) -> tuple[float | None, str | None]:
     """Inspect's value_to_float, except that what it cannot convert is missing, not 0."""
+    unscored = "unscored (score value is null or NaN)"  # NaN is Inspect's "unscored" mark
     if value is None:
-        return None, "unscored (no score value)"
+        return None, unscored
     if isinstance(value, bool | int | float):
         score = number(value)
-        return (score, None) if score is not None else (None, "unscored (value is not finite)")
+        if score is None:
+            return None, unscored if value != value else f"score value {value!r} is out of range"
+        return score, None
     if isinstance(value, str):
         letter = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}.get(value)
         if letter is not None:

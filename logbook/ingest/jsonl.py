@@ -74,7 +74,8 @@ def _score(line: dict[str, Any], path: Path | str, where: str) -> tuple[float | 
         return None, error or "no score"
     score = number(value)
     if score is None:
-        raise fail(path, f"{where}: field score must be a finite number, true/false or null")
+        raise fail(path, f"{where}: field score must be a finite number (at most 2^53 in "
+                         "magnitude), true/false or null")
     if error:
         raise fail(path, f"{where}: has both a score and an error (a failed item has score null)")
     return score, None

@@ -15,6 +15,11 @@ from ._validate import as_float_array, check_confidence, check_int, check_positi
 Values = Sequence[float] | NDArray[np.floating[Any]]
 
 
+def _var(x: NDArray[np.float64]) -> float:
+    """Sample variance (ddof=1), exactly 0 for identical values (not rounding noise)."""
+    return 0.0 if bool(np.all(x == x[0])) else float(x.var(ddof=1))
+
+
 def t_interval(values: Values, confidence: float = 0.95) -> MeanEstimate:
     """Mean over k runs with sample sd (ddof=1), se = sd/sqrt(k) and mean ± t_{k-1}·se.
 
@@ -26,7 +31,7 @@ def t_interval(values: Values, confidence: float = 0.95) -> MeanEstimate:
     confidence = check_confidence(confidence)
     k = int(x.size)
     mean = float(x.mean())
-    sd = float(x.std(ddof=1))
+    sd = math.sqrt(_var(x))
     se = sd / math.sqrt(k)
     half = float(t.ppf(0.5 + confidence / 2.0, k - 1)) * se
     return MeanEstimate(mean, se, mean - half, mean + half, confidence, "t", k, sd)
@@ -44,11 +49,12 @@ def welch(a: Values, b: Values, confidence: float = 0.95) -> WelchEstimate:
     vb = as_float_array("b", b, min_len=2)
     confidence = check_confidence(confidence)
     diff = float(vb.mean() - va.mean())
-    qa = float(va.var(ddof=1)) / va.size
-    qb = float(vb.var(ddof=1)) / vb.size
+    qa = _var(va) / va.size
+    qb = _var(vb) / vb.size
     se = math.sqrt(qa + qb)
     n = int(va.size + vb.size)
     if se == 0.0:
+        diff = float(vb[0] - va[0])  # both sides constant; avoid mean() rounding noise
         stat = 0.0 if diff == 0 else math.copysign(math.inf, diff)
         return WelchEstimate(
             diff, 0.0, diff, diff, confidence, "welch", n, stat, float(diff == 0), None
@@ -69,7 +75,7 @@ def variance_band(run_scores: Values, z: float = 2.0) -> VarianceBand:
     x = as_float_array("run_scores", run_scores, min_len=2)
     z = check_positive("z", z)
     k = int(x.size)
-    sd = float(x.std(ddof=1))
+    sd = math.sqrt(_var(x))
     return VarianceBand(
         k=k,
         mean=float(x.mean()),

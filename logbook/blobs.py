@@ -1,0 +1,69 @@
+"""Content-addressed log files beside the ledger (`.logbook/blobs/<sha256 hex>`).
+
+A run records each log's name, sha256, size and a short excerpt; the full file is kept here so an
+auditor can check it against the hash. Text is scrubbed of secrets before it is hashed and kept:
+what is stored is exactly what the hash names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+EXCERPT_LINES = 20
+EXCERPT_CHARS = 2000
+
+
+def blob_dir(ledger_db: Path) -> Path:
+    return ledger_db.parent / "blobs"
+
+
+def excerpt(text: str) -> str:
+    """The last lines of a log: where the reason for a failure usually is."""
+    tail = "\n".join(text.rstrip("\n").splitlines()[-EXCERPT_LINES:])
+    return tail[-EXCERPT_CHARS:]
+
+
+def keep(ledger_db: Path, name: str, data: bytes,
+         env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Store ``data`` (scrubbed when it is text) and return the run's log reference."""
+    from logbook.capture import scrub_text
+
+    text: str | None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None:
+        text, _count = scrub_text(text, env=os.environ if env is None else env)
+        data = text.encode("utf-8")
+    digest = hashlib.sha256(data).hexdigest()
+    folder = blob_dir(ledger_db)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / digest
+    if not path.exists():
+        tmp = folder / f".{digest}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    ref: dict[str, Any] = {"name": name, "sha256": f"sha256:{digest}", "size": len(data)}
+    if text is not None and text.strip():
+        ref["excerpt"] = excerpt(text)
+    return ref
+
+
+def check(ledger_db: Path, ref: Mapping[str, Any]) -> str | None:
+    """None when the kept blob matches its reference; otherwise what is wrong."""
+    digest = str(ref.get("sha256", "")).removeprefix("sha256:")
+    path = blob_dir(ledger_db) / digest
+    if not path.is_file():
+        return f"log {ref.get('name')!r}: blob {digest[:16]}… is missing"
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != digest:
+        return f"log {ref.get('name')!r}: blob {digest[:16]}… does not match its hash"
+    return None

@@ -1,0 +1,271 @@
+"""`logbook run -- CMD` and `logbook append --from SOURCE PATH`: recording runs in one command.
+
+`run` checks everything it will need before the command starts, then runs it, streams its output
+through, and appends a run whatever happens: a non-zero exit is `failed`, a signal or Ctrl-C is
+`aborted`, an unreadable outcome file is `failed` naming the file. It exits with the command's
+status.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+import typer
+
+from logbook.cli import state
+from logbook.errors import InputError, LogbookError
+
+
+def _declared(apparatus: str | None) -> dict[str, Any]:
+    if apparatus is None:
+        return {}
+    value = state.parse_json(state.read_input(apparatus, "apparatus file"), apparatus)
+    if not isinstance(value, dict):
+        raise InputError(f"--apparatus {apparatus}: must hold a JSON object")
+    if "captured" in value:
+        raise InputError(f"--apparatus {apparatus}: the key 'captured' is reserved for what "
+                         "logbook captures itself")
+    return value
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(out.get(k), dict) and isinstance(v, dict) else v
+    return out
+
+
+def _session(session: str | None) -> str | None:
+    return session or os.environ.get("LOGBOOK_SESSION") or None
+
+
+def _check_plan(ledger: Any, plan: str | None, arm: str | None) -> str | None:
+    if plan is None:
+        if arm is not None:
+            raise InputError("--arm needs --plan")
+        return None
+    digest = ledger.resolve(plan, "--plan")
+    if ledger.store.kind_of(digest)[1] != "plan":
+        raise InputError(f"--plan {plan}: that entry is not a plan")
+    arms = [a.get("name") for a in ledger.plan_body(digest).get("arms", [])]
+    if arm not in arms:
+        raise InputError(f"--arm {arm!r} is not an arm of plan {plan} "
+                         f"(its arms are {', '.join(map(str, arms))})")
+    return digest
+
+
+def append_from(source: str, path: str | None, plan: str | None, arm: str | None,
+                session: str | None, apparatus: str | None, once: str | None) -> list[Any]:
+    """`logbook append --from SOURCE PATH`: every run the harness output holds, all or none."""
+    from logbook.crypto import load_key
+    from logbook.ingest import SOURCES, read_runs
+
+    if source not in SOURCES:
+        raise InputError(f"--from {source!r} is not one of {', '.join(SOURCES)}")
+    if path is None:
+        raise InputError(f"--from {source} needs the PATH of the harness output")
+    declared = _declared(apparatus)
+    key = load_key()
+    with state.open_ledger(write=True) as ledger:
+        digest = _check_plan(ledger, plan, arm)
+        bodies = read_runs(source, Path(path))
+        drafts = []
+        for body in bodies:
+            body = {"plan": digest, "arm": arm, **body}
+            body["apparatus"] = _merge(body.get("apparatus") or {}, declared)
+            if _session(session):
+                body["session"] = _session(session)
+            drafts.append(("run", body))
+        if not drafts:
+            raise InputError(f"{path} holds no runs")
+        return ledger.append_many(drafts, key, once=once)
+
+
+class _Tee(threading.Thread):
+    """Copy a child's stream to ours as it comes, keeping a copy for the log blob."""
+
+    def __init__(self, src: IO[bytes], dst: IO[bytes], sink: list[bytes]) -> None:
+        super().__init__(daemon=True)
+        self.src, self.dst, self.sink = src, dst, sink
+
+    def run(self) -> None:
+        for chunk in iter(lambda: self.src.read1(65536), b""):  # type: ignore[attr-defined]
+            self.sink.append(chunk)
+            try:
+                self.dst.write(chunk)
+                self.dst.flush()
+            except (OSError, ValueError):
+                pass
+
+
+def run(
+    command: list[str] = typer.Argument(..., metavar="-- CMD ARGS...",
+                                        help="The command that runs the evaluation."),
+    plan: str = typer.Option(None, "--plan"),
+    arm: str = typer.Option(None, "--arm"),
+    session: str = typer.Option(None, "--session", help="Session id (or LOGBOOK_SESSION)."),
+    outcomes: str = typer.Option(None, "--outcomes", help="JSON Lines of items the command "
+                                 "writes: {id, score, cluster?, error?}."),
+    source: tuple[str, str] | None = typer.Option(None, "--from", metavar="SOURCE PATH",
+                                           help="A harness output: lm-eval PATH or inspect "
+                                           "PATH."),
+    apparatus: str = typer.Option(None, "--apparatus", help="JSON object of what only you or "
+                                  "the engine know (engine build, flags as applied, ...)."),
+    logs: list[str] = typer.Option([], "--log", help="A log file to hash and keep (repeatable)."),
+    note: str = typer.Option(None, "--note"),
+) -> None:
+    """Run CMD and append its run, whatever happens to it."""
+    from logbook.capture import capture
+    from logbook.crypto import load_key
+    from logbook.ingest import SOURCES
+    from logbook.ledger import now_rfc3339
+
+    kind, src_path = source if source else (None, None)
+    if kind is not None and kind not in SOURCES:
+        raise InputError(f"--from {kind!r} is not one of {', '.join(SOURCES)}")
+    if kind is not None and outcomes is not None:
+        raise InputError("give either --outcomes or --from, not both")
+    if kind is None and outcomes is None:
+        raise InputError("say where the outcomes will be: --outcomes FILE or --from SOURCE PATH")
+    if not command:
+        raise InputError("CMD is required after --")
+    declared = _declared(apparatus)
+    key = load_key()
+    with state.open_ledger(write=True) as ledger:
+        digest = _check_plan(ledger, plan, arm)
+        # the key must be able to sign here: learn it now, not after hours of work
+        ledger.check_key(key)
+        db = ledger.path
+    captured = capture(command, Path.cwd())
+    started = now_rfc3339()
+    since = time.time()
+    status, reason, code = _execute(command, out := [])
+    finished = now_rfc3339()
+    bodies, read_error = _read_outcomes(kind or "jsonl", src_path or outcomes, since)
+    if read_error and status == "completed":
+        status, reason = "failed", read_error
+    elif read_error:
+        reason = f"{reason}; {read_error}"
+    log_refs, unreadable = _keep_logs(db, b"".join(out), logs)
+    if unreadable:
+        note = "; ".join(([note] if note else []) + unreadable)
+    base = {"plan": digest, "arm": arm, "session": _session(session), "started": started,
+            "finished": finished, "logs": log_refs, "note": note}
+    drafts = []
+    for body in bodies or [{}]:
+        app = _merge(_merge(body.get("apparatus") or {}, declared), {"captured": captured})
+        merged = {**body, **{k: v for k, v in base.items() if v is not None}, "apparatus": app,
+                  "plan": digest, "arm": arm}
+        if status != "completed":
+            merged["status"] = status if merged.get("status", "completed") == "completed" \
+                else merged["status"]
+            merged["reason"] = reason if not body.get("reason") else f"{reason}; {body['reason']}"
+        merged.setdefault("status", "completed")
+        drafts.append(("run", merged))
+    with state.open_ledger(write=True) as ledger:
+        try:
+            entries = ledger.append_many(drafts, key)
+        except InputError as exc:
+            # a run that happened is never lost: keep it as failed, saying why
+            fallback = {"plan": digest, "arm": arm, "status": "failed" if status == "completed"
+                        else status, "reason": f"{reason + '; ' if reason else ''}its record "
+                        f"was refused: {exc}", "apparatus": {**declared, "captured": captured},
+                        **{k: v for k, v in base.items() if v is not None and k not in
+                           ("plan", "arm")}}
+            entries = ledger.append_many([("run", fallback)], key)
+            code = code or 1
+    for e in entries:
+        print(f"logbook: appended run {e.seq} {e.digest} ({e.body.get('status')})",
+              file=sys.stderr)
+    raise typer.Exit(code)
+
+
+def _execute(command: list[str], out: list[bytes]) -> tuple[str, str | None, int]:
+    """Run the command, streaming its output; (status, reason, exit code to pass on)."""
+    try:
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as exc:
+        return "failed", f"could not start {command[0]!r}: {exc.strerror}", 127
+    tees = [_Tee(child.stdout, sys.stdout.buffer, out),  # type: ignore[arg-type]
+            _Tee(child.stderr, sys.stderr.buffer, out)]  # type: ignore[arg-type]
+    for t in tees:
+        t.start()
+    interrupted = False
+    while True:
+        try:
+            rc = child.wait()
+            break
+        except KeyboardInterrupt:
+            # the child got the same SIGINT from the terminal; make sure it ends, then record
+            interrupted = True
+            child.send_signal(signal.SIGINT)
+    for t in tees:
+        t.join(timeout=5)
+    if interrupted:
+        return "aborted", "interrupted by Ctrl-C (SIGINT)", 130
+    if rc < 0:
+        name = signal.Signals(-rc).name
+        return "aborted", f"the command was killed by {name}", 128 - rc
+    if rc != 0:
+        return "failed", f"the command exited with status {rc}", rc
+    return "completed", None, 0
+
+
+# what each harness writes into an output folder; older files there belong to earlier runs
+_OUTPUT_GLOBS = {"lm-eval": ("**/results_*.json",), "inspect": ("*.eval", "*.json"),
+                 "jsonl": ("*.jsonl",)}
+
+
+def _read_outcomes(kind: str, path: str | None,
+                   since: float) -> tuple[list[dict[str, Any]], str | None]:
+    """The runs this command wrote: only files modified after it started count."""
+    from logbook.ingest import read_runs
+
+    assert path is not None
+    target = Path(path)
+    slack = 1.0  # coarse file-system timestamps
+    if target.is_dir():
+        files = sorted({f for g in _OUTPUT_GLOBS[kind] for f in target.glob(g)
+                        if f.is_file() and f.stat().st_mtime >= since - slack})
+        if not files:
+            return [], f"outcomes not read: {path} holds no {kind} output written by this run"
+    elif target.is_file() and target.stat().st_mtime < since - slack:
+        return [], (f"outcomes not read: {path} was not written by this run (it is older "
+                    "than the run's start)")
+    else:
+        files = [target]
+    bodies: list[dict[str, Any]] = []
+    try:
+        for f in files:
+            bodies.extend(read_runs(kind, f))
+    except LogbookError as exc:
+        return [], f"outcomes not read: {exc}"
+    return bodies, None
+
+
+def _keep_logs(db: Path, output: bytes,
+               logs: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Log references for the command's output and each --log file, and what was unreadable."""
+    from logbook.blobs import keep
+
+    refs = [keep(db, "output", output)] if output else []
+    unreadable = []
+    for name in logs:
+        try:
+            data = Path(name).read_bytes()
+        except OSError as exc:
+            unreadable.append(f"log file {name} could not be read: {exc.strerror}")
+            continue
+        refs.append(keep(db, Path(name).name, data))
+    return refs, unreadable
+
+
+def register(app: typer.Typer) -> None:
+    app.command(context_settings={"allow_interspersed_args": False})(run)
