@@ -51,20 +51,20 @@ _SRC: dict[str, tuple[str, int]] = {
           | xox[abposr]-[A-Za-z0-9-]{10,}
           | (?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])
           | AIza[0-9A-Za-z_-]{30,}
-          | eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}(?:\.[A-Za-z0-9_-]*)?
+          | (?<![_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}(?:\.[A-Za-z0-9_-]*)?
           | -----BEGIN[A-Z\ ]*PRIVATE\ KEY-----[\s\S]*?(?:-----END[A-Z\ ]*PRIVATE\ KEY-----|\Z)
         )""",
         re.VERBOSE,
     ),
     # The credential after "Bearer": the word is kept.
     "bearer": (r"\b(bearer)(\s+)([A-Za-z0-9._~+/=:-]{8,})", re.IGNORECASE),
-    "userinfo": (r"\b([A-Za-z][A-Za-z0-9+.-]*://)([^/\s@?#\"'<>]+)@", 0),  # scheme://userinfo@
+    "userinfo": (r"(?<![\w+.-])([A-Za-z][\w+.-]*://)([^/\s@?#\"'<>]+)@", 0),  # scheme://user@
     "hex": (r"(?<![A-Za-z0-9])[0-9a-fA-F]{32,}(?![A-Za-z0-9])", 0),
     "hash_label": (r"(?:sha\d*|sha3-\d+|md5|blake2[bs]?|xxh\d*)[:=]$", re.IGNORECASE),
     "b64": (r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{32,}={0,2}", 0),
     # SECRET_NAME=value, name: value, "name": "value" (.env, YAML, JSON, k=v lists, headers).
     "assign": (
-        r"""(?<![\w.])(["']?)((?=[A-Za-z_])[\w.-]*?(?:SECRET)[\w.-]*)\1(\s*[:=]\s*)
+        r"""(?<![\w.-])(["']?)(-*(?=[A-Za-z_])[\w.-]*?(?:SECRET)[\w.-]*)\1(\s*[:=]\s*)
             (?:(bearer|basic|token|digest)(\s+))?
             ("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,;&"'<>]+)""",
         re.VERBOSE | re.IGNORECASE,
@@ -319,22 +319,16 @@ def _memory() -> int:
 def _gpus() -> list[dict[str, Any]] | None:
     import shutil
 
-    smi = shutil.which("nvidia-smi")
-    if not smi:
+    if not (smi := shutil.which("nvidia-smi")):
         return None
-    query = [smi, "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"]
-    csv = _text(query)
+    csv = _text([smi, "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"])
     if csv is None:
         return None
-    header = _text([smi]) or ""
-    cuda = re.search(r"CUDA Version:\s*([0-9.]+)", header)
-    gpus = []
-    for line in csv.splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) >= 3:
-            gpus.append({"name": parts[0], "memory": parts[1], "driver": parts[2],
-                         "cuda": cuda.group(1) if cuda else None})
-    return gpus
+    m = re.search(r"CUDA Version:\s*([0-9.]+)", _text([smi]) or "")
+    cuda = m.group(1) if m else None
+    rows = [[p.strip() for p in line.split(",")] for line in csv.splitlines()]
+    return [{"name": r[0], "memory": r[1], "driver": r[2], "cuda": cuda}
+            for r in rows if len(r) >= 3]
 
 
 def _os() -> dict[str, str]:

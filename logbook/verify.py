@@ -45,6 +45,11 @@ class Result:
     checks: int = 0
     head: str | None = None
     ledger: str | None = None
+    # For checking checkpoints (logbook.checkpoints): the 32-byte digest of every entry in
+    # order (the Merkle leaves) and the key history (fingerprint, name, public, added_seq,
+    # revoked_seq), both recomputed from the entry bytes. Not part of as_dict().
+    digests: list[bytes] = field(default_factory=list, repr=False)
+    keys: list[tuple[str, str, str, int, int | None]] = field(default_factory=list, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -238,6 +243,24 @@ def _derived(result: Result, table: str, key: Any, digests: list[bytes], why: st
                                    f"{why}", seq if table != "tree" else None, entries))
 
 
+def _track_keys(keys: dict[str, list[Any]], seq: int, env: dict[str, Any]) -> None:
+    """The signing_keys rows an entry's key changes make: [fp, name, public, added, revoked]."""
+    for action, name, public, _ in derive.key_changes(seq, env):
+        pub = _public(public)
+        if pub is None:
+            continue
+        fp = hashlib.sha256(pub).hexdigest()
+        if action == "add" and fp not in keys:
+            keys[fp] = [fp, name, public, seq, None]
+        elif action == "revoke" and fp in keys and keys[fp][4] is None:
+            keys[fp][4] = seq
+
+
+def _key_rows(keys: dict[str, list[Any]]) -> list[tuple[str, str, str, int, int | None]]:
+    return [(fp, name, public, added, revoked) for fp, name, public, added, revoked
+            in keys.values()]
+
+
 def verify_store(store: Any, trusted: str | None = None) -> Result:
     """Every check on a ledger database: chain, signatures, references, derived tables."""
     chain = ChainVerifier(trusted)
@@ -254,17 +277,10 @@ def verify_store(store: Any, trusted: str | None = None) -> Result:
         oc = derive.outcome_row(stored.seq, env)
         if oc is not None:
             outcome_rows.append(oc.as_tuple())
-        for action, name, public, _ in derive.key_changes(stored.seq, env):
-            pub = _public(public)
-            if pub is None:
-                continue
-            fp = hashlib.sha256(pub).hexdigest()
-            if action == "add" and fp not in keys:
-                keys[fp] = [fp, name, public, stored.seq, None]
-            elif action == "revoke" and fp in keys and keys[fp][4] is None:
-                keys[fp][4] = stored.seq
+        _track_keys(keys, stored.seq, env)
     result = chain.finish()
     digests = chain.digests
+    result.digests, result.keys = digests, _key_rows(keys)
     compare_rows(result, "entry_index", index_rows, store.all_index_rows(), digests)
     compare_rows(result, "outcomes", outcome_rows, store.all_outcome_rows(), digests)
     compare_rows(result, "signing_keys", [tuple(v) for v in keys.values()],
@@ -282,6 +298,7 @@ def verify_export_lines(lines: Iterable[bytes], trusted: str | None = None,
     from logbook.errors import InputError
 
     chain = ChainVerifier(trusted)
+    keys: dict[str, list[Any]] = {}
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -296,7 +313,12 @@ def verify_export_lines(lines: Iterable[bytes], trusted: str | None = None,
             chain._find("format", f"{source} line {number} is not an exported entry "
                         '{"seq", "digest", "signature", "entry"}', None, [])
             continue
-        chain.feed(seq if isinstance(seq, int) else -1,
-                   digest if isinstance(digest, str) else "", raw,
-                   signature if isinstance(signature, str) else "")
-    return chain.finish()
+        position = chain.expected_seq
+        env = chain.feed(seq if isinstance(seq, int) else -1,
+                         digest if isinstance(digest, str) else "", raw,
+                         signature if isinstance(signature, str) else "")
+        if env is not None:
+            _track_keys(keys, position, env)
+    result = chain.finish()
+    result.digests, result.keys = chain.digests, _key_rows(keys)
+    return result

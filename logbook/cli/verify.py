@@ -14,43 +14,56 @@ from logbook.errors import InputError
 def verify(
     file: str = typer.Argument(None, help="An exported .jsonl file to verify instead of the "
                                "ledger database."),
-    trust: str = typer.Option(None, "--trust", help="A key fingerprint (64 hex) or public-key "
-                              "file that the genesis entry must carry."),
+    trust: str = typer.Option(None, "--trust", help="A key fingerprint (64 hex), public-key "
+                              "file or C2SP verifier key that the genesis entry must carry "
+                              "and that must have signed every --checkpoint."),
     checkpoints: list[str] = typer.Option([], "--checkpoint", help="A checkpoint file the "
                                           "ledger must extend (repeatable)."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Verify digests, chain, signatures, references and derived tables; exit 1 on any finding."""
-    from logbook import verify as v
-    from logbook.crypto import read_trust
+    """Verify digests, chain, signatures, references and derived tables; exit 1 on any finding.
 
-    trusted, trusted_key = read_trust(trust) if trust else (None, None)
+    With --checkpoint: also that the checkpoint is signed by a key of the ledger (by the
+    --trust key when given), names this ledger, and that the ledger extends it (not cut,
+    rewritten or forked), by a consistency proof from its size to the current head.
+    """
+    from logbook import verify as v
+    from logbook.checkpoints import (
+        check_export_against,
+        check_ledger_against,
+        read_checkpoint,
+        read_trust_key,
+    )
+
+    trusted, trusted_key = read_trust_key(trust) if trust else (None, None)
+    for cp in checkpoints:
+        read_checkpoint(cp)  # a missing or malformed file is bad input: exit 2 before any work
     if file is not None:
         path = Path(file)
         if not path.is_file():
             raise InputError(f"FILE {file} does not exist or is not a file")
         with path.open("rb") as fh:
             result = v.verify_export_lines(fh, trusted, source=file)
-        if checkpoints:
-            from logbook.checkpoints import check_export_against
-
-            for cp in checkpoints:
-                check_export_against(result, cp, trusted_key)
+        checked = [check_export_against(result, cp, trusted_key, trusted) for cp in checkpoints]
     else:
         with state.open_ledger() as ledger:
             result = v.verify_store(ledger.store, trusted)
-            for cp in checkpoints:
-                from logbook.checkpoints import check_ledger_against
-
-                check_ledger_against(ledger, result, cp, trusted_key)
+            checked = [check_ledger_against(ledger, result, cp, trusted_key, trusted)
+                       for cp in checkpoints]
         _record(result, trusted)
     out = result.as_dict()
+    if checked:
+        out["checkpoints"] = [c.as_dict() for c in checked]
     if as_json:
         state.emit_json(out)
     else:
         for f in result.findings:
             where = f"entry {f.seq}: " if f.seq is not None and "entry" not in f.message else ""
             print(f"FAIL [{f.check}] {where}{f.message}")
+        for c in checked:
+            if c.ok:
+                print(f"checkpoint {c.path}: the ledger extends it (size {c.size}, signed by "
+                      f"{(c.signed_by or '?')[:16]}…)")
         if result.ok:
             print(f"verified {result.entries} entries of ledger {result.ledger}; "
                   f"head {result.head}" + (f"; trusted key {trusted[:16]}…" if trusted else ""))

@@ -12,6 +12,7 @@ takes names, offsets and sizes from the zip directory and decompresses with ``zs
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -257,7 +258,8 @@ def value_to_float(value: Any) -> tuple[float | None, str | None]:
     if isinstance(value, bool | int | float):
         score = number(value)
         if score is None:
-            return None, unscored if value != value else f"score value {value!r} is out of range"
+            nan = isinstance(value, float) and math.isnan(value)
+            return None, unscored if nan else f"score value {value!r} is out of range"
         return score, None
     if isinstance(value, str):
         letter = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}.get(value)

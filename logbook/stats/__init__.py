@@ -18,13 +18,13 @@ from ._results import (
     WelchEstimate,
     WorstCaseBounds,
 )
-from .bootstrap import bootstrap
 from .clustered import clustered_se, variance_components
+from .comparison import mcnemar_exact, paired, worst_case_bounds
 from .formatting import decimals_supported, format_estimate
 from .multiple import benjamini_hochberg, bonferroni
-from .paired import mcnemar_exact, paired, worst_case_bounds
 from .power import min_detectable_effect, sample_size
 from .proportions import clopper_pearson, wilson
+from .resampling import bootstrap
 from .runs import pass_at_k, t_interval, variance_band, welch
 
 __all__ = [

@@ -47,5 +47,6 @@ def benjamini_hochberg(pvalues: PValues, alpha: float = 0.05) -> MultipleTestRes
     scaled = p[order] * m / np.arange(1, m + 1)
     stepped = np.minimum.accumulate(scaled[::-1])[::-1]
     adj = np.empty(m)
-    adj[order] = np.minimum(1.0, stepped)
+    # max with p: p·m/m can round a hair below p, and an adjusted p below the raw one is absurd.
+    adj[order] = np.minimum(1.0, np.maximum(stepped, p[order]))
     return _result(adj, alpha, "benjamini-hochberg")

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from ._results import McNemarResult, PairedEstimate, WorstCaseBounds
 from ._validate import as_float_array, as_labels, check_confidence, check_finite, check_int
-from .bootstrap import _build, _interval, _pvalue, _se
+from .resampling import _build, _interval, _pvalue, _se
 
 Scores = Sequence[float | None] | NDArray[np.floating[Any]]
 

@@ -1,0 +1,107 @@
+"""Text and Markdown forms of a report (the JSON form is the report dict itself)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _pct(x: float | None, scale: float) -> str:
+    return "—" if x is None else f"{x * scale:.1f}"
+
+
+def _interval(iv: dict[str, Any] | None, scale: float) -> str:
+    if not iv or iv.get("low") is None:
+        return "—"
+    return f"{iv['low'] * scale:.1f}–{iv['high'] * scale:.1f} ({iv.get('method', '')})"
+
+
+def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
+    plan = rep["plan"]
+    kind = plan["metric"]["kind"]
+    scale = 100.0 if kind in ("proportion", "pass_at_k") else 1.0
+    unit = " (points)" if scale == 100 else ""
+    h = "## " if markdown else ""
+    out: list[str] = []
+    out.append(f"{'# ' if markdown else ''}Report: {plan['slug']} — {plan['title']}")
+    out.append(f"plan {plan['digest'][:12]} @{plan['seq']}; metric {plan['metric']['name']} "
+               f"({kind}); suite {plan['suite']['name']} n={plan['suite'].get('n_items')}; "
+               f"ledger size {rep['ledger']['size']}")
+    if plan["amendments"]:
+        out.append(f"amended {len(plan['amendments'])} time(s): " + "; ".join(
+            f"@{a['seq']} {', '.join(a['changes'])} ({a['reason']})" for a in plan["amendments"]))
+    for s in rep["verdict"].get("suspect", []):
+        out.append(f"WARNING: {s}")
+    for f in rep.get("findings", []):
+        out.append(f"AUDIT {f['check']} [{f['severity']}]: {f['message']}")
+    out.append("")
+    out.append(f"{h}Verdict: {rep['verdict']['wording']}")
+    for label in ("success", "failure"):
+        for c in rep["verdict"][label]:
+            obs = "n/a" if c["observed"] is None else f"{c['observed']:.4g}"
+            out.append(f"  {label}: {c['stat']}{'[' + c['arm'] + ']' if c.get('arm') else ''} "
+                       f"{c['op']} {c['value']:g} — observed {obs} — "
+                       f"{'holds' if c['holds'] else 'does not hold'}")
+    if rep["line"]:
+        out.append(f"  {rep['line']}")
+    out.append("")
+    for arm in rep["arms"]:
+        out.append(f"{h}Arm {arm['name']} ({arm['role']}): {arm['completed']}/"
+                   f"{arm['planned_runs']} completed, {arm['failed']} failed, {arm['aborted']} "
+                   f"aborted, {arm['retracted']} retracted")
+        if markdown:
+            out.append("")
+            out.append(f"| seq | status | score{unit} | item-level interval | missing |")
+            out.append("|---|---|---|---|---|")
+        for r in arm["runs"]:
+            status = r["status"] + (" RETRACTED" if r["retracted"] else "")
+            miss = "—" if r["missing_rate"] is None else f"{r['missing_rate'] * 100:.1f}%"
+            cells = [f"@{r['seq']}", status, _pct(r["score"], scale),
+                     _interval(r["interval"], scale), miss]
+            if markdown:
+                out.append("| " + " | ".join(cells) + " |")
+            else:
+                out.append("  " + "  ".join(f"{c:<12}" for c in cells).rstrip()
+                           + (f"  ({r['reason']})" if r.get("reason") else ""))
+        if markdown:
+            out.append("")
+        rl, il = arm["run_level"], arm["item_level"]
+        if rl:
+            out.append(f"  run-level: mean {rl['mean'] * scale:.2f}, sd {rl['sd'] * scale:.2f}, "
+                       f"t-interval {rl['low'] * scale:.2f}–{rl['high'] * scale:.2f} over "
+                       f"{rl['k']} runs")
+        if il:
+            out.append(f"  item-level: {il['point'] * scale:.2f}, {il['low'] * scale:.2f}–"
+                       f"{il['high'] * scale:.2f} ({il['method']}, n={il['n']})")
+        if arm["wider"]:
+            out.append(f"  the {arm['wider'].replace('_', '-')} interval is wider; the line uses "
+                       "it")
+        if arm["differing_apparatus"]:
+            out.append("  apparatus differs between runs: " + "; ".join(
+                f"{k} ({', '.join(v)})" for k, v in arm["differing_apparatus"].items()))
+        if arm["line"]:
+            out.append(f"  line: {arm['line']}")
+        out.append("")
+    if rep["effects"]:
+        out.append(f"{h}Effect (treatment − control{unit})")
+        for e in rep["effects"]:
+            if e.get("point") is None:
+                out.append(f"  {e['treatment']} − {e['control']}: {e.get('reason')}")
+                continue
+            out.append(f"  {e['treatment']} − {e['control']}: {e['point'] * scale:+.2f}, "
+                       f"{e['low'] * scale:+.2f} to {e['high'] * scale:+.2f} ({e['method']}, "
+                       f"p={e['pvalue']:.3g}), n={e['n']} paired items, {e['n_dropped']} "
+                       "dropped (complete-case)")
+            if e.get("worst_case"):
+                wc = e["worst_case"]
+                out.append(f"    worst case for the dropped items: {wc['low'] * scale:+.2f} to "
+                           f"{wc['high'] * scale:+.2f}")
+            if e.get("mcnemar"):
+                m = e["mcnemar"]
+                out.append(f"    secondary — exact McNemar: {m['treatment_better']} items "
+                           f"better, {m['control_better']} worse, p={m['pvalue']:.3g}")
+        out.append("")
+    if rep["excluded"]:
+        out.append(f"{h}Excluded from the figures (retracted)")
+        for x in rep["excluded"]:
+            out.append(f"  @{x['seq']} {x['digest'][:12]} arm {x['arm']}: {x['reason']}")
+    return out

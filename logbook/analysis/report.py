@@ -1,0 +1,285 @@
+"""`logbook report PLAN`: every run of a plan, the right error bars, the effect and the verdict.
+
+The report reads the whole ledger for the plan: failed, aborted and retracted runs are listed;
+retracted ones are excluded from the figures, with the retraction's reason. The verdict, the
+interval and any p-value printed together come from one method.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from logbook.analysis.view import LedgerView, PlanView, RunView, is_identity
+from logbook.analysis.verdict import judge
+
+SEED = 0  # explicit: the same ledger gives the same report
+
+
+def _binary(values: list[float]) -> bool:
+    return all(v in (0.0, 1.0) for v in values)
+
+
+def run_interval(run: RunView, kind: str, confidence: float,
+                 cluster_field: str | None) -> dict[str, Any] | None:
+    """A run's item-level interval: Wilson for a binary proportion, BCa bootstrap otherwise,
+    the cluster bootstrap when the suite names a cluster field."""
+    from logbook import stats
+
+    items = [(i, v) for i, v in run.item_scores.items() if v is not None]
+    if not items:
+        return None
+    vals = [v for _, v in items]
+    if len(vals) == 1 or len(set(vals)) == 1:
+        return {"low": vals[0] if len(set(vals)) == 1 else None, "high": vals[0],
+                "method": "degenerate", "n": len(vals)}
+    clusters = None
+    if cluster_field and run.clusters:
+        clusters = [run.clusters.get(i, f"_item:{i}") for i, _ in items]
+    if kind == "proportion" and _binary(vals) and clusters is None:
+        est = stats.wilson(int(sum(vals)), len(vals), confidence)
+    else:
+        est = stats.bootstrap(vals, method="bca", confidence=confidence, seed=SEED,
+                              clusters=clusters, n_resamples=2000)
+    return {"low": est.low, "high": est.high, "method": est.method, "n": est.n}
+
+
+def arm_item_level(runs: list[RunView], kind: str, confidence: float,
+                   cluster_field: str | None) -> dict[str, Any] | None:
+    """Interval over items, each item averaged over the arm's usable runs."""
+    from logbook import stats
+
+    means, clusters = item_means(runs)
+    ids = [i for i, v in means.items() if v is not None]
+    vals = [means[i] for i in ids]
+    if len(vals) < 2:
+        return None
+    if len(set(vals)) == 1:
+        return {"point": vals[0], "low": vals[0], "high": vals[0], "method": "degenerate",
+                "n": len(vals)}
+    cl = [clusters.get(i, f"_item:{i}") for i in ids] if cluster_field and clusters else None
+    if kind == "proportion" and _binary(vals) and cl is None:  # type: ignore[arg-type]
+        est = stats.wilson(int(sum(vals)), len(vals), confidence)  # type: ignore[arg-type]
+    else:
+        est = stats.bootstrap(vals, method="bca", confidence=confidence, seed=SEED,
+                              clusters=cl, n_resamples=5000)
+    return {"point": est.point, "low": est.low, "high": est.high, "method": est.method,
+            "n": est.n}
+
+
+def item_means(runs: list[RunView]) -> tuple[dict[str, float | None], dict[str, str]]:
+    sums: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    clusters: dict[str, str] = {}
+    for r in runs:
+        for i, v in r.item_scores.items():
+            sums.setdefault(i, 0.0)
+            counts.setdefault(i, 0)
+            if v is not None:
+                sums[i] += v
+                counts[i] += 1
+        clusters.update(r.clusters)
+    return {i: (sums[i] / counts[i] if counts[i] else None) for i in sums}, clusters
+
+
+def run_level(runs: list[RunView], confidence: float) -> dict[str, Any] | None:
+    from logbook import stats
+
+    scores = [r.score for r in runs if r.score is not None]
+    if len(scores) < 2:
+        return None
+    est = stats.t_interval(scores, confidence)
+    return {"mean": est.point, "sd": est.sd, "low": est.low, "high": est.high,
+            "method": "t", "k": len(scores)}
+
+
+def differing_fields(runs: list[RunView]) -> dict[str, list[Any]]:
+    """Apparatus fields whose value differs between runs (per-run identity excluded)."""
+    values: dict[str, set[str]] = {}
+    for r in runs:
+        for k, v in r.apparatus.items():
+            if not is_identity(k):
+                values.setdefault(k, set()).add(repr(v))
+    keys = set().union(*(r.apparatus.keys() for r in runs)) if runs else set()
+    out = {}
+    for k in sorted(keys):
+        if is_identity(k):
+            continue
+        present = {repr(r.apparatus.get(k)) for r in runs}
+        if len(present) > 1:
+            out[k] = sorted(present)
+    return out
+
+
+def describe_apparatus(runs: list[RunView]) -> str:
+    """The apparatus part of the reporting line: decoding, engine build, KV, hardware."""
+    if not runs:
+        return ""
+    a = runs[0].apparatus
+    parts = []
+    temp = a.get("decoding.temperature")
+    if temp is not None:
+        parts.append("greedy" if temp == 0 else f"T={temp:g}" + (
+            f", top-p {a['decoding.top_p']:g}" if a.get("decoding.top_p") is not None else ""))
+    engine = a.get("engine_build") or a.get("engine")
+    kv = a.get("kv_cache_precision")
+    eng = " + ".join(x for x in (f"engine {engine}" if engine else "",
+                                 f"{kv} KV" if kv else "") if x)
+    if eng:
+        parts.append(eng)
+    hw = a.get("hardware.gpu") or a.get("placement") or a.get("hardware.name")
+    if hw:
+        parts.append(str(hw))
+    return ", ".join(parts)
+
+
+def reporting_line(point: float, chosen: dict[str, Any], label: str, k: int, n: int | None,
+                   runs: list[RunView], scale: float) -> str:
+    from logbook import stats
+
+    f = stats.format_estimate(point, chosen["low"], chosen["high"], scale=scale)
+    sep = " to " if f.low.startswith("-") or f.high.startswith("-") else "–"
+    bits = [f"{f.point}, {label} {f.low}{sep}{f.high} over {k} run{'s' if k != 1 else ''}"]
+    if n:
+        bits.append(f"n={n}")
+    app = describe_apparatus(runs)
+    if app:
+        bits.append(app)
+    return ", ".join(bits)
+
+
+def arm_report(plan: PlanView, arm: dict[str, Any], confidence: float) -> dict[str, Any]:
+    body = plan.body
+    kind = body["metric"]["kind"]
+    n_items = body["suite"].get("n_items")
+    cluster_field = body["suite"].get("cluster_field")
+    scale = 100.0 if kind in ("proportion", "pass_at_k") else 1.0
+    runs = plan.arm_runs(arm["name"])
+    usable = [r for r in runs if r.usable]
+    rows = []
+    for r in runs:
+        m, total = r.missing(n_items)
+        row: dict[str, Any] = {
+            "seq": r.seq, "digest": r.digest, "status": r.status, "session": r.session,
+            "score": r.score, "missing": m, "missing_rate": (m / total) if total else None,
+            "retracted": r.retracted,
+            "retracted_by": [e.digest for e in r.retracted_by],
+            "reason": r.body.get("reason"),
+            "interval": (run_interval(r, kind, confidence, cluster_field)
+                         if r.status == "completed" else None),
+        }
+        rows.append(row)
+    rl = run_level(usable, confidence)
+    il = arm_item_level(usable, kind, confidence, cluster_field)
+    wider, chosen, label = None, None, ""
+    if rl and il:
+        wider = "run_level" if rl["high"] - rl["low"] >= il["high"] - il["low"] else "item_level"
+    elif rl or il:
+        wider = "run_level" if rl else "item_level"
+    if wider:
+        chosen = rl if wider == "run_level" else il
+        label = "run-level" if wider == "run_level" else "item-level"
+    point = rl["mean"] if rl else (il["point"] if il else None)
+    line = None
+    if chosen is not None and point is not None:
+        line = reporting_line(point, chosen, label, len(usable), n_items, usable, scale)
+    return {
+        "name": arm["name"], "role": arm["role"], "expected": arm.get("expected"),
+        "tolerance": arm.get("tolerance"),
+        "planned_runs": body["runs_per_arm"], "completed": len(usable),
+        "failed": sum(1 for r in runs if r.status == "failed"),
+        "aborted": sum(1 for r in runs if r.status == "aborted"),
+        "retracted": sum(1 for r in runs if r.retracted),
+        "runs": rows, "run_level": rl, "item_level": il, "wider": wider,
+        "mean": point, "interval": None if chosen is None else
+        {"low": chosen["low"], "high": chosen["high"], "kind": label},
+        "differing_apparatus": differing_fields(usable),
+        "line": line,
+    }
+
+
+def effect(plan: PlanView, control: str, treatment: str, confidence: float) -> dict[str, Any]:
+    """Treatment minus control, items paired by id (each item averaged over the arm's runs)."""
+    from logbook import stats
+
+    body = plan.body
+    c_runs = [r for r in plan.arm_runs(control) if r.usable]
+    t_runs = [r for r in plan.arm_runs(treatment) if r.usable]
+    out: dict[str, Any] = {"control": control, "treatment": treatment}
+    if not c_runs or not t_runs:
+        return {**out, "point": None, "reason": "an arm has no completed runs"}
+    analysis = body.get("analysis", "paired_bootstrap")
+    if analysis == "welch":
+        a = [r.score for r in c_runs if r.score is not None]
+        b = [r.score for r in t_runs if r.score is not None]
+        if len(a) < 2 or len(b) < 2:
+            return {**out, "point": None, "reason": "welch needs two runs per arm"}
+        w = stats.welch(a, b, confidence=confidence)
+        return {**out, "point": w.point, "low": w.low, "high": w.high, "pvalue": w.pvalue,
+                "method": w.method, "n": w.n, "n_dropped": 0}
+    ca, _ = item_means(c_runs)
+    tb, _ = item_means(t_runs)
+    ids = sorted(set(ca) | set(tb))
+    a = [_nan(ca.get(i)) for i in ids]
+    b = [_nan(tb.get(i)) for i in ids]
+    n_complete = sum(1 for x, y in zip(a, b, strict=True) if x == x and y == y)
+    if n_complete < 2:
+        return {**out, "point": None, "reason": "fewer than two items scored in both arms"}
+    method = "normal" if analysis == "paired_normal" else "bootstrap"
+    est = stats.paired(a, b, ids, ids, method=method, confidence=confidence, seed=SEED)
+    hib = body["metric"].get("higher_is_better", True)
+    wc = stats.worst_case_bounds(a, b, ids, ids, direction=1 if est.point >= 0 else -1,
+                                 low=0.0, high=1.0) if body["metric"]["kind"] != "mean" else None
+    res = {**out, "point": est.point, "low": est.low, "high": est.high, "pvalue": est.pvalue,
+           "method": est.method, "n": est.n, "n_dropped": est.n_dropped,
+           "higher_is_better": hib,
+           "worst_case": None if wc is None else {"low": wc.low, "high": wc.high}}
+    if (len(c_runs) == 1 and len(t_runs) == 1 and body["metric"]["kind"] == "proportion"):
+        pairs = [(x, y) for x, y in zip(a, b, strict=True) if x == x and y == y]
+        if pairs and all(x in (0.0, 1.0) and y in (0.0, 1.0) for x, y in pairs):
+            m = stats.mcnemar_exact([x for x, _ in pairs], [y for _, y in pairs])
+            res["mcnemar"] = {"statistic": m.statistic, "pvalue": m.pvalue, "n": m.n,
+                              "treatment_better": m.b_better, "control_better": m.a_better,
+                              "note": "secondary: exact McNemar over one run per arm"}
+    return res
+
+
+def _nan(v: float | None) -> float:
+    return float("nan") if v is None else v
+
+
+def build_report(view: LedgerView, plan_ref: str) -> dict[str, Any]:
+    plan = view.plan(plan_ref)
+    body = plan.body
+    confidence = 1 - float(body.get("alpha", 0.05))
+    arms = [arm_report(plan, a, confidence) for a in plan.arms()]
+    controls = [a["name"] for a in plan.arms() if a["role"] == "control"]
+    treatments = [a["name"] for a in plan.arms() if a["role"] == "treatment"]
+    effects = [effect(plan, controls[0], t, confidence) for t in treatments] if controls else []
+    verdict = judge(body, arms, effects, confidence)
+    excluded = []
+    for a in arms:
+        for row in a["runs"]:
+            if row["retracted"]:
+                reasons = [view.ledger.get(d).body.get("reason") for d in row["retracted_by"]]
+                excluded.append({"seq": row["seq"], "digest": row["digest"], "arm": a["name"],
+                                 "reason": "; ".join(str(x) for x in reasons),
+                                 "retracted_by": row["retracted_by"]})
+    line = next((a["line"] for a in arms if a["role"] == "treatment" and a["line"]),
+                next((a["line"] for a in arms if a["line"]), None))
+    return {
+        "plan": {"digest": plan.digest, "seq": plan.seq, "slug": plan.slug,
+                 "title": body.get("title"), "decision": body.get("decision"),
+                 "metric": body.get("metric"), "suite": body.get("suite"),
+                 "runs_per_arm": body.get("runs_per_arm"), "min_effect": body.get("min_effect"),
+                 "alpha": body.get("alpha"), "analysis": body.get("analysis"),
+                 "amendments": [{"seq": a.seq, "digest": a.digest,
+                                 "changes": a.body.get("changes"),
+                                 "reason": a.body.get("reason")} for a in plan.amendments],
+                 "retracted": bool(plan.retracted_by)},
+        "ledger": {"size": view.size},
+        "arms": arms,
+        "effects": effects,
+        "verdict": verdict,
+        "line": line,
+        "excluded": excluded,
+    }

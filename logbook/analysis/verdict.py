@@ -1,0 +1,109 @@
+"""The verdict against a plan's pre-registered criteria, exactly as DESIGN §4.4 defines it.
+
+`incomplete` while an arm has fewer completed runs than planned; otherwise `success` when every
+success condition holds, `failure` when every failure condition holds, `inconclusive` otherwise.
+Only the criteria decide.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+
+
+def _stat(cond: dict[str, Any], arms: list[dict[str, Any]],
+          effects: list[dict[str, Any]]) -> float | None:
+    stat = cond["stat"]
+    name = cond.get("arm")
+    if stat.startswith("effect"):
+        eff = next((e for e in effects if name is None or e["treatment"] == name), None)
+        if eff is None or eff.get("point") is None:
+            return None
+        return {"effect": eff["point"], "effect_low": eff["low"],
+                "effect_high": eff["high"]}[stat]
+    arm = next((a for a in arms if (name is None and a["role"] != "negative_control")
+                or a["name"] == name), None)
+    if arm is None or arm.get("mean") is None or arm.get("interval") is None:
+        return None
+    return {"mean": arm["mean"], "mean_low": arm["interval"]["low"],
+            "mean_high": arm["interval"]["high"]}[stat]
+
+
+def _conditions(conds: list[dict[str, Any]], arms: list[dict[str, Any]],
+                effects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for c in conds:
+        value = _stat(c, arms, effects)
+        holds = None if value is None else OPS[c["op"]](value, c["value"])
+        out.append({**c, "observed": value, "holds": holds})
+    return out
+
+
+def negative_control_problems(arms: list[dict[str, Any]]) -> list[str]:
+    """A negative control that lands away from its expected score makes the harness suspect."""
+    problems = []
+    for a in arms:
+        if a["role"] != "negative_control" or a.get("mean") is None:
+            continue
+        expected = a.get("expected")
+        tol = a.get("tolerance")
+        interval = a.get("interval") or {}
+        if tol is not None:
+            away = abs(a["mean"] - expected) > tol
+            band = f"{expected:g} ± {tol:g}"
+        else:
+            away = not (interval.get("low", a["mean"]) <= expected <= interval.get("high",
+                                                                                 a["mean"]))
+            band = f"{expected:g} (outside its interval)"
+        if away:
+            problems.append(f"negative control arm {a['name']!r} scored {a['mean']:.4g}, "
+                            f"expected {band}: the harness is suspect")
+    return problems
+
+
+def judge(plan: dict[str, Any], arms: list[dict[str, Any]], effects: list[dict[str, Any]],
+          confidence: float) -> dict[str, Any]:
+    success = _conditions(plan.get("success") or [], arms, effects)
+    failure = _conditions(plan.get("failure") or [], arms, effects)
+    short = [f"{a['name']} {a['completed']}/{a['planned_runs']}" for a in arms
+             if a["completed"] < a["planned_runs"]]
+    suspect = negative_control_problems(arms)
+    if short:
+        status = "incomplete"
+        wording = f"incomplete: fewer completed runs than planned ({', '.join(short)})"
+    elif success and all(c["holds"] for c in success):
+        status, wording = "success", "success: every pre-registered success condition holds"
+    elif failure and all(c["holds"] for c in failure):
+        status, wording = "failure", "failure: every pre-registered failure condition holds"
+    else:
+        status = "inconclusive"
+        wording = "inconclusive: indistinguishable at this suite and run budget"
+    out: dict[str, Any] = {"status": status, "wording": wording, "success": success,
+                           "failure": failure, "suspect": suspect}
+    if status == "inconclusive":
+        mde = _mde(plan, arms)
+        if mde is not None:
+            out["min_detectable_effect"] = mde
+            out["wording"] += (f"; this suite and run count can detect an effect of about "
+                               f"{mde:.3g} at 80% power (the plan's min_effect is "
+                               f"{plan.get('min_effect', 0):g})")
+    return out
+
+
+def _mde(plan: dict[str, Any], arms: list[dict[str, Any]]) -> float | None:
+    if plan["metric"]["kind"] != "proportion":
+        return None
+    control = next((a for a in arms if a["role"] == "control"), None)
+    n = plan["suite"].get("n_items")
+    if control is None or control.get("mean") is None or not n:
+        return None
+    p = min(max(control["mean"], 0.01), 0.99)
+    try:
+        from logbook import stats
+
+        return float(stats.min_detectable_effect(n, p, alpha=float(plan.get("alpha", 0.05)),
+                                                 paired=True))
+    except ValueError:
+        return None

@@ -1,0 +1,216 @@
+"""A read-only view of the whole ledger for analysis: plans (amended), runs, retractions, claims.
+
+Analysis never takes a hand-picked subset of runs: every reader here returns everything the
+ledger holds for the question, with failed, aborted and retracted runs marked, not dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import orjson
+
+from logbook.ledger import Entry, Ledger
+from logbook.model.plan import apply_amendments
+
+# Per-run identity is never a confound (DESIGN §4.4): seeds, times, session, host, process,
+# command line, output paths.
+IDENTITY_SUFFIXES = ("seed", "started", "finished", "session", "host", "hostname", "pid",
+                     "output_path", "output_dir", "log_dir", "timestamp", "date", "run_id",
+                     "eval_id", "task_id", "memory_bytes")
+IDENTITY_PREFIXES = ("captured.command", "captured.env", "captured.os.release")
+
+
+def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+    """Apparatus as dotted names -> scalar values (lists as canonical JSON text)."""
+    out: dict[str, Any] = {}
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out.update(flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+    elif isinstance(obj, list):
+        out[prefix] = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS).decode()
+    else:
+        out[prefix] = obj
+    return out
+
+
+def is_identity(name: str) -> bool:
+    low = name.lower()
+    last = low.rsplit(".", 1)[-1]
+    if any(last.endswith(s) for s in IDENTITY_SUFFIXES) or "seed" in last:
+        return True
+    return any(low == p or low.startswith(p + ".") for p in IDENTITY_PREFIXES)
+
+
+@dataclass
+class RunView:
+    entry: Entry
+    retracted_by: list[Entry] = field(default_factory=list)
+
+    @property
+    def seq(self) -> int:
+        return self.entry.seq
+
+    @property
+    def digest(self) -> str:
+        return self.entry.digest
+
+    @property
+    def body(self) -> dict[str, Any]:
+        return self.entry.body
+
+    @property
+    def plan(self) -> str | None:
+        return self.body.get("plan")
+
+    @property
+    def arm(self) -> str | None:
+        return self.body.get("arm")
+
+    @property
+    def status(self) -> str:
+        return str(self.body.get("status"))
+
+    @property
+    def session(self) -> str | None:
+        return self.body.get("session")
+
+    @property
+    def retracted(self) -> bool:
+        return bool(self.retracted_by)
+
+    @property
+    def usable(self) -> bool:
+        """Counts in the figures: completed and not retracted."""
+        return self.status == "completed" and not self.retracted
+
+    @cached_property
+    def apparatus(self) -> dict[str, Any]:
+        return flatten(self.body.get("apparatus") or {})
+
+    @cached_property
+    def item_scores(self) -> dict[str, float | None]:
+        """Each item's score: its mean over scored samples; None when no sample was scored."""
+        oc = self.body.get("outcomes") or {}
+        ids, scores = oc.get("id") or [], oc.get("score") or []
+        sums: dict[str, float] = {}
+        counts: dict[str, int] = {}
+        for i, s in zip(ids, scores, strict=False):
+            if s is None:
+                sums.setdefault(i, 0.0)
+                counts.setdefault(i, 0)
+                continue
+            sums[i] = sums.get(i, 0.0) + float(s)
+            counts[i] = counts.get(i, 0) + 1
+        return {i: (sums[i] / counts[i] if counts[i] else None) for i in sums}
+
+    @cached_property
+    def clusters(self) -> dict[str, str]:
+        oc = self.body.get("outcomes") or {}
+        cl = oc.get("cluster")
+        if not cl:
+            return {}
+        return {i: str(c) for i, c in zip(oc.get("id") or [], cl, strict=False) if c is not None}
+
+    @property
+    def score(self) -> float | None:
+        vals = [v for v in self.item_scores.values() if v is not None]
+        return sum(vals) / len(vals) if vals else None
+
+    def missing(self, n_items: int | None) -> tuple[int, int]:
+        """(missing items, denominator): items never written count as missing, not absent."""
+        present = sum(1 for v in self.item_scores.values() if v is not None)
+        total = max(n_items or 0, len(self.item_scores))
+        return total - present, total
+
+    def missing_rate(self, n_items: int | None) -> float | None:
+        m, total = self.missing(n_items)
+        return m / total if total else None
+
+
+@dataclass
+class PlanView:
+    entry: Entry
+    amendments: list[Entry]
+    runs: list[RunView]
+    retracted_by: list[Entry] = field(default_factory=list)
+
+    @property
+    def digest(self) -> str:
+        return self.entry.digest
+
+    @property
+    def seq(self) -> int:
+        return self.entry.seq
+
+    @property
+    def original(self) -> dict[str, Any]:
+        return self.entry.body
+
+    @cached_property
+    def body(self) -> dict[str, Any]:
+        return apply_amendments(self.original, [a.body.get("changes", {})
+                                                for a in self.amendments])
+
+    @property
+    def slug(self) -> str:
+        return str(self.original.get("slug"))
+
+    def arms(self) -> list[dict[str, Any]]:
+        return list(self.body.get("arms") or [])
+
+    def arm_runs(self, arm: str) -> list[RunView]:
+        return [r for r in self.runs if r.arm == arm]
+
+
+class LedgerView:
+    """Everything analysis reads, loaded once from the ledger's indexes and entries."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.size = ledger.size()
+        retractions = ledger.log(kind="retraction")
+        self.retractions: dict[str, list[Entry]] = {}
+        for r in retractions:
+            self.retractions.setdefault(str(r.body.get("target")), []).append(r)
+        self.retraction_entries = retractions
+
+    def retracted_by(self, digest: str) -> list[Entry]:
+        return self.retractions.get(digest, [])
+
+    @cached_property
+    def plans(self) -> dict[str, PlanView]:
+        """Every plan, by digest, in ledger order."""
+        amendments: dict[str, list[Entry]] = {}
+        for a in self.ledger.log(kind="amendment"):
+            amendments.setdefault(str(a.body.get("plan")), []).append(a)
+        runs_by_plan: dict[str, list[RunView]] = {}
+        for run in self.runs:
+            if run.plan:
+                runs_by_plan.setdefault(run.plan, []).append(run)
+        out = {}
+        for p in self.ledger.log(kind="plan"):
+            out[p.digest] = PlanView(p, amendments.get(p.digest, []),
+                                     runs_by_plan.get(p.digest, []), self.retracted_by(p.digest))
+        return out
+
+    @cached_property
+    def runs(self) -> list[RunView]:
+        return [RunView(e, self.retracted_by(e.digest)) for e in self.ledger.log(kind="run")]
+
+    @cached_property
+    def runs_by_digest(self) -> dict[str, RunView]:
+        return {r.digest: r for r in self.runs}
+
+    def plan(self, ref: str) -> PlanView:
+        from logbook.errors import InputError
+
+        digest = self.ledger.resolve(ref, "PLAN")
+        if digest not in self.plans:
+            raise InputError(f"PLAN {ref}: that entry is not a plan")
+        return self.plans[digest]
+
+    def entries_of(self, kind: str) -> list[Entry]:
+        return self.ledger.log(kind=kind)

@@ -1,0 +1,212 @@
+"""`logbook checkpoint | prove | verify-proof` (DESIGN §4.2): signed tree heads and proofs."""
+
+from __future__ import annotations
+
+import base64
+import os
+import sys
+from typing import Any
+
+import typer
+
+from logbook.cli import state
+from logbook.errors import CheckFailed, InputError
+
+NOT_CHECKED = "the checkpoint's signature was NOT checked (no --trust)"
+
+
+def checkpoint(
+    out: str = typer.Option(None, "--out", help="File to write the checkpoint to (default: "
+                            "stdout)."),
+    as_json: bool = typer.Option(False, "--json", help="Print size, root, note and verifier "
+                                 "key as JSON."),
+) -> None:
+    """Sign the ledger's current Merkle root as a C2SP checkpoint and keep it in the ledger.
+
+    Publish the note (commit it, print it in a paper, post it): anyone holding it can later
+    check that the ledger they are shown extends it (`logbook verify --checkpoint FILE`).
+    """
+    from logbook.checkpoint import parse_checkpoint, verifier_key
+    from logbook.checkpoints import make_checkpoint
+    from logbook.crypto import load_key
+
+    key = load_key()
+    with state.open_ledger(write=True) as ledger:
+        note = make_checkpoint(ledger, key)
+    cp, _ = parse_checkpoint(note)
+    if out is not None:
+        tmp = out + ".tmp"
+        try:
+            with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(note)
+            os.replace(tmp, out)
+        except OSError as exc:
+            raise InputError(f"--out {out} cannot be written: {exc.strerror}") from None
+        print(f"wrote checkpoint of size {cp.size} to {out}", file=sys.stderr)
+    if as_json:
+        state.emit_json({"origin": cp.origin, "ledger": cp.origin.split("/", 1)[1],
+                         "size": cp.size, "root": cp.root.hex(),
+                         "root_base64": base64.b64encode(cp.root).decode(),
+                         "signer": key.public.fingerprint,
+                         "verifier_key": verifier_key(cp.origin, key.public.raw),
+                         "note": note})
+    elif out is None:
+        sys.stdout.write(note)
+
+
+def _ledger_checkpoint(ledger: Any, file: str | None) -> Any:
+    """The checkpoint to prove against (FILE, or the latest kept), checked against the ledger."""
+    from logbook.checkpoints import latest_checkpoint, origin_of, read_checkpoint
+
+    if file is not None:
+        _, (cp, _) = read_checkpoint(file)
+        name = f"--checkpoint {file}"
+    else:
+        found = latest_checkpoint(ledger)
+        if found is None:
+            raise InputError("no checkpoint has been made in this ledger: run `logbook "
+                             "checkpoint` first, or pass --checkpoint FILE")
+        _, (cp, _) = found
+        name = "the latest checkpoint"
+    if cp.origin != origin_of(ledger.uuid):
+        raise InputError(f"{name} is for {cp.origin}, not this ledger ({origin_of(ledger.uuid)})")
+    size = ledger.size()
+    if cp.size > size:
+        raise CheckFailed(f"{name} has size {cp.size} but the ledger has only {size} entries: "
+                          "the ledger was cut (see `logbook verify --checkpoint`)")
+    if cp.size == 0:
+        raise InputError(f"{name} has size 0: there is nothing to prove against it")
+    if ledger.root(cp.size) != cp.root:
+        raise CheckFailed(f"{name} does not match the ledger's root at size {cp.size}: the "
+                          "ledger was rewritten or forked (see `logbook verify --checkpoint`)")
+    return cp
+
+
+def prove(
+    ref: str = typer.Argument(None, metavar="REF", help="The entry (digest, prefix, @SEQ or "
+                              "plan slug) to prove included."),
+    checkpoint_file: str = typer.Option(None, "--checkpoint", help="Prove against this "
+                                        "checkpoint (default: the latest one made)."),
+    consistency: str = typer.Option(None, "--consistency", help="OLD.checkpoint: prove "
+                                    "that the ledger extends it instead."),
+    to: str = typer.Option(None, "--to", help="With --consistency: NEW.checkpoint to prove "
+                           "to (default: the current head)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the proof as JSON, the form "
+                                 "`logbook verify-proof` reads."),
+) -> None:
+    """Print an inclusion proof of an entry against a checkpoint, or a consistency proof.
+
+    `logbook prove REF`: the entry is leaf REF's seq of the checkpoint's tree.
+    `logbook prove --consistency OLD.checkpoint [--to NEW.checkpoint]`: the tree of OLD is a
+    prefix of the current one (or of NEW's).
+    """
+    from logbook.checkpoints import consistency_proof, inclusion_proof
+
+    if (ref is None) == (consistency is None):
+        raise InputError("give either REF (an inclusion proof) or --consistency "
+                         "OLD.checkpoint (a consistency proof)")
+    if to is not None and consistency is None:
+        raise InputError("--to needs --consistency OLD.checkpoint")
+    if checkpoint_file is not None and consistency is not None:
+        raise InputError("--checkpoint is for inclusion proofs; with --consistency use --to")
+    with state.open_ledger() as ledger:
+        if ref is not None:
+            cp = _ledger_checkpoint(ledger, checkpoint_file)
+            entry = ledger.get(ref)
+            if entry.seq >= cp.size:
+                raise InputError(f"REF: entry {entry.seq} is beyond the checkpoint's size "
+                                 f"{cp.size} (make a newer one with `logbook checkpoint`)")
+            proof = inclusion_proof(ledger, entry.seq, cp.size)
+        else:
+            old = _ledger_checkpoint(ledger, consistency)
+            size = ledger.size() if to is None else _ledger_checkpoint(ledger, to).size
+            if size < old.size:
+                raise InputError(f"--to {to} has size {size}, smaller than the old "
+                                 f"checkpoint's {old.size}")
+            proof = consistency_proof(ledger, old.size, size)
+    if as_json:
+        state.emit_json(proof)
+        return
+    if "index" in proof:
+        print(f"entry {proof['index']} ({proof['leaf']}) is in the tree of {proof['size']} "
+              f"entries with root {proof['root']}")
+    else:
+        print(f"the tree of {proof['old_size']} entries (root {proof['old_root']}) is a prefix "
+              f"of the tree of {proof['size']} entries (root {proof['root']})")
+    print(f"path ({len(proof['path'])} hashes): " + " ".join(proof["path"]))
+    print("(use --json to save the proof for `logbook verify-proof`)", file=sys.stderr)
+
+
+def verify_proof(
+    proof_file: str = typer.Argument(..., metavar="PROOF.json", help="A proof as `logbook "
+                                     "prove --json` prints it, or - for stdin."),
+    checkpoint_file: str = typer.Option(..., "--checkpoint", help="The checkpoint the proof "
+                                        "is against (e.g. the one printed in a paper)."),
+    trust: str = typer.Option(None, "--trust", help="The public key that must have signed "
+                              "the checkpoint: an exported public-key file or a C2SP "
+                              "verifier key string."),
+    entry_file: str = typer.Option(None, "--entry", help="With an inclusion proof: the entry "
+                                   "(an exported line or an envelope) whose digest must be "
+                                   "the proof's leaf."),
+    old_checkpoint: str = typer.Option(None, "--old-checkpoint", help="With a consistency "
+                                       "proof: the earlier checkpoint, which binds old_size "
+                                       "and old_root."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Check a proof offline, with no ledger: exit 0 when it holds, 1 when it does not."""
+    from logbook.checkpoints import (
+        entry_digest,
+        parse_proof,
+        read_checkpoint,
+        read_trust_key,
+    )
+    from logbook.checkpoints import verify_proof as check_proof
+
+    name = "stdin" if proof_file == "-" else proof_file
+    proof = parse_proof(state.parse_json(state.read_input(proof_file, "PROOF"), name), name)
+    _, parsed = read_checkpoint(checkpoint_file)
+    old = read_checkpoint(old_checkpoint, "--old-checkpoint")[1] if old_checkpoint else None
+    if old is not None and proof.kind != "consistency":
+        raise InputError("--old-checkpoint is for consistency proofs; this is an inclusion "
+                         "proof")
+    entry = None
+    if entry_file is not None:
+        if proof.kind != "inclusion":
+            raise InputError("--entry is for inclusion proofs; this is a consistency proof")
+        entry = entry_digest(state.parse_json(state.read_input(entry_file, "--entry"),
+                                              entry_file), entry_file)
+    key = None
+    if trust is not None:
+        fingerprint, key = read_trust_key(trust)
+        if key is None:
+            raise InputError(f"--trust {fingerprint[:16]}…: a fingerprint cannot check a "
+                             "signature without the ledger; pass the public-key file "
+                             "(`logbook keys export`) or the verifier key string")
+    result = check_proof(proof, parsed, key, entry, old)
+    if as_json:
+        state.emit_json({"ok": result.ok, "kind": proof.kind, "ledger": proof.ledger,
+                         "size": proof.size, "root": proof.root.hex(),
+                         "signature_checked": result.signature_checked,
+                         "entry_checked": result.entry_checked, "failures": result.failures})
+    else:
+        for message in result.failures:
+            print(f"FAIL {message}")
+        if result.ok:
+            what = (f"entry {proof.index} is in" if proof.kind == "inclusion" else
+                    f"the tree of {proof.old_size} entries is a prefix of")
+            print(f"proof holds: {what} the tree of {proof.size} entries of ledger "
+                  f"{proof.ledger} with root {proof.root.hex()}")
+            if result.entry_checked:
+                print(f"the entry in {entry_file} is leaf {proof.index}")
+            if result.signature_checked and key is not None:
+                print(f"the checkpoint is signed by the trusted key {key.fingerprint}")
+    if not result.signature_checked:
+        print(NOT_CHECKED, file=sys.stderr if as_json else sys.stdout)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(checkpoint)
+    app.command()(prove)
+    app.command("verify-proof")(verify_proof)
