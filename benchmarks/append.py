@@ -19,7 +19,7 @@ from pathlib import Path
 import orjson
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import median_time, report, run_checked  # noqa: E402
+from _common import median_time, report, run_checked
 
 BIN = Path(sys.executable).parent
 

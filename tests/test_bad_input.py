@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from builders import draft, plan_body, run_body, write_json
 from conftest import run_cli
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing as mp
 import os
 import random
@@ -12,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
 
 
@@ -45,7 +45,7 @@ def test_four_processes_keep_one_linear_chain(ledger_dir: Path) -> None:
     entries = r.json
     assert len(entries) == 201
     assert [e["seq"] for e in entries] == list(range(201))
-    for prev, cur in zip(entries, entries[1:], strict=False):
+    for prev, cur in itertools.pairwise(entries):
         assert cur["entry"]["prev"] == prev["digest"]
     texts = {e["entry"]["body"]["text"] for e in entries[1:]}
     assert len(texts) == 200

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from logbook.analysis.view import LedgerView, PlanView, RunView, is_identity
 from logbook.analysis.verdict import judge
+from logbook.analysis.view import LedgerView, PlanView, RunView, is_identity
 
 SEED = 0  # explicit: the same ledger gives the same report
 
