@@ -32,14 +32,10 @@ def keep(ledger_db: Path, name: str, data: bytes,
     """Store ``data`` (scrubbed when it is text) and return the run's log reference."""
     from logbook.capture import scrub_text
 
-    text: str | None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = None
-    if text is not None:
-        text, _count = scrub_text(text, env=os.environ if env is None else env)
-        data = text.encode("utf-8")
+    # bytes that are not UTF-8 survive as surrogates, so a secret in a Latin-1 log is scrubbed too
+    text = data.decode("utf-8", "surrogateescape")
+    text, _count = scrub_text(text, env=os.environ if env is None else env)
+    data = text.encode("utf-8", "surrogateescape")
     digest = hashlib.sha256(data).hexdigest()
     folder = blob_dir(ledger_db)
     folder.mkdir(parents=True, exist_ok=True)
@@ -52,8 +48,9 @@ def keep(ledger_db: Path, name: str, data: bytes,
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     ref: dict[str, Any] = {"name": name, "sha256": f"sha256:{digest}", "size": len(data)}
-    if text is not None and text.strip():
-        ref["excerpt"] = excerpt(text)
+    if text.strip():
+        ref["excerpt"] = excerpt(text.encode("utf-8", "surrogateescape").decode("utf-8",
+                                                                               "backslashreplace"))
     return ref
 
 

@@ -376,3 +376,13 @@ def test_generated_secrets_never_survive(
     assert token not in "\x00".join(out)
     text, n = scrub_text("\n".join([*before, shape.format(token), *after]))
     assert token not in text and n >= 1
+
+
+@pytest.mark.parametrize("text", ["a-" * 40000, "A-" * 40000, "a+" * 40000, "eyJa-" * 16000,
+                                  "a://" * 20000, '"key": "' * 10000, "x" * 200000])  # fmt: skip
+def test_scrub_text_stays_linear_on_pathological_input(text: str) -> None:
+    import time
+
+    start = time.perf_counter()
+    scrub_text(text)
+    assert time.perf_counter() - start < 1.0
