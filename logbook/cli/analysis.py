@@ -51,5 +51,138 @@ def _plan_findings(view: object, plan_digest: str) -> list[dict[str, object]]:
     return [f.as_dict() for f in findings_for_plan(view, plan_digest)]
 
 
+def compare(
+    a: str = typer.Argument(..., metavar="A", help="Selector: PLAN:ARM, session:ID or "
+                            "FIELD=VALUE, combined with commas."),
+    b: str = typer.Argument(..., metavar="B"),
+    variable: list[str] = typer.Option([], "--variable", help="The apparatus field you mean "
+                                       "to vary (repeatable); every other difference is a "
+                                       "confound."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Compare two sets of runs: confounds and left-out runs first, then the paired effect."""
+    from logbook.analysis.compare import compare as do_compare
+    from logbook.analysis.compare import compare_lines
+    from logbook.analysis.view import LedgerView
+
+    with state.open_ledger() as ledger:
+        res = do_compare(LedgerView(ledger), a, b, variable)
+    if as_json:
+        state.emit_json(res)
+    else:
+        print("\n".join(compare_lines(res)))
+
+
+def power(
+    p: float = typer.Option(..., "--p", help="Baseline score (a proportion in (0, 1))."),
+    delta: float = typer.Option(None, "--delta", help="The difference to detect: prints the "
+                                "items needed."),
+    n: int = typer.Option(None, "--n", help="Items in the suite: prints the minimum "
+                          "detectable effect."),
+    alpha: float = typer.Option(0.05, "--alpha"),
+    target: float = typer.Option(0.8, "--power"),
+    paired: bool = typer.Option(False, "--paired", help="Both systems on the same items."),
+    discordance: float = typer.Option(None, "--discordance", help="Paired: share of items "
+                                      "the two systems score differently."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Items needed for a difference, or the minimum detectable effect of a suite."""
+    from logbook.analysis.power import power_table
+
+    if delta is None and n is None:
+        raise InputError("give --delta (items needed) or --n (minimum detectable effect)")
+    try:
+        res = power_table(p, delta, n, alpha, target, paired, discordance)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if as_json:
+        state.emit_json(res)
+        return
+    kind = "paired" if paired else "unpaired"
+    if "items_needed" in res:
+        print(f"{res['items_needed']} items detect a difference of {delta:g} from {p:g} "
+              f"({kind}, alpha {alpha:g}, power {target:g})")
+    if "min_detectable_effect" in res:
+        print(f"{n} items detect a difference of {res['min_detectable_effect']:.4g} from {p:g} "
+              f"({kind}, alpha {alpha:g}, power {target:g})")
+
+
+def band(
+    selector: str = typer.Argument(..., metavar="SELECTOR"),
+    z: float = typer.Option(2.0, "--z"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Measure a pipeline's run-to-run band and append it as a `band` entry."""
+    from logbook.analysis.bands import band_body
+    from logbook.analysis.view import LedgerView
+    from logbook.cli.write import _key, _print_appended
+
+    key = _key()
+    with state.open_ledger(write=True) as ledger:
+        body = band_body(LedgerView(ledger), selector, z)
+        _print_appended([ledger.append("band", body, key)], as_json)
+
+
+def claim(
+    args: list[str] = typer.Argument(..., metavar="PLAN | check REF",
+                                     help="`claim PLAN --statement TEXT` appends a claim; "
+                                     "`claim check REF` recomputes one."),
+    statement: str = typer.Option(None, "--statement", help="The sentence as published."),
+    arm: str = typer.Option(None, "--arm", help="Claim this arm's mean."),
+    effect: str = typer.Option(None, "--effect", help="Claim this treatment's effect."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Append a claim computed from the report at the current head, or check one
+    (`claim check REF`: exit 1 when the figure no longer stands)."""
+    if args[0] == "check":
+        if len(args) != 2:
+            raise InputError("usage: logbook claim check REF")
+        _claim_check(args[1], as_json)
+        return
+    if len(args) != 1:
+        raise InputError("usage: logbook claim PLAN --statement TEXT")
+    if statement is None:
+        raise InputError("--statement is required: the sentence as published")
+    from logbook.analysis.claims import claim_body
+    from logbook.analysis.view import LedgerView
+    from logbook.cli.write import _key, _print_appended
+
+    key = _key()
+    with state.open_ledger(write=True) as ledger:
+        body = claim_body(LedgerView(ledger), args[0], statement, arm, effect)
+        _print_appended([ledger.append("claim", body, key)], as_json)
+
+
+def _claim_check(ref: str, as_json: bool) -> None:
+    from logbook.analysis.claims import check_claim
+    from logbook.analysis.view import LedgerView
+
+    with state.open_ledger() as ledger:
+        view = LedgerView(ledger)
+        res = check_claim(view, ref)
+        plan = ledger.get(ref).body.get("plan")
+        res["findings"] = _plan_findings(view, plan) if plan else []
+    if as_json:
+        state.emit_json(res)
+    else:
+        print(f"claim @{res['seq']}: {res['statement']}")
+        lo, hi = res["interval"]
+        print(f"  claimed {res['value']:.4g} ({lo:.4g} to {hi:.4g})")
+        if res["now"]:
+            nlo, nhi = res["now"]["interval"]
+            print(f"  now     {res['now']['value']:.4g} ({nlo:.4g} to {nhi:.4g})")
+        for p in res["problems"]:
+            print(f"  - {p}")
+        for f in res["findings"]:
+            print(f"  AUDIT {f['check']} [{f['severity']}]: {f['message']}")
+        print("  STANDS" if res["stands"] else "  DOES NOT STAND")
+    if not res["stands"]:
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
     app.command()(report)
+    app.command()(compare)
+    app.command()(power)
+    app.command()(band)
+    app.command()(claim)

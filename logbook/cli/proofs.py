@@ -199,7 +199,8 @@ def verify_proof(
             if result.entry_checked:
                 print(f"the entry in {entry_file} is leaf {proof.index}")
             if result.signature_checked and key is not None:
-                print(f"the checkpoint is signed by the trusted key {key.fingerprint}")
+                which = "both checkpoints are" if old is not None else "the checkpoint is"
+                print(f"{which} signed by the trusted key {key.fingerprint}")
     if not result.signature_checked:
         print(NOT_CHECKED, file=sys.stderr if as_json else sys.stdout)
     if not result.ok:

@@ -1,0 +1,56 @@
+"""Power: required items for a difference, the minimum detectable effect, and the warning a
+plan gets when its suite cannot detect its own min_effect."""
+
+from __future__ import annotations
+
+from typing import Any
+
+DEFAULT_P = 0.5  # the most demanding baseline when the plan gives none
+
+
+def plan_power_warning(plan: dict[str, Any]) -> str | None:
+    """A sentence when the plan's suite and runs cannot detect its min_effect at 80% power."""
+    metric = plan.get("metric") or {}
+    suite = plan.get("suite") or {}
+    min_effect = plan.get("min_effect") or 0
+    n = suite.get("n_items")
+    if metric.get("kind") != "proportion" or not min_effect or not n:
+        return None
+    from logbook import stats
+
+    control = next((a for a in plan.get("arms") or [] if a.get("role") == "control"), {})
+    p = control.get("expected") or DEFAULT_P
+    p = min(max(float(p), 0.01), 0.99)
+    alpha = float(plan.get("alpha", 0.05))
+    try:
+        mde = stats.min_detectable_effect(int(n), p, alpha=alpha, paired=True)
+    except ValueError:
+        return None
+    if mde <= min_effect:
+        return None
+    try:
+        need = stats.sample_size(min_effect if p + min_effect < 1 else -min_effect, p,
+                                 alpha=alpha, paired=True)
+        would = f"; about {need} items would"
+    except ValueError:
+        would = ""
+    return (f"plan {plan.get('slug')}: {n} items can detect an effect of about {mde:.3g} at "
+            f"80% power (paired, baseline {p:g}), larger than its min_effect {min_effect:g}"
+            f"{would}")
+
+
+def power_table(p: float, delta: float | None, n: int | None, alpha: float, power: float,
+                paired: bool, discordance: float | None) -> dict[str, Any]:
+    from logbook import stats
+
+    out: dict[str, Any] = {"p": p, "alpha": alpha, "power": power, "paired": paired,
+                           "discordance": discordance}
+    if delta is not None:
+        out["delta"] = delta
+        out["items_needed"] = stats.sample_size(delta, p, alpha=alpha, power=power,
+                                                paired=paired, discordance=discordance)
+    if n is not None:
+        out["n"] = n
+        out["min_detectable_effect"] = stats.min_detectable_effect(
+            n, p, alpha=alpha, power=power, paired=paired, discordance=discordance)
+    return out

@@ -1,0 +1,55 @@
+"""Run selectors for compare and band: `PLAN:ARM`, `session:ID`, `FIELD=VALUE`, combined with
+commas (every term must hold)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from logbook.analysis.view import LedgerView, RunView
+from logbook.errors import InputError
+
+
+def _value_matches(have: Any, want: str) -> bool:
+    if have is None:
+        return False
+    if isinstance(have, str):
+        return have == want
+    try:
+        return bool(have == orjson.loads(want))
+    except orjson.JSONDecodeError:
+        return str(have) == want
+
+
+def parse(view: LedgerView, selector: str) -> Callable[[RunView], bool]:
+    """A predicate over runs; InputError naming the term that cannot be read."""
+    terms: list[Callable[[RunView], bool]] = []
+    for raw in selector.split(","):
+        term = raw.strip()
+        if not term:
+            raise InputError(f"selector {selector!r} has an empty term")
+        if term.startswith("session:"):
+            sid = term.split(":", 1)[1]
+            terms.append(lambda r, sid=sid: r.session == sid)
+        elif "=" in term:
+            field, value = term.split("=", 1)
+            terms.append(lambda r, f=field.strip(), v=value: _value_matches(r.apparatus.get(f),
+                                                                             v))
+        elif ":" in term:
+            plan_ref, arm = term.rsplit(":", 1)
+            plan = view.plan(plan_ref)
+            if arm not in [a["name"] for a in plan.arms()]:
+                raise InputError(f"selector {term!r}: {arm!r} is not an arm of plan "
+                                 f"{plan.slug}")
+            terms.append(lambda r, p=plan.digest, a=arm: r.plan == p and r.arm == a)
+        else:
+            raise InputError(f"selector term {term!r} is not PLAN:ARM, session:ID or "
+                             "FIELD=VALUE")
+    return lambda r: all(t(r) for t in terms)
+
+
+def select(view: LedgerView, selector: str) -> list[RunView]:
+    pred = parse(view, selector)
+    return [r for r in view.runs if pred(r)]
