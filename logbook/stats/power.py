@@ -48,7 +48,7 @@ def _n_raw(delta: float, p: float, za: float, zb: float, paired: bool, disc: flo
         psi = _psi(p, delta, disc)
         return (za * math.sqrt(psi) + zb * math.sqrt(max(psi - delta**2, 0.0))) ** 2 / delta**2
     p2 = p + delta
-    return (za + zb) ** 2 * 2 * p * (1.0 - p) / delta**2
+    return (za + zb) ** 2 * (p * (1.0 - p) + p2 * (1.0 - p2)) / delta**2
 
 
 def _check(p: float, alpha: float, power: float, discordance: float | None) -> tuple[float, ...]:

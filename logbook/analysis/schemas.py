@@ -1,0 +1,146 @@
+"""JSON Schemas of command outputs (`report --json`, `brief --json`), generated into schemas/.
+
+The models here document the output's shape; a test validates real output against them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Interval(_Out):
+    low: float | None
+    high: float | None
+    method: str
+    n: int
+
+
+class RunRow(_Out):
+    seq: int
+    digest: str
+    status: str
+    session: str | None
+    score: float | None
+    missing: int
+    missing_rate: float | None
+    retracted: bool
+    retracted_by: list[str]
+    reason: str | None
+    interval: Interval | None
+
+
+class RunLevel(_Out):
+    mean: float
+    sd: float
+    low: float
+    high: float
+    method: str
+    k: int
+
+
+class ItemLevel(_Out):
+    point: float
+    low: float
+    high: float
+    method: str
+    n: int
+
+
+class ChosenInterval(_Out):
+    low: float
+    high: float
+    kind: str
+
+
+class ArmReport(_Out):
+    name: str
+    role: str
+    expected: float | None
+    tolerance: float | None
+    planned_runs: int
+    completed: int
+    failed: int
+    aborted: int
+    retracted: int
+    runs: list[RunRow]
+    run_level: RunLevel | None
+    item_level: ItemLevel | None
+    wider: str | None
+    mean: float | None
+    interval: ChosenInterval | None
+    differing_apparatus: dict[str, list[str]]
+    line: str | None
+
+
+class Effect(_Out):
+    model_config = ConfigDict(extra="allow")  # mcnemar, worst_case, reason when present
+    control: str
+    treatment: str
+    point: float | None
+
+
+class Condition(_Out):
+    stat: str
+    op: str
+    value: float
+    arm: str | None = None
+    observed: float | None
+    holds: bool | None
+
+
+class Verdict(_Out):
+    status: str
+    wording: str
+    success: list[Condition]
+    failure: list[Condition]
+    suspect: list[str]
+    min_detectable_effect: float | None = None
+
+
+class Excluded(_Out):
+    seq: int
+    digest: str
+    arm: str
+    reason: str
+    retracted_by: list[str]
+
+
+class Finding(_Out):
+    check: str
+    severity: str
+    message: str
+    seq: int | None
+    entries: list[str]
+
+
+class Report(_Out):
+    """`logbook report PLAN --json`."""
+
+    plan: dict[str, Any]
+    ledger: dict[str, Any]
+    arms: list[ArmReport]
+    effects: list[Effect]
+    verdict: Verdict
+    line: str | None
+    excluded: list[Excluded]
+    findings: list[Finding]
+
+
+def output_schemas() -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    schema = Report.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://logbook.dev/schemas/report.json"
+    out["report.json"] = schema
+    try:
+        from logbook.analysis.brief import brief_schema
+    except ImportError:
+        return out
+    out["brief.json"] = brief_schema()
+    return out
