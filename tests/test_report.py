@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from builders import draft, plan_body, write_json, write_jsonl
 from conftest import run_cli
 
