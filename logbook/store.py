@@ -19,58 +19,11 @@ from typing import Any
 
 from logbook.derive import INDEX_COLUMNS, OUTCOME_COLUMNS, IndexRow, OutcomeRow
 from logbook.errors import EnvironmentProblem, InputError
+from logbook.store_schema import MIGRATIONS
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FAULT_ENV = "LOGBOOK_TEST_FAULT"
 
-MIGRATIONS: list[str] = [
-    # 1: entries (source of truth) and the derived index
-    """
-    CREATE TABLE entries (
-        seq INTEGER PRIMARY KEY,
-        digest TEXT NOT NULL UNIQUE,
-        entry BLOB NOT NULL,
-        signature TEXT NOT NULL
-    );
-    CREATE TRIGGER entries_no_update BEFORE UPDATE ON entries
-        BEGIN SELECT RAISE(ABORT, 'logbook entries are append-only'); END;
-    CREATE TRIGGER entries_no_delete BEFORE DELETE ON entries
-        BEGIN SELECT RAISE(ABORT, 'logbook entries are append-only'); END;
-    CREATE TABLE entry_index (
-        seq INTEGER PRIMARY KEY, digest TEXT NOT NULL, kind TEXT NOT NULL, ts TEXT,
-        signer TEXT, plan TEXT, arm TEXT, slug TEXT, status TEXT, session TEXT, target TEXT
-    );
-    CREATE INDEX entry_index_kind ON entry_index(kind, seq);
-    CREATE INDEX entry_index_plan ON entry_index(plan, seq);
-    CREATE UNIQUE INDEX entry_index_slug ON entry_index(slug) WHERE slug IS NOT NULL;
-    CREATE INDEX entry_index_target ON entry_index(target) WHERE target IS NOT NULL;
-    CREATE TABLE outcomes (
-        seq INTEGER PRIMARY KEY, metric TEXT NOT NULL, n INTEGER NOT NULL,
-        n_missing INTEGER NOT NULL, total REAL NOT NULL, columns BLOB NOT NULL
-    );
-    CREATE TABLE signing_keys (
-        fingerprint TEXT PRIMARY KEY, name TEXT NOT NULL, public TEXT NOT NULL,
-        added_seq INTEGER NOT NULL, revoked_seq INTEGER
-    );
-    CREATE TABLE once_keys (key TEXT PRIMARY KEY, digest TEXT NOT NULL);
-    CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-    """,
-    # 2: the Merkle tree (derived), checkpoints made, verifications run
-    """
-    CREATE TABLE tree (
-        level INTEGER NOT NULL, idx INTEGER NOT NULL, hash BLOB NOT NULL,
-        PRIMARY KEY (level, idx)
-    ) WITHOUT ROWID;
-    CREATE TABLE checkpoints (
-        id INTEGER PRIMARY KEY, size INTEGER NOT NULL, root TEXT NOT NULL,
-        note TEXT NOT NULL, created TEXT NOT NULL
-    );
-    CREATE TABLE verifications (
-        id INTEGER PRIMARY KEY, size INTEGER NOT NULL, ok INTEGER NOT NULL,
-        findings INTEGER NOT NULL, at TEXT NOT NULL, trusted TEXT
-    );
-    """,
-]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
@@ -350,6 +303,46 @@ class Store:
         row = self.conn.execute("SELECT size, ok, findings, at, trusted FROM verifications "
                                 "ORDER BY id DESC LIMIT 1").fetchone()
         return (row[0], bool(row[1]), row[2], row[3], row[4]) if row else None
+
+    def record_audit(self, size: int, at: str, findings: str) -> None:
+        with self.transaction() as txn:
+            txn.execute("INSERT INTO audits (size, at, findings) VALUES (?,?,?)",
+                        (size, at, findings))
+
+    def last_audit(self) -> tuple[int, str, str] | None:
+        row = self.conn.execute("SELECT size, at, findings FROM audits ORDER BY id DESC "
+                                "LIMIT 1").fetchone()
+        return (row[0], row[1], row[2]) if row else None
+
+    # -- summaries from the index, for `brief` (no entry is parsed) --------------------------
+    def run_counts(self) -> list[tuple[str, str, str, int, int]]:
+        """(plan, arm, status, count, last seq) of unretracted runs of plans."""
+        return list(self.conn.execute(
+            "SELECT plan, arm, status, count(*), max(seq) FROM entry_index "
+            "WHERE kind = 'run' AND plan IS NOT NULL AND digest NOT IN "
+            "(SELECT target FROM entry_index WHERE kind = 'retraction') "
+            "GROUP BY plan, arm, status"))
+
+    def latest_session(self) -> str | None:
+        row = self.conn.execute("SELECT session FROM entry_index WHERE kind = 'run' AND "
+                                "session IS NOT NULL ORDER BY seq DESC LIMIT 1").fetchone()
+        return row[0] if row else None
+
+    def session_runs(self, session: str) -> list[IndexRow]:
+        return [IndexRow(*r) for r in self.conn.execute(
+            f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index WHERE kind = 'run' AND "
+            "session = ? ORDER BY seq", (session,))]
+
+    def referrers(self, digests: list[str]) -> list[StoredEntry]:
+        """Claims and notes whose references name any of ``digests`` (parsed by the caller)."""
+        if not digests:
+            return []
+        found: list[StoredEntry] = []
+        wanted = set(digests)
+        for s in self.entries_where("claim") + self.entries_where("note"):
+            if any(d.encode() in s.entry for d in wanted):
+                found.append(s)
+        return found
 
     # -- rebuilding the derived tables ------------------------------------------------------
     def rebuild_derived(self, rows: Callable[[Txn], None]) -> None:

@@ -226,7 +226,7 @@ def _pvalue(dist: _Dist) -> float:
     """
     from scipy.special import ndtr, ndtri
 
-    z0, a = 0.0, 0.0
+    z0, a = dist.z0, dist.accel
 
     def alpha_at(q: float, lower: bool) -> float:
         # lower: smallest alpha with L(alpha) > q; upper: smallest alpha with U(alpha) < q.

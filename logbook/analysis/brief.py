@@ -1,0 +1,228 @@
+"""`logbook brief`: what a session-bound agent must know before its first run.
+
+Reads the store's indexes and the few entries it shows (plans, recent retractions, claims,
+notes, bands), never every entry; what it says of verify and the audit is what they stored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from logbook.ledger import Entry, Ledger
+from logbook.model.plan import apply_amendments
+
+RECENT = 20
+
+
+def _entries(ledger: Ledger, kind: str, last: int | None = None) -> list[Entry]:
+    return [Entry.from_stored(s) for s in ledger.store.entries_where(kind, None, last)]
+
+
+def open_plans(ledger: Ledger, retracted: set[str]) -> list[dict[str, Any]]:
+    """Plans with an arm short of its planned runs, and the arm to run next."""
+    counts: dict[tuple[str, str], dict[str, int]] = {}
+    last_seq: dict[tuple[str, str], int] = {}
+    for plan, arm, status, n, last in ledger.store.run_counts():
+        counts.setdefault((plan, arm), {})[status] = n
+        last_seq[(plan, arm)] = max(last_seq.get((plan, arm), -1), last)
+    amendments: dict[str, list[dict[str, Any]]] = {}
+    for a in _entries(ledger, "amendment"):
+        amendments.setdefault(a.body["plan"], []).append(a.body.get("changes", {}))
+    out = []
+    for p in _entries(ledger, "plan"):
+        if p.digest in retracted:
+            continue
+        body = apply_amendments(p.body, amendments.get(p.digest, []))
+        k = int(body.get("runs_per_arm", 0))
+        arms = []
+        for arm in body.get("arms", []):
+            c = counts.get((p.digest, arm["name"]), {})
+            arms.append({"arm": arm["name"], "role": arm.get("role"),
+                         "completed": c.get("completed", 0), "planned": k,
+                         "failed": c.get("failed", 0), "aborted": c.get("aborted", 0),
+                         "last_seq": last_seq.get((p.digest, arm["name"]))})
+        if all(a["completed"] >= k for a in arms):
+            continue
+        short = [a for a in arms if a["completed"] < k]
+        # interleave: the arm with the fewest completed runs, then the one run least recently
+        nxt = min(short, key=lambda a: (a["completed"], -1 if a["last_seq"] is None
+                                        else a["last_seq"]))
+        out.append({"plan": p.digest, "slug": body.get("slug"), "title": body.get("title"),
+                    "seq": p.seq, "arms": arms, "next_arm": nxt["arm"],
+                    "runs_done": sum(a["completed"] for a in arms),
+                    "runs_planned": k * len(arms)})
+    return out
+
+
+def build_brief(ledger: Ledger, since: int | None = None) -> dict[str, Any]:
+    store = ledger.store
+    size, head = store.head()
+    retractions = _entries(ledger, "retraction")
+    retracted = {str(r.body.get("target")) for r in retractions}
+    shown = [r for r in retractions if r.seq >= since] if since is not None \
+        else retractions[-RECENT:]
+    resting = store.referrers([str(r.body.get("target")) for r in shown])
+    rest_rows = []
+    for s in resting:
+        e = Entry.from_stored(s)
+        refs = set(e.body.get("runs", [])) | set(e.body.get("refs", [])) | {e.body.get("plan")}
+        rest_rows.append({"seq": e.seq, "digest": e.digest, "kind": e.kind,
+                          "rests_on": sorted(str(r.body["target"]) for r in shown
+                                             if r.body.get("target") in refs),
+                          "text": e.body.get("statement") or e.body.get("text")})
+    last_verify = store.last_verification()
+    audit = store.last_audit()
+    audit_findings = orjson.loads(audit[2]) if audit else []
+    errors = [f for f in audit_findings if f.get("severity") == "error"]
+    remeasure = [f for f in audit_findings if f.get("check") == "A12"]
+    checkpoints = store.checkpoints()
+    claims = _entries(ledger, "claim", RECENT)
+    claim_rows = []
+    for c in claims[-5:]:
+        runs = c.body.get("runs", [])
+        status = ("retracted" if c.digest in retracted else
+                  "rests on retracted runs" if any(r in retracted for r in runs) else
+                  "standing (run `logbook claim check` to recompute)")
+        claim_rows.append({"seq": c.seq, "digest": c.digest, "statement": c.body["statement"],
+                           "status": status})
+    session = store.latest_session()
+    session_runs = store.session_runs(session) if session else []
+    plans = open_plans(ledger, retracted)
+    bands = [{"seq": b.seq, "selector": b.body["selector"], "k": b.body["k"],
+              "mean": b.body["mean"], "band": b.body["band"],
+              "evaluator_config_hash": b.body.get("evaluator_config_hash")}
+             for b in _entries(ledger, "band")]
+    notes = [{"seq": n.seq, "text": n.body["text"]} for n in _entries(ledger, "note", 5)]
+    brief: dict[str, Any] = {
+        "ledger": {"name": ledger.name, "uuid": ledger.uuid, "size": size, "head": head},
+        "integrity": {
+            "last_verify": None if last_verify is None else {
+                "size": last_verify[0], "ok": last_verify[1], "findings": last_verify[2],
+                "at": last_verify[3], "trusted": last_verify[4]},
+            "appended_since_verify": size - (last_verify[0] if last_verify else 0),
+            "latest_checkpoint": None if not checkpoints else {
+                "size": checkpoints[-1][1], "root": checkpoints[-1][2],
+                "created": checkpoints[-1][4]},
+        },
+        "open_plans": plans,
+        "remeasure": remeasure,
+        "retractions": [{"seq": r.seq, "digest": r.digest, "target": r.body.get("target"),
+                         "category": r.body.get("category"), "reason": r.body.get("reason"),
+                         "correction": r.body.get("correction")} for r in shown],
+        "resting_on_retracted": rest_rows,
+        "audit": None if audit is None else {"size": audit[0], "at": audit[1],
+                                             "errors": errors},
+        "bands": bands,
+        "claims": claim_rows,
+        "notes": notes,
+        "previous_session": None if not session else {
+            "session": session,
+            "runs": [{"seq": r.seq, "digest": r.digest, "plan": r.plan, "arm": r.arm,
+                      "status": r.status} for r in session_runs]},
+    }
+    brief["next"] = next_steps(brief)
+    return brief
+
+
+def next_steps(b: dict[str, Any]) -> list[str]:
+    """The three things to do next, most urgent first."""
+    steps: list[str] = []
+    integ = b["integrity"]
+    if integ["last_verify"] is None or not integ["last_verify"]["ok"]:
+        steps.append("run `logbook verify`: " + ("it has never been run" if
+                     integ["last_verify"] is None else "the last verify found problems"))
+    for r in b["resting_on_retracted"][:1]:
+        steps.append(f"{r['kind']} @{r['seq']} rests on a retracted entry: retract or re-make "
+                     "it; do not repeat it")
+    for f in b["remeasure"][:1]:
+        steps.append(f"re-measure: {f['message']}")
+    for p in b["open_plans"]:
+        steps.append(f"plan {p['slug']}: run arm {p['next_arm']} next "
+                     f"({p['runs_done']}/{p['runs_planned']} runs done)")
+    if b["audit"] and b["audit"]["errors"]:
+        steps.append(f"{len(b['audit']['errors'])} audit error(s) stand: see `logbook audit`")
+    if integ["appended_since_verify"] > 0 and integ["last_verify"] is not None:
+        steps.append(f"run `logbook verify`: {integ['appended_since_verify']} entries "
+                     "appended since it last ran")
+    if not steps:
+        steps.append("no open work: write a plan (`logbook plan FILE`) before the next run")
+    return steps[:3]
+
+
+def brief_lines(b: dict[str, Any]) -> list[str]:
+    led, integ = b["ledger"], b["integrity"]
+    out = ["NEXT:"] + [f"  {i}. {s}" for i, s in enumerate(b["next"], 1)]
+    lv = integ["last_verify"]
+    out.append(f"ledger {led['name']!r} {led['uuid']}: {led['size']} entries; last verify "
+               + ("never" if lv is None else f"{'ok' if lv['ok'] else 'FAILED'} at size "
+                  f"{lv['size']} ({integ['appended_since_verify']} since)")
+               + ("" if not integ["latest_checkpoint"] else
+                  f"; checkpoint at size {integ['latest_checkpoint']['size']}"))
+    if b["open_plans"]:
+        out.append("open plans:")
+        for p in b["open_plans"][:8]:
+            arms = ", ".join(f"{a['arm']} {a['completed']}/{a['planned']}" for a in p["arms"])
+            out.append(f"  {p['slug']}: {arms}; next arm {p['next_arm']}")
+    if b["remeasure"]:
+        out.append("re-measure:")
+        out += [f"  {f['message']}" for f in b["remeasure"][:5]]
+    if b["retractions"]:
+        out.append("retractions:")
+        out += [f"  @{r['seq']} retracts {str(r['target'])[:12]} ({r['category']}): "
+                f"{r['reason']}" for r in b["retractions"][-5:]]
+    for r in b["resting_on_retracted"][:5]:
+        out.append(f"  ! {r['kind']} @{r['seq']} rests on retracted {r['rests_on'][0][:12]}: "
+                   f"{r['text']}")
+    if b["audit"] and b["audit"]["errors"]:
+        out.append(f"audit errors ({len(b['audit']['errors'])}, at size {b['audit']['size']}):")
+        out += [f"  {f['check']}: {f['message']}" for f in b["audit"]["errors"][:5]]
+    if b["bands"]:
+        out.append("bands: " + "; ".join(f"{x['selector']} ±{x['band']:.4g} (k={x['k']})"
+                                         for x in b["bands"][-3:]))
+    if b["claims"]:
+        out.append("claims:")
+        out += [f"  @{c['seq']} {c['statement']} — {c['status']}" for c in b["claims"]]
+    if b["notes"]:
+        out.append("notes:")
+        out += [f"  @{n['seq']} {n['text']}" for n in b["notes"][-3:]]
+    ps = b["previous_session"]
+    if ps:
+        runs = ", ".join(f"@{r['seq']} {r['arm']} {r['status']}" for r in ps["runs"][-6:])
+        out.append(f"previous session {ps['session']}: {len(ps['runs'])} runs ({runs})")
+    return out
+
+
+def brief_schema() -> dict[str, Any]:
+    """The documented shape of `brief --json` (schemas/brief.json)."""
+    obj, arr, s, i = {"type": "object"}, {"type": "array"}, {"type": "string"}, {"type":
+                                                                                  "integer"}
+    nullable = lambda t: {"anyOf": [t, {"type": "null"}]}  # noqa: E731
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://logbook.dev/schemas/brief.json",
+        "title": "logbook brief --json",
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["ledger", "integrity", "open_plans", "remeasure", "retractions",
+                     "resting_on_retracted", "audit", "bands", "claims", "notes",
+                     "previous_session", "next"],
+        "properties": {
+            "ledger": {"type": "object", "required": ["name", "uuid", "size", "head"],
+                       "properties": {"name": s, "uuid": s, "size": i, "head": nullable(s)}},
+            "integrity": {"type": "object", "required": ["last_verify",
+                                                         "appended_since_verify",
+                                                         "latest_checkpoint"],
+                          "properties": {"last_verify": nullable(obj),
+                                         "appended_since_verify": i,
+                                         "latest_checkpoint": nullable(obj)}},
+            "open_plans": {"type": "array", "items": {
+                "type": "object", "required": ["plan", "slug", "arms", "next_arm"],
+                "properties": {"plan": s, "slug": s, "next_arm": s, "arms": arr}}},
+            "remeasure": arr, "retractions": arr, "resting_on_retracted": arr,
+            "audit": nullable(obj), "bands": arr, "claims": arr, "notes": arr,
+            "previous_session": nullable(obj),
+            "next": {"type": "array", "items": s, "maxItems": 3, "minItems": 1},
+        },
+    }

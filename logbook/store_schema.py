@@ -1,0 +1,60 @@
+"""The ledger database's schema as numbered migrations (read by store.py only).
+
+Each migration runs once, in its own transaction, when the store is opened for writing; a
+read-only open never migrates (DESIGN §5).
+"""
+
+MIGRATIONS: list[str] = [
+    # 1: entries (source of truth) and the derived index
+    """
+    CREATE TABLE entries (
+        seq INTEGER PRIMARY KEY,
+        digest TEXT NOT NULL UNIQUE,
+        entry BLOB NOT NULL,
+        signature TEXT NOT NULL
+    );
+    CREATE TRIGGER entries_no_update BEFORE UPDATE ON entries
+        BEGIN SELECT RAISE(ABORT, 'logbook entries are append-only'); END;
+    CREATE TRIGGER entries_no_delete BEFORE DELETE ON entries
+        BEGIN SELECT RAISE(ABORT, 'logbook entries are append-only'); END;
+    CREATE TABLE entry_index (
+        seq INTEGER PRIMARY KEY, digest TEXT NOT NULL, kind TEXT NOT NULL, ts TEXT,
+        signer TEXT, plan TEXT, arm TEXT, slug TEXT, status TEXT, session TEXT, target TEXT
+    );
+    CREATE INDEX entry_index_kind ON entry_index(kind, seq);
+    CREATE INDEX entry_index_plan ON entry_index(plan, seq);
+    CREATE UNIQUE INDEX entry_index_slug ON entry_index(slug) WHERE slug IS NOT NULL;
+    CREATE INDEX entry_index_target ON entry_index(target) WHERE target IS NOT NULL;
+    CREATE TABLE outcomes (
+        seq INTEGER PRIMARY KEY, metric TEXT NOT NULL, n INTEGER NOT NULL,
+        n_missing INTEGER NOT NULL, total REAL NOT NULL, columns BLOB NOT NULL
+    );
+    CREATE TABLE signing_keys (
+        fingerprint TEXT PRIMARY KEY, name TEXT NOT NULL, public TEXT NOT NULL,
+        added_seq INTEGER NOT NULL, revoked_seq INTEGER
+    );
+    CREATE TABLE once_keys (key TEXT PRIMARY KEY, digest TEXT NOT NULL);
+    CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+    """,
+    # 2: the Merkle tree (derived), checkpoints made, verifications run
+    """
+    CREATE TABLE tree (
+        level INTEGER NOT NULL, idx INTEGER NOT NULL, hash BLOB NOT NULL,
+        PRIMARY KEY (level, idx)
+    ) WITHOUT ROWID;
+    CREATE TABLE checkpoints (
+        id INTEGER PRIMARY KEY, size INTEGER NOT NULL, root TEXT NOT NULL,
+        note TEXT NOT NULL, created TEXT NOT NULL
+    );
+    CREATE TABLE verifications (
+        id INTEGER PRIMARY KEY, size INTEGER NOT NULL, ok INTEGER NOT NULL,
+        findings INTEGER NOT NULL, at TEXT NOT NULL, trusted TEXT
+    );
+    """,
+    # 3: audits run, for `brief` (a record beside the ledger, not entries)
+    """
+    CREATE TABLE audits (
+        id INTEGER PRIMARY KEY, size INTEGER NOT NULL, at TEXT NOT NULL, findings TEXT NOT NULL
+    );
+    """,
+]
