@@ -15,13 +15,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import logbook.stats.resampling as bmod
 from logbook.stats import Estimate, bootstrap, clustered_se
-from logbook.stats import bootstrap as bootstrap_mod_fn  # noqa: F401  (the function)
-
-import logbook.stats.bootstrap as bmod  # isort: skip
 
 SEEDS = range(20)
-B = 2000
+B = 5000
 
 
 def _std_stat(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -60,6 +58,45 @@ def test_agrees_with_scipy(data, ours_stat, scipy_stat, grid: float, method: str
     ).confidence_interval
     gap = np.abs(mean - np.array([ref.low, ref.high]))
     assert (gap <= _tolerance(sd, grid)).all(), (mean, (ref.low, ref.high), sd)
+
+
+TIED = np.round(SKEWED, 1)  # many ties: exercises the per-distinct-value jackknife
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+@pytest.mark.parametrize(
+    ("data", "ours_stat", "scipy_stat"),
+    [
+        (SKEWED, "mean", np.mean),
+        (SKEWED, "median", np.median),
+        (TIED, "mean", np.mean),
+        (TIED, _std_stat, _std_stat),
+    ],
+    ids=["skewed-mean", "skewed-median", "tied-mean", "tied-sd"],
+)
+def test_same_draws_give_scipy_endpoints_exactly(data, ours_stat, scipy_stat, method) -> None:
+    # On the generic path we draw rows of rng.integers(0, n, (B, n)) in chunks, as scipy
+    # draws them at once; given the same seed the two bootstrap distributions coincide, and
+    # then z0, the jackknife acceleration and the quantiles must agree to rounding. This pins
+    # the BCa arithmetic far tighter than any Monte Carlo tolerance can.
+    ref = stats.bootstrap(
+        (data,), scipy_stat, method=method, n_resamples=2000, rng=np.random.default_rng(4)
+    )
+    _, boot, _, _ = bmod._distribution(data, ours_stat, 2000, np.random.default_rng(4), None)
+    if not np.allclose(np.sort(boot), np.sort(ref.bootstrap_distribution), rtol=0, atol=1e-12):
+        pytest.skip("this numpy draws bounded integers differently from scipy's call")
+    r = bootstrap(data, statistic=ours_stat, method=method, n_resamples=2000, seed=4)
+    ci = ref.confidence_interval
+    assert (r.low, r.high) == pytest.approx((ci.low, ci.high), abs=1e-12)
+    assert r.se == pytest.approx(ref.standard_error, rel=1e-9)
+
+
+def test_flat_jackknife_means_no_acceleration() -> None:
+    # With ties at the median every leave-one-out median is equal: the acceleration is 0/0.
+    # scipy returns NaN there; we take a = 0 (no skew seen) and still give an interval.
+    assert len(set(bmod._jackknife_general(TIED, lambda m: np.median(m, axis=-1))[0])) == 1
+    r = bootstrap(TIED, statistic="median", n_resamples=2000)
+    assert r.method == "bootstrap-bca" and r.low < r.point < r.high
 
 
 def test_bca_corrects_for_skew() -> None:
@@ -162,6 +199,31 @@ def test_cluster_bootstrap_matches_brute_force() -> None:
     mean, sd = _ours(x, method="percentile", n_resamples=B, clusters=labels)
     ref = np.array(_brute_force_cluster_percentile(x, labels, 12345, B))
     assert (np.abs(mean - ref) <= _tolerance(sd, 1 / x.size)).all(), (mean, ref, sd)
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_cluster_bootstrap_is_a_bootstrap_over_cluster_totals(method: str) -> None:
+    # Resampling clusters = resampling the pairs (cluster sum, cluster size) with the ratio
+    # statistic; scipy's paired bootstrap of those pairs jackknifes leave-one-cluster-out for
+    # BCa. Same seed -> same draws (checked first), so endpoints must agree to rounding.
+    x, labels = _clustered_data(2)
+    sums = np.bincount(labels, weights=x)
+    sizes = np.bincount(labels).astype(float)
+    ref = stats.bootstrap(
+        (sums, sizes),
+        lambda s, m, axis: s.sum(axis=axis) / m.sum(axis=axis),
+        paired=True,
+        vectorized=True,
+        method=method,
+        n_resamples=2000,
+        rng=np.random.default_rng(6),
+    )
+    _, boot, _, _ = bmod._distribution(x, "mean", 2000, np.random.default_rng(6), labels)
+    if not np.allclose(np.sort(boot), np.sort(ref.bootstrap_distribution), rtol=0, atol=1e-12):
+        pytest.skip("this numpy draws bounded integers differently from scipy's call")
+    r = bootstrap(x, clusters=labels, method=method, n_resamples=2000, seed=6)
+    ci = ref.confidence_interval
+    assert (r.low, r.high) == pytest.approx((ci.low, ci.high), abs=1e-12)
 
 
 def test_cluster_bootstrap_se_agrees_with_clustered_se() -> None:

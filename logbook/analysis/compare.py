@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from logbook.analysis.report import SEED, item_means
+from logbook.analysis.report import SEED, item_mean_arrays, paired_arrays
 from logbook.analysis.selectors import select
 from logbook.analysis.view import LedgerView, RunView, is_identity
 
@@ -55,18 +55,15 @@ def compare(view: LedgerView, sel_a: str, sel_b: str, variable: list[str],
     if not use_a or not use_b:
         out["verdict"] = "no completed, unretracted runs on one side"
         return out
-    ma, _ = item_means(use_a)
-    mb, _ = item_means(use_b)
-    ids = sorted(set(ma) & set(mb))
-    a = [float("nan") if ma[i] is None else ma[i] for i in ids]
-    b = [float("nan") if mb[i] is None else mb[i] for i in ids]
-    complete = sum(1 for x, y in zip(a, b, strict=True) if x == x and y == y)
+    ids, a, b = paired_arrays(use_a, use_b)
+    complete = int(((a == a) & (b == b)).sum())
+    unshared = len(set(item_mean_arrays(use_a)[0]) ^ set(item_mean_arrays(use_b)[0]))
     if complete >= 2:
         est = stats.paired(a, b, ids, ids, method="bootstrap", confidence=confidence, seed=SEED)
         out["effect"] = {"point": est.point, "low": est.low, "high": est.high,
                          "pvalue": est.pvalue, "method": est.method, "n": est.n,
                          "n_dropped": est.n_dropped,
-                         "unshared_items": len(set(ma) ^ set(mb))}
+                         "unshared_items": unshared}
         indist = est.low <= 0 <= est.high
         out["verdict"] = ("indistinguishable: the difference is smaller than its own interval"
                           if indist else ("b is higher" if est.point > 0 else "b is lower"))

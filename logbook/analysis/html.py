@@ -10,6 +10,7 @@ Every string taken from the ledger is escaped. Numbers use the text report's rou
 
 from __future__ import annotations
 
+import io
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -89,7 +90,8 @@ def forest_svg(rep: dict[str, Any]) -> str:
     rows: list[tuple[str, int | None]] = []  # y label, arm index for a header row
     draws: list[tuple[str, int, dict[str, Any]]] = []  # what, row, details
     for ai, arm in enumerate(rep["arms"]):
-        rows.append((f"{arm['name']} ({arm['role']})", ai))
+        none = "" if arm["runs"] else ": no runs yet"
+        rows.append((f"{arm['name']} ({arm['role']}){none}", ai))
         for r in arm["runs"]:
             status = "retracted" if r["retracted"] else r["status"]
             rows.append((f"@{r['seq']} {status}", None))
@@ -102,10 +104,11 @@ def forest_svg(rep: dict[str, Any]) -> str:
                 rows.append((f"{kind.replace('_', '-')}, {n}{used}", None))
                 draws.append((kind, len(rows) - 1, {"arm": ai, "iv": iv}))
     effects = rep["effects"]
-    fig = Figure(figsize=(9.5, 1.3 + 0.27 * len(rows) + 0.45 * max(len(effects), 1)))
+    fig = Figure(figsize=(9.5, 1.9 + 0.27 * len(rows) + 0.45 * max(len(effects), 1)),
+                 layout="constrained")
     FigureCanvasAgg(fig)
     gs = fig.add_gridspec(2, 1, height_ratios=[max(len(rows), 1), 1.6 * max(len(effects), 1)
-                                               + 0.8], hspace=0.35)
+                                               + 0.8])
     ax = fig.add_subplot(gs[0])
     for what, y, d in draws:
         colour = ARM_COLOURS[d["arm"] % len(ARM_COLOURS)]
@@ -145,9 +148,8 @@ def forest_svg(rep: dict[str, Any]) -> str:
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.grid(axis="x", color="#eeeeee")
     ax.set_xlabel(f"{_mpl(rep['plan']['metric']['name'])} ({unit})", fontsize=9)
-    ax.set_title("Score per run (item-level interval) and per arm", fontsize=10, loc="left",
-                 pad=22)
-    ax.legend(handles=[
+    ax.set_title("Score per run (item-level interval) and per arm", fontsize=10, loc="left")
+    fig.legend(handles=[
         Line2D([], [], marker="o", color="#444", label="run, item-level interval"),
         Line2D([], [], marker="o", color=GREY, mfc="white", ls="--",
                label="retracted (excluded)"),
@@ -155,8 +157,7 @@ def forest_svg(rep: dict[str, Any]) -> str:
                label="arm run-level t-interval"),
         Line2D([], [], marker="s", color="#444", mec="black", lw=2.5, alpha=0.6,
                label="arm item-level interval")],
-        fontsize=7.5, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=4, frameon=False,
-        borderaxespad=0.1)
+        fontsize=7.5, loc="outside upper center", ncol=4, frameon=False)
     ex = fig.add_subplot(gs[1])
     m = rep["plan"].get("min_effect")
     if m:
@@ -190,10 +191,6 @@ def forest_svg(rep: dict[str, Any]) -> str:
     for a in (ax, ex):
         a.tick_params(axis="x", labelsize=8)
         a.spines[["top", "right"]].set_visible(False)
-    fig.subplots_adjust(left=0.24, right=0.97, top=1 - 0.6 / fig.get_figheight(),
-                        bottom=0.55 / fig.get_figheight())
-    import io
-
     buf = io.StringIO()
     with matplotlib.rc_context({"svg.hashsalt": "logbook", "svg.fonttype": "path"}):
         fig.savefig(buf, format="svg", metadata={"Date": None})
@@ -237,7 +234,7 @@ def _arm_section(arm: dict[str, Any], scale: float) -> str:
              f"{arm['planned_runs']} completed, {arm['failed']} failed, {arm['aborted']} "
              f"aborted, {arm['retracted']} retracted</h3>",
              _table(["run", "status", f"score{unit}", "item-level interval", "missing",
-                     "session", "reason"], rows, classes)]
+                     "session", "reason"], rows, classes) if rows else "<div>no runs yet</div>"]
     rl, il = arm["run_level"], arm["item_level"]
     if rl:
         parts.append(f"<div>run-level: mean {rl['mean'] * scale:.2f}, sd {rl['sd'] * scale:.2f}"
@@ -312,7 +309,8 @@ def render_html(rep: dict[str, Any]) -> str:
             f"{_e(plan['metric']['name'])} ({_e(plan['metric']['kind'])}); suite "
             f"{_e(plan['suite']['name'])} n={_e(plan['suite'].get('n_items'))}; "
             f"{_e(plan['runs_per_arm'])} runs per arm; min_effect {_e(plan['min_effect'])}; "
-            f"alpha {_e(plan['alpha'])}; ledger size {_e(rep['ledger']['size'])}</div>"]
+            f"alpha {_e(0.05 if plan.get('alpha') is None else plan['alpha'])}; "
+            f"ledger size {_e(rep['ledger']['size'])}</div>"]
     if plan.get("decision"):
         body.append(f"<div class='meta'>decision: {_e(plan['decision'])}</div>")
     if plan.get("retracted"):

@@ -23,62 +23,87 @@ def run_interval(run: RunView, kind: str, confidence: float,
                  cluster_field: str | None) -> dict[str, Any] | None:
     """A run's item-level interval: Wilson for a binary proportion, BCa bootstrap otherwise,
     the cluster bootstrap when the suite names a cluster field."""
-    from logbook import stats
+    import numpy as np
 
-    items = [(i, v) for i, v in run.item_scores.items() if v is not None]
-    if not items:
-        return None
-    vals = [v for _, v in items]
-    if len(vals) == 1 or len(set(vals)) == 1:
-        return {"low": vals[0] if len(set(vals)) == 1 else None, "high": vals[0],
-                "method": "degenerate", "n": len(vals)}
+    ids, values = run.item_arrays
+    keep = ~np.isnan(values)
     clusters = None
     if cluster_field and run.clusters:
-        clusters = [run.clusters.get(i, f"_item:{i}") for i, _ in items]
-    if kind == "proportion" and _binary(vals) and clusters is None:
-        est = stats.wilson(int(sum(vals)), len(vals), confidence)
+        clusters = [run.clusters.get(i, f"_item:{i}") for i, k in zip(ids, keep.tolist(),
+                                                                       strict=True) if k]
+    return _interval(values[keep], kind, confidence, clusters, 2000)
+
+
+def _interval(vals: Any, kind: str, confidence: float, clusters: list[str] | None,
+              n_resamples: int) -> dict[str, Any] | None:
+    import numpy as np
+
+    from logbook import stats
+
+    if vals.size == 0:
+        return None
+    lo, hi = float(vals.min()), float(vals.max())
+    if lo == hi:
+        return {"point": lo, "low": lo, "high": hi, "method": "degenerate", "n": int(vals.size)}
+    binary = bool(np.isin(vals, (0.0, 1.0)).all())
+    if kind == "proportion" and binary and clusters is None:
+        est = stats.wilson(int(vals.sum()), int(vals.size), confidence)
     else:
         est = stats.bootstrap(vals, method="bca", confidence=confidence, seed=SEED,
-                              clusters=clusters, n_resamples=2000)
-    return {"low": est.low, "high": est.high, "method": est.method, "n": est.n}
+                              clusters=clusters, n_resamples=n_resamples)
+    return {"point": est.point, "low": est.low, "high": est.high, "method": est.method,
+            "n": est.n}
 
 
 def arm_item_level(runs: list[RunView], kind: str, confidence: float,
                    cluster_field: str | None) -> dict[str, Any] | None:
     """Interval over items, each item averaged over the arm's usable runs."""
-    from logbook import stats
+    import numpy as np
 
-    means, clusters = item_means(runs)
-    ids = [i for i, v in means.items() if v is not None]
-    vals = [means[i] for i in ids]
-    if len(vals) < 2:
+    ids, means, clusters = item_mean_arrays(runs)
+    keep = ~np.isnan(means)
+    if int(keep.sum()) < 2:
         return None
-    if len(set(vals)) == 1:
-        return {"point": vals[0], "low": vals[0], "high": vals[0], "method": "degenerate",
-                "n": len(vals)}
-    cl = [clusters.get(i, f"_item:{i}") for i in ids] if cluster_field and clusters else None
-    if kind == "proportion" and _binary(vals) and cl is None:  # type: ignore[arg-type]
-        est = stats.wilson(int(sum(vals)), len(vals), confidence)  # type: ignore[arg-type]
-    else:
-        est = stats.bootstrap(vals, method="bca", confidence=confidence, seed=SEED,
-                              clusters=cl, n_resamples=5000)
-    return {"point": est.point, "low": est.low, "high": est.high, "method": est.method,
-            "n": est.n}
+    cl = None
+    if cluster_field and clusters:
+        cl = [clusters.get(i, f"_item:{i}") for i, k in zip(ids, keep.tolist(), strict=True)
+              if k]
+    return _interval(means[keep], kind, confidence, cl, 5000)
+
+
+def item_mean_arrays(runs: list[RunView]) -> tuple[list[str], Any, dict[str, str]]:
+    """(ids, each item's mean over the runs that scored it (NaN if none did), clusters)."""
+    import numpy as np
+
+    clusters: dict[str, str] = {}
+    for r in runs:
+        clusters.update(r.clusters)
+    if not runs:
+        return [], np.zeros(0), clusters
+    first_ids = runs[0].item_arrays[0]
+    if all(r.item_arrays[0] == first_ids for r in runs[1:]):
+        ids = first_ids
+        stack = np.vstack([r.item_arrays[1] for r in runs])
+    else:  # runs wrote different item sets: align on the union of ids
+        ids = list(dict.fromkeys(i for r in runs for i in r.item_arrays[0]))
+        index = {i: k for k, i in enumerate(ids)}
+        stack = np.full((len(runs), len(ids)), np.nan)
+        for row, r in enumerate(runs):
+            rids, vals = r.item_arrays
+            stack[row, [index[i] for i in rids]] = vals
+    present = ~np.isnan(stack)
+    counts = present.sum(axis=0)
+    sums = np.where(present, stack, 0.0).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    return list(ids), means, clusters
 
 
 def item_means(runs: list[RunView]) -> tuple[dict[str, float | None], dict[str, str]]:
-    sums: dict[str, float] = {}
-    counts: dict[str, int] = {}
-    clusters: dict[str, str] = {}
-    for r in runs:
-        for i, v in r.item_scores.items():
-            sums.setdefault(i, 0.0)
-            counts.setdefault(i, 0)
-            if v is not None:
-                sums[i] += v
-                counts[i] += 1
-        clusters.update(r.clusters)
-    return {i: (sums[i] / counts[i] if counts[i] else None) for i in sums}, clusters
+    """Each item's mean over the runs (None when no run scored it), and item clusters."""
+    ids, means, clusters = item_mean_arrays(runs)
+    return ({i: (None if v != v else float(v)) for i, v in zip(ids, means.tolist(),
+                                                               strict=True)}, clusters)
 
 
 def run_level(runs: list[RunView], confidence: float) -> dict[str, Any] | None:
@@ -216,12 +241,8 @@ def effect(plan: PlanView, control: str, treatment: str, confidence: float) -> d
         w = stats.welch(a, b, confidence=confidence)
         return {**out, "point": w.point, "low": w.low, "high": w.high, "pvalue": w.pvalue,
                 "method": w.method, "n": w.n, "n_dropped": 0}
-    ca, _ = item_means(c_runs)
-    tb, _ = item_means(t_runs)
-    ids = sorted(set(ca) | set(tb))
-    a = [_nan(ca.get(i)) for i in ids]
-    b = [_nan(tb.get(i)) for i in ids]
-    n_complete = sum(1 for x, y in zip(a, b, strict=True) if x == x and y == y)
+    ids, a, b = paired_arrays(c_runs, t_runs)
+    n_complete = int(((a == a) & (b == b)).sum())
     if n_complete < 2:
         return {**out, "point": None, "reason": "fewer than two items scored in both arms"}
     method = "normal" if analysis == "paired_normal" else "bootstrap"
@@ -234,7 +255,8 @@ def effect(plan: PlanView, control: str, treatment: str, confidence: float) -> d
            "higher_is_better": hib,
            "worst_case": None if wc is None else {"low": wc.low, "high": wc.high}}
     if (len(c_runs) == 1 and len(t_runs) == 1 and body["metric"]["kind"] == "proportion"):
-        pairs = [(x, y) for x, y in zip(a, b, strict=True) if x == x and y == y]
+        pairs = [(x, y) for x, y in zip(a.tolist(), b.tolist(), strict=True)
+                 if x == x and y == y]
         if pairs and all(x in (0.0, 1.0) and y in (0.0, 1.0) for x, y in pairs):
             m = stats.mcnemar_exact([x for x, _ in pairs], [y for _, y in pairs])
             res["mcnemar"] = {"statistic": m.statistic, "pvalue": m.pvalue, "n": m.n,
@@ -243,8 +265,21 @@ def effect(plan: PlanView, control: str, treatment: str, confidence: float) -> d
     return res
 
 
-def _nan(v: float | None) -> float:
-    return float("nan") if v is None else v
+def paired_arrays(a_runs: list[RunView], b_runs: list[RunView]) -> tuple[list[str], Any, Any]:
+    """Items of both sets on one id axis: each item's mean per set, NaN where a set lacks it."""
+    import numpy as np
+
+    ids_a, ma, _ = item_mean_arrays(a_runs)
+    ids_b, mb, _ = item_mean_arrays(b_runs)
+    if ids_a == ids_b:
+        return ids_a, ma, mb
+    ids = list(dict.fromkeys([*ids_a, *ids_b]))
+    index = {i: k for k, i in enumerate(ids)}
+    a = np.full(len(ids), np.nan)
+    b = np.full(len(ids), np.nan)
+    a[[index[i] for i in ids_a]] = ma
+    b[[index[i] for i in ids_b]] = mb
+    return ids, a, b
 
 
 def build_report(view: LedgerView, plan_ref: str) -> dict[str, Any]:

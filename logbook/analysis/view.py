@@ -91,20 +91,35 @@ class RunView:
         return flatten(self.body.get("apparatus") or {})
 
     @cached_property
+    def item_arrays(self) -> tuple[list[str], Any]:
+        """(item ids, numpy array of each item's score; NaN when no sample was scored).
+
+        An item sampled several times (Inspect epochs) scores the mean of its scored samples.
+        """
+        import numpy as np
+
+        oc = self.body.get("outcomes") or {}
+        ids = list(oc.get("id") or [])
+        raw = oc.get("score") or []
+        values = np.array([np.nan if s is None else s for s in raw], dtype=float)
+        if not oc.get("sample"):
+            return ids, values  # ids are unique without a sample column (checked at append)
+        order = list(dict.fromkeys(ids))
+        index = {i: k for k, i in enumerate(order)}
+        codes = np.fromiter((index[i] for i in ids), dtype=np.intp, count=len(ids))
+        present = ~np.isnan(values)
+        sums = np.bincount(codes, weights=np.where(present, values, 0.0), minlength=len(order))
+        counts = np.bincount(codes, weights=present.astype(float), minlength=len(order))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        return order, means
+
+    @property
     def item_scores(self) -> dict[str, float | None]:
         """Each item's score: its mean over scored samples; None when no sample was scored."""
-        oc = self.body.get("outcomes") or {}
-        ids, scores = oc.get("id") or [], oc.get("score") or []
-        sums: dict[str, float] = {}
-        counts: dict[str, int] = {}
-        for i, s in zip(ids, scores, strict=False):
-            if s is None:
-                sums.setdefault(i, 0.0)
-                counts.setdefault(i, 0)
-                continue
-            sums[i] = sums.get(i, 0.0) + float(s)
-            counts[i] = counts.get(i, 0) + 1
-        return {i: (sums[i] / counts[i] if counts[i] else None) for i in sums}
+        ids, values = self.item_arrays
+        return {i: (None if v != v else float(v)) for i, v in zip(ids, values.tolist(),
+                                                                  strict=True)}
 
     @cached_property
     def clusters(self) -> dict[str, str]:
@@ -114,15 +129,21 @@ class RunView:
             return {}
         return {i: str(c) for i, c in zip(oc.get("id") or [], cl, strict=False) if c is not None}
 
-    @property
+    @cached_property
     def score(self) -> float | None:
-        vals = [v for v in self.item_scores.values() if v is not None]
-        return sum(vals) / len(vals) if vals else None
+        import numpy as np
+
+        _, values = self.item_arrays
+        present = values[~np.isnan(values)]
+        return float(present.mean()) if present.size else None
 
     def missing(self, n_items: int | None) -> tuple[int, int]:
         """(missing items, denominator): items never written count as missing, not absent."""
-        present = sum(1 for v in self.item_scores.values() if v is not None)
-        total = max(n_items or 0, len(self.item_scores))
+        import numpy as np
+
+        ids, values = self.item_arrays
+        present = int(np.count_nonzero(~np.isnan(values)))
+        total = max(n_items or 0, len(ids))
         return total - present, total
 
     def missing_rate(self, n_items: int | None) -> float | None:

@@ -49,11 +49,11 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> Estimate:
     Guarantees coverage >= confidence for every true p, at the price of being wider than
     needed; endpoints are exactly 0 at k = 0 and 1 at k = n.
     """
-    from scipy.stats import beta
+    from scipy.special import betaincinv  # the beta quantile, without importing scipy.stats
 
     k, n = _check_counts(k, n)
     confidence = check_confidence(confidence)
     tail = (1.0 - confidence) / 2.0
-    low = 0.0 if k == 0 else float(beta.ppf(tail, k, n - k + 1))
-    high = 1.0 if k == n else float(beta.ppf(1.0 - tail, k + 1, n - k))
+    low = 0.0 if k == 0 else float(betaincinv(k, n - k + 1, tail))
+    high = 1.0 if k == n else float(betaincinv(k + 1, n - k, 1.0 - tail))
     return Estimate(k / n, _wald_se(k, n), low, high, confidence, "clopper-pearson", n)

@@ -1,0 +1,71 @@
+"""Budget (issue 9): `logbook brief --json` on a 100,000-entry ledger, as a ratio to
+`logbook log -n 20 --json` on the same ledger; budget <= 3.0."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import median_time, report, run_checked  # noqa: E402
+
+BIN = Path(sys.executable).parent
+
+
+def build(folder: Path, plans: int = 4000, runs_per_arm: int = 12) -> int:
+    """4,000 plans of 2 arms x 12 runs (of 20 items), notes and retractions: ~100,000 entries."""
+    from logbook.crypto import SigningKey
+    from logbook.ledger import Ledger
+
+    key = SigningKey.generate()
+    ledger = Ledger.init(folder, "bench", key)
+    rng = random.Random(0)
+    ids = [f"q{i}" for i in range(20)]
+    for p in range(plans):
+        plan = ledger.append("plan", {
+            "slug": f"plan-{p}", "title": f"plan {p}", "runs_per_arm": runs_per_arm,
+            "metric": {"name": "acc", "kind": "proportion"},
+            "suite": {"name": "s", "version": "1", "n_items": 20},
+            "arms": [{"name": "a", "role": "control"}, {"name": "b", "role": "treatment"}]},
+            key)
+        short = p % 10 == 0  # a tenth of the plans are still open
+        drafts = []
+        for k in range(runs_per_arm - (2 if short else 0)):
+            for arm in ("a", "b"):
+                drafts.append(("run", {
+                    "plan": plan.digest, "arm": arm, "status": "completed",
+                    "session": f"s{p // 50}", "apparatus": {"model": "m", "seed": k},
+                    "outcomes": {"metric": "acc", "id": ids,
+                                 "score": [float(rng.random() < 0.7) for _ in ids]}}))
+        drafts.append(("note", {"text": f"plan {p} done", "refs": [plan.digest]}))
+        entries = ledger.append_many(drafts, key)
+        if p % 100 == 0:
+            ledger.append("retraction", {"target": entries[0].digest, "reason": "bad run",
+                                         "category": "harness_defect"}, key)
+    size = ledger.size()
+    ledger.close()
+    return size
+
+
+def main() -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="logbook-bench-brief-"))
+    try:
+        size = build(tmp)
+        env = {**os.environ, "LOGBOOK_DIR": str(tmp)}
+        t_brief = median_time(lambda: run_checked(
+            [str(BIN / "logbook"), "brief", "--json"], env=env), 5)
+        t_log = median_time(lambda: run_checked(
+            [str(BIN / "logbook"), "log", "-n", "20", "--json"], env=env), 5)
+        report(f"brief ({size:,} entries)", t_brief / t_log, "<= 3.0",
+               f"logbook brief --json {t_brief:.2f} s, logbook log -n 20 --json {t_log:.2f} s "
+               "(median of 5)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

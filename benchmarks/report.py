@@ -1,0 +1,64 @@
+"""Budget (issue 7): `logbook report` on a plan with 2 arms x 10 runs x 10,000 items, as a ratio
+to `logbook verify` of the same ledger (both read everything); budget <= 2.0."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import median_time, report, run_checked  # noqa: E402
+
+BIN = Path(sys.executable).parent
+
+
+def build(folder: Path) -> None:
+    from logbook.crypto import SigningKey
+    from logbook.ledger import Ledger
+
+    key = SigningKey.generate()
+    (folder / "key").write_text("")
+    ledger = Ledger.init(folder, "bench", key)
+    plan = {"slug": "bench-plan", "title": "report benchmark", "runs_per_arm": 10,
+            "metric": {"name": "acc", "kind": "proportion"},
+            "suite": {"name": "s", "version": "1", "n_items": 10_000},
+            "arms": [{"name": "a", "role": "control"}, {"name": "b", "role": "treatment"}],
+            "success": [{"stat": "effect_low", "op": ">", "value": -0.01}]}
+    p = ledger.append("plan", plan, key)
+    rng = random.Random(0)
+    ids = [f"item-{i:05d}" for i in range(10_000)]
+    base = [rng.random() < 0.7 for _ in ids]
+    for k in range(10):
+        for arm in ("a", "b"):
+            score = [None if rng.random() < 0.01 else float(b != (rng.random() < 0.05))
+                     for b in base]
+            ledger.append("run", {
+                "plan": p.digest, "arm": arm, "status": "completed",
+                "apparatus": {"model": "m", "decoding": {"seed": k}},
+                "outcomes": {"metric": "acc", "id": ids, "score": score,
+                             "error": [None if s is not None else "timeout" for s in score]}},
+                key)
+    ledger.close()
+
+
+def main() -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="logbook-bench-report-"))
+    try:
+        build(tmp)
+        env = {**os.environ, "LOGBOOK_DIR": str(tmp)}
+        t_report = median_time(lambda: run_checked(
+            [str(BIN / "logbook"), "report", "bench-plan", "--json"], env=env), 3)
+        t_verify = median_time(lambda: run_checked(
+            [str(BIN / "logbook"), "verify"], env=env), 3)
+        report("report (2 arms x 10 runs x 10,000 items)", t_report / t_verify, "<= 2.0",
+               f"logbook report {t_report:.2f} s, logbook verify {t_verify:.2f} s (median of 3)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
