@@ -51,10 +51,20 @@ INDEX_COLUMNS = ("seq", "digest", "kind", "ts", "signer", "plan", "arm", "slug",
 OUTCOME_COLUMNS = ("seq", "metric", "n", "n_missing", "total", "columns")
 
 
+def _body(env: dict[str, Any]) -> dict[str, Any]:
+    body = env.get("body")
+    return body if isinstance(body, dict) else {}
+
+
+def _str(value: Any) -> str | None:
+    """Derived columns hold text; anything else in a (tampered) entry derives as NULL."""
+    return value if isinstance(value, str) else None
+
+
 def index_row(seq: int, digest: str, env: dict[str, Any]) -> IndexRow:
-    body = env.get("body") or {}
-    kind = env.get("kind", "")
-    plan = body.get("plan") if kind in ("run", "amendment", "claim") else None
+    body = _body(env)
+    kind = _str(env.get("kind")) or ""
+    plan = _str(body.get("plan")) if kind in ("run", "amendment", "claim") else None
     arm = body.get("arm") if kind in ("run", "claim") else None
     if isinstance(arm, list):
         arm = ",".join(str(a) for a in arm)
@@ -62,30 +72,30 @@ def index_row(seq: int, digest: str, env: dict[str, Any]) -> IndexRow:
         seq=seq,
         digest=digest,
         kind=kind,
-        ts=env.get("ts", ""),
-        signer=env.get("signer", ""),
+        ts=_str(env.get("ts")) or "",
+        signer=_str(env.get("signer")) or "",
         plan=plan,
-        arm=arm,
-        slug=body.get("slug") if kind == "plan" else None,
-        status=body.get("status") if kind == "run" else None,
-        session=body.get("session") if kind == "run" else None,
-        target=body.get("target") if kind == "retraction" else None,
+        arm=_str(arm),
+        slug=_str(body.get("slug")) if kind == "plan" else None,
+        status=_str(body.get("status")) if kind == "run" else None,
+        session=_str(body.get("session")) if kind == "run" else None,
+        target=_str(body.get("target")) if kind == "retraction" else None,
     )
 
 
 def outcome_row(seq: int, env: dict[str, Any]) -> OutcomeRow | None:
     if env.get("kind") != "run":
         return None
-    oc = (env.get("body") or {}).get("outcomes")
+    oc = _body(env).get("outcomes")
     if not isinstance(oc, dict):
         return None
-    scores = oc.get("score") or []
-    present = [s for s in scores if s is not None]
+    scores = oc.get("score") if isinstance(oc.get("score"), list) else []
+    present = [s for s in scores if isinstance(s, int | float) and not isinstance(s, bool)]
     return OutcomeRow(
         seq=seq,
         metric=str(oc.get("metric", "")),
         n=len(scores),
-        n_missing=len(scores) - len(present),
+        n_missing=sum(1 for s in scores if s is None),
         total=float(sum(present)),
         columns=orjson.dumps(oc),
     )
@@ -93,27 +103,31 @@ def outcome_row(seq: int, env: dict[str, Any]) -> OutcomeRow | None:
 
 def key_changes(seq: int, env: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     """(action, name, public b64) changes to the signing keys made by this entry."""
-    body = env.get("body") or {}
+    body = _body(env)
     if env.get("kind") == "genesis":
-        return [("add", k.get("name", ""), k.get("public", ""), "genesis")
-                for k in body.get("keys") or []]
+        keys = body.get("keys") if isinstance(body.get("keys"), list) else []
+        return [("add", _str(k.get("name")) or "", _str(k.get("public")) or "", "genesis")
+                for k in keys if isinstance(k, dict)]
     if env.get("kind") == "key":
-        return [(body.get("action", ""), body.get("name", ""), body.get("public", ""),
-                 body.get("reason", ""))]
+        return [(_str(body.get("action")) or "", _str(body.get("name")) or "",
+                 _str(body.get("public")) or "", _str(body.get("reason")) or "")]
     return []
 
 
 def references(env: dict[str, Any]) -> list[tuple[str, str]]:
     """(field, digest) pairs this entry refers to; each must name an earlier entry."""
-    body = env.get("body") or {}
+    body = _body(env)
     kind = env.get("kind")
     refs: list[tuple[str, str]] = []
     if kind in ("run", "amendment", "claim") and isinstance(body.get("plan"), str):
         refs.append(("body.plan", body["plan"]))
     if kind == "retraction" and isinstance(body.get("target"), str):
         refs.append(("body.target", body["target"]))
-    if kind == "note":
-        refs += [(f"body.refs[{i}]", r) for i, r in enumerate(body.get("refs") or [])]
-    if kind in ("claim", "band"):
-        refs += [(f"body.runs[{i}]", r) for i, r in enumerate(body.get("runs") or [])]
+    for field, kinds in (("refs", ("note",)), ("runs", ("claim", "band"))):
+        if kind in kinds:
+            values = body.get(field)
+            if values is not None and not isinstance(values, list):
+                refs.append((f"body.{field}", values))  # not a list: reported as a reference
+                continue
+            refs += [(f"body.{field}[{i}]", r) for i, r in enumerate(values or [])]
     return refs

@@ -22,6 +22,7 @@ from logbook.canonical import SIGNATURE_DOMAIN, ZERO_DIGEST
 
 KINDS = {"genesis", "key", "plan", "amendment", "run", "retraction", "claim", "band", "note"}
 REF_KINDS = {"body.plan": "plan"}
+ENVELOPE_FIELDS = {"v", "ledger", "seq", "prev", "ts", "kind", "signer", "body"}
 
 
 @dataclass(frozen=True)
@@ -105,22 +106,31 @@ class ChainVerifier:
             self.digests.append(digest_b)
             return None
         seq = env.get("seq")
-        if env.get("v") != 1:
+        extra = sorted(set(env) - ENVELOPE_FIELDS)
+        missing_fields = sorted(ENVELOPE_FIELDS - set(env))
+        if extra or missing_fields:
+            what = (f"unknown field {extra[0]!r}" if extra else
+                    f"missing field {missing_fields[0]!r}")
+            self._find("format", f"entry {position}: envelope has {what}", position, label)
+        if type(env.get("v")) is not int or env.get("v") != 1:
             self._find("format", f"entry {position}: unsupported version {env.get('v')!r}",
                        position, label)
-        if seq != position:
+        if type(seq) is not int or seq != position:
             self._find("seq", f"entry {position} says seq {seq!r}: entries are missing, "
                        "reordered or duplicated", position, label)
         if env.get("prev") != self.prev:
             self._find("prev", f"entry {position}: prev {str(env.get('prev'))[:16]}… does not "
                        f"match the digest of entry {position - 1} ({self.prev[:16]}…)",
                        position, label)
-        kind = env.get("kind")
+        kind = env.get("kind") if isinstance(env.get("kind"), str) else None
         if kind not in KINDS:
             self._find("format", f"entry {position}: unknown kind {kind!r}", position, label)
         body = env.get("body") if isinstance(env.get("body"), dict) else {}
         if position == 0:
             self._genesis(env, body, label)
+        elif kind == "genesis":
+            self._find("genesis", f"entry {position} is a second genesis entry", position,
+                       label)
         elif env.get("ledger") != r.ledger:
             self._find("ledger", f"entry {position} belongs to ledger {env.get('ledger')!r}, "
                        f"not {r.ledger!r}", position, label)
@@ -149,22 +159,24 @@ class ChainVerifier:
         if env.get("ledger") != self.result.ledger:
             self._find("ledger", "genesis: envelope ledger id differs from the body's uuid", 0,
                        label)
-        for k in body.get("keys") or []:
+        keys = body.get("keys") if isinstance(body.get("keys"), list) else []
+        for k in keys:
             pub = _public(k.get("public") if isinstance(k, dict) else None)
             if pub is not None:
                 self.valid[hashlib.sha256(pub).hexdigest()] = Ed25519PublicKey.from_public_bytes(
                     pub)
         if not self.valid:
             self._find("genesis", "genesis names no valid public key", 0, label)
-        if self.trusted is not None and self.trusted not in self.valid:
-            self._find("trust", f"the genesis entry does not carry the trusted key "
+        if self.trusted is not None and (self.trusted not in self.valid
+                                         or env.get("signer") != self.trusted):
+            self._find("trust", f"the genesis entry is not signed by the trusted key "
                        f"{self.trusted[:16]}…: this ledger was not started by that key", 0, label)
 
     def _signature(self, position: int, env: dict[str, Any], digest_b: bytes, signature: str,
                    label: list[str]) -> None:
         self._signed_ok = False
-        signer = env.get("signer")
-        key = self.valid.get(signer) if isinstance(signer, str) else None
+        signer = env.get("signer") if isinstance(env.get("signer"), str) else None
+        key = self.valid.get(signer) if signer is not None else None
         if key is None:
             why = "a revoked key" if signer in self.revoked else "a key unknown to the ledger"
             self._find("signer", f"entry {position} is signed by {why} "
@@ -229,23 +241,41 @@ def compare_rows(result: Result, table: str, expected: Iterable[tuple[Any, ...]]
         seen.add(key)
         want = exp.get(key)
         if want != tuple(row):
-            _derived(result, table, key, digests,
+            _derived(result, table, key, digests, row if want is None else want,
                      "a row not derived from any entry" if want is None else
                      "it differs from what the entry's bytes say")
     for key in exp.keys() - seen:
-        _derived(result, table, key, digests, "the row is missing")
+        _derived(result, table, key, digests, exp[key], "the row is missing")
 
 
-def _derived(result: Result, table: str, key: Any, digests: list[bytes], why: str) -> None:
-    seq = key if isinstance(key, int) else key[1] if isinstance(key, tuple) else None
-    entries = [digests[seq].hex()] if isinstance(seq, int) and 0 <= seq < len(digests) else []
-    result.findings.append(Finding("derived", "error", f"derived table {table}, row {key!r}: "
-                                   f"{why}", seq if table != "tree" else None, entries))
+def _derived(result: Result, table: str, key: Any, digests: list[bytes], row: Any,
+             why: str) -> None:
+    """A finding about a derived row, naming the entries the row is derived from."""
+    if table == "tree" and isinstance(key, tuple):
+        level, idx = key
+        first, last = idx << level, min((idx + 1) << level, len(digests)) - 1
+        seq: int | None = first if first < len(digests) else None
+        covered = range(first, last + 1) if seq is not None else range(0)
+        entries = [digests[i].hex() for i in list(covered)[:4]]
+        where = f"tree node {key!r} (over entries {first}–{last})"
+    else:
+        if table == "signing_keys":  # (fingerprint, name, public, added_seq, revoked_seq)
+            seq = row[3] if isinstance(row[3], int) else None
+        else:
+            seq = key if isinstance(key, int) else None
+        entries = [digests[seq].hex()] if seq is not None and 0 <= seq < len(digests) else []
+        where = f"row {key!r}"
+    result.findings.append(Finding("derived", "error", f"derived table {table}, {where}: {why}",
+                                   seq, entries))
 
 
 def _track_keys(keys: dict[str, list[Any]], seq: int, env: dict[str, Any]) -> None:
     """The signing_keys rows an entry's key changes make: [fp, name, public, added, revoked]."""
-    for action, name, public, _ in derive.key_changes(seq, env):
+    try:
+        changes = derive.key_changes(seq, env)
+    except (AttributeError, TypeError):  # a malformed body: the chain checks report it
+        return
+    for action, name, public, _ in changes:
         pub = _public(public)
         if pub is None:
             continue
@@ -308,10 +338,11 @@ def verify_export_lines(lines: Iterable[bytes], trusted: str | None = None,
             raw = canonical_bytes(entry)
             seq, digest, signature = row.get("seq"), row.get("digest"), row.get("signature")
         except (orjson.JSONDecodeError, KeyError, TypeError, InputError):
+            position = chain.expected_seq
             chain.result.entries += 1
             chain.expected_seq += 1
-            chain._find("format", f"{source} line {number} is not an exported entry "
-                        '{"seq", "digest", "signature", "entry"}', None, [])
+            chain._find("format", f"{source} line {number} (entry {position}) is not an "
+                        'exported entry {"seq", "digest", "signature", "entry"}', position, [])
             continue
         position = chain.expected_seq
         env = chain.feed(seq if isinstance(seq, int) else -1,
