@@ -26,7 +26,8 @@ def open_plans(ledger: Ledger, retracted: set[str]) -> list[dict[str, Any]]:
     last_seq: dict[tuple[str, str], int] = {}
     for plan, arm, status, n, last in ledger.store.run_counts():
         counts.setdefault((plan, arm), {})[status] = n
-        last_seq[(plan, arm)] = max(last_seq.get((plan, arm), -1), last)
+        if status == "completed":  # interleaving follows the runs that counted
+            last_seq[(plan, arm)] = last
     amendments: dict[str, list[dict[str, Any]]] = {}
     for a in _entries(ledger, "amendment"):
         amendments.setdefault(a.body["plan"], []).append(a.body.get("changes", {}))
@@ -146,8 +147,8 @@ def next_steps(b: dict[str, Any]) -> list[str]:
     if integ["appended_since_verify"] > 0 and integ["last_verify"] is not None:
         steps.append(f"run `logbook verify`: {integ['appended_since_verify']} entries "
                      "appended since it last ran")
-    if not steps:
-        steps.append("no open work: write a plan (`logbook plan FILE`) before the next run")
+    if not b["open_plans"]:
+        steps.append("no open plans: write one (`logbook plan FILE`) before the next run")
     return steps[:3]
 
 
