@@ -379,3 +379,19 @@ def capture(
         if value is not None:
             out[key] = value
     return out
+
+
+def scrub_run_body(body: dict[str, Any]) -> dict[str, Any]:
+    """Error texts, reasons and notes can carry secrets (URLs with tokens, keys in messages)."""
+    def clean(text: Any) -> Any:
+        return scrub_text(text, env=os.environ)[0] if isinstance(text, str) else text
+
+    out = dict(body)
+    for field in ("reason", "note"):
+        out[field] = clean(out.get(field))
+    oc = out.get("outcomes")
+    if isinstance(oc, dict) and isinstance(oc.get("error"), list):
+        out["outcomes"] = {**oc, "error": [clean(e) for e in oc["error"]]}
+    if isinstance(out.get("reported"), dict) and isinstance(out["reported"].get("error"), str):
+        out["reported"] = {**out["reported"], "error": clean(out["reported"]["error"])}
+    return {k: v for k, v in out.items() if v is not None or k in ("plan", "arm")}

@@ -93,5 +93,7 @@ class RecordingContext:
         body = run_body(self.plan, self.arm, status, run.apparatus, run.outcomes(),
                         reason=reason, session=self.session, started=self.started,
                         finished=now_rfc3339(), note=run.note)
-        run.entry = self.ledger.append("run", body, self.key)
+        from logbook.capture import scrub_run_body
+
+        run.entry = self.ledger.append("run", scrub_run_body(body), self.key)
         return False  # the exception, if any, goes on

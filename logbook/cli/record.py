@@ -8,17 +8,18 @@ status.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import IO, Any
 
 import typer
 
+from logbook.capture import scrub_run_body
 from logbook.cli import state
 from logbook.errors import InputError, LogbookError
 
@@ -82,7 +83,7 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
             body["apparatus"] = _merge(body.get("apparatus") or {}, declared)
             if _session(session):
                 body["session"] = _session(session)
-            drafts.append(("run", body))
+            drafts.append(("run", scrub_run_body(body)))
         if not drafts:
             raise InputError(f"{path} holds no runs")
         return ledger.append_many(drafts, key, once=once)
@@ -143,73 +144,103 @@ def run(
         # the key must be able to sign here: learn it now, not after hours of work
         ledger.check_key(key)
         db = ledger.path
-    captured = capture(command, Path.cwd())
-    started = now_rfc3339()
-    since = time.time()
-    status, reason, code = _execute(command, out := [])
-    finished = now_rfc3339()
-    bodies, read_error = _read_outcomes(kind or "jsonl", src_path or outcomes, since)
-    if read_error and status == "completed":
-        status, reason = "failed", read_error
-    elif read_error:
-        reason = f"{reason}; {read_error}"
-    log_refs, unreadable = _keep_logs(db, b"".join(out), logs)
-    if unreadable:
-        note = "; ".join(([note] if note else []) + unreadable)
-    base = {"plan": digest, "arm": arm, "session": _session(session), "started": started,
-            "finished": finished, "logs": log_refs, "note": note}
-    drafts = []
-    for body in bodies or [{}]:
-        app = _merge(_merge(body.get("apparatus") or {}, declared), {"captured": captured})
-        merged = {**body, **{k: v for k, v in base.items() if v is not None}, "apparatus": app,
-                  "plan": digest, "arm": arm}
-        if status != "completed":
-            merged["status"] = status if merged.get("status", "completed") == "completed" \
-                else merged["status"]
-            merged["reason"] = reason if not body.get("reason") else f"{reason}; {body['reason']}"
-        merged.setdefault("status", "completed")
-        drafts.append(("run", merged))
-    with state.open_ledger(write=True) as ledger:
-        try:
-            entries = ledger.append_many(drafts, key)
-        except InputError as exc:
-            # a run that happened is never lost: keep it as failed, saying why
-            fallback = {"plan": digest, "arm": arm, "status": "failed" if status == "completed"
-                        else status, "reason": f"{reason + '; ' if reason else ''}its record "
-                        f"was refused: {exc}", "apparatus": {**declared, "captured": captured},
-                        **{k: v for k, v in base.items() if v is not None and k not in
-                           ("plan", "arm")}}
-            entries = ledger.append_many([("run", fallback)], key)
-            code = code or 1
+    # from here until the run is appended, SIGINT/SIGTERM/SIGHUP cannot lose it
+    with _Signals() as signals:
+        captured = capture(command, Path.cwd())
+        source_kind, source_path = kind or "jsonl", src_path or outcomes
+        assert source_path is not None
+        before = _snapshot(source_kind, source_path)
+        started = now_rfc3339()
+        status, reason, code = _execute(command, out := [], signals)
+        finished = now_rfc3339()
+        bodies, read_error = _read_outcomes(source_kind, source_path, before)
+        if read_error and status == "completed":
+            status, reason = "failed", read_error
+        elif read_error:
+            reason = f"{reason}; {read_error}"
+        log_refs, unreadable = _keep_logs(db, b"".join(out), logs)
+        if unreadable:
+            note = "; ".join(([note] if note else []) + unreadable)
+        base = {"plan": digest, "arm": arm, "session": _session(session), "started": started,
+                "finished": finished, "logs": log_refs, "note": note}
+        drafts = []
+        for body in bodies or [{}]:
+            app = _merge(_merge(body.get("apparatus") or {}, declared), {"captured": captured})
+            merged = {**body, **{k: v for k, v in base.items() if v is not None}, "apparatus": app,
+                      "plan": digest, "arm": arm}
+            if status != "completed":
+                if merged.get("status", "completed") == "completed":
+                    merged["status"] = status
+                merged["reason"] = (reason if not body.get("reason")
+                                    else f"{reason}; {body['reason']}")
+            merged.setdefault("status", "completed")
+            drafts.append(("run", scrub_run_body(merged)))
+        with state.open_ledger(write=True) as ledger:
+            try:
+                entries = ledger.append_many(drafts, key)
+            except InputError as exc:
+                # a run that happened is never lost: keep it as failed, saying why
+                fallback = {"plan": digest, "arm": arm, "status": "failed" if status == "completed"
+                            else status, "reason": f"{reason + '; ' if reason else ''}its record "
+                            f"was refused: {exc}", "apparatus": {**declared, "captured": captured},
+                            **{k: v for k, v in base.items() if v is not None and k not in
+                               ("plan", "arm")}}
+                entries = ledger.append_many([("run", scrub_run_body(fallback))], key)
+                code = code or 1
     for e in entries:
         print(f"logbook: appended run {e.seq} {e.digest} ({e.body.get('status')})",
               file=sys.stderr)
     raise typer.Exit(code)
 
 
-def _execute(command: list[str], out: list[bytes]) -> tuple[str, str | None, int]:
+class _Signals:
+    """While a run is recorded: SIGINT and SIGTERM (Ctrl-C, `timeout`, Slurm, `docker stop`)
+    are passed to the command and remembered, so the run is appended as aborted, not lost."""
+
+    def __init__(self) -> None:
+        self.child: subprocess.Popen[bytes] | None = None
+        self.received: int | None = None
+        self._saved: dict[int, Any] = {}
+
+    def __enter__(self) -> _Signals:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            self._saved[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum: int, _frame: Any) -> None:
+        if self.received is None:
+            self.received = signum
+        if self.child is not None and self.child.poll() is None:
+            with contextlib.suppress(OSError):
+                self.child.send_signal(signum)
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._saved.items():
+            signal.signal(sig, handler)
+
+
+def _execute(command: list[str], out: list[bytes],
+             signals: _Signals) -> tuple[str, str | None, int]:
     """Run the command, streaming its output; (status, reason, exit code to pass on)."""
     try:
         child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except OSError as exc:
         return "failed", f"could not start {command[0]!r}: {exc.strerror}", 127
+    signals.child = child
+    if signals.received is not None:  # a signal arrived while the command was starting
+        child.send_signal(signals.received)
     tees = [_Tee(child.stdout, sys.stdout.buffer, out),  # type: ignore[arg-type]
             _Tee(child.stderr, sys.stderr.buffer, out)]  # type: ignore[arg-type]
     for t in tees:
         t.start()
-    interrupted = False
-    while True:
-        try:
-            rc = child.wait()
-            break
-        except KeyboardInterrupt:
-            # the child got the same SIGINT from the terminal; make sure it ends, then record
-            interrupted = True
-            child.send_signal(signal.SIGINT)
+    rc = child.wait()
     for t in tees:
         t.join(timeout=5)
-    if interrupted:
-        return "aborted", "interrupted by Ctrl-C (SIGINT)", 130
+    if signals.received is not None:
+        name = signal.Signals(signals.received).name
+        how = "interrupted by Ctrl-C (SIGINT)" if name == "SIGINT" else f"stopped by {name}"
+        return "aborted", f"logbook run was {how}; the command was passed the signal", \
+            128 + signals.received
     if rc < 0:
         name = signal.Signals(-rc).name
         return "aborted", f"the command was killed by {name}", 128 - rc
@@ -218,27 +249,51 @@ def _execute(command: list[str], out: list[bytes]) -> tuple[str, str | None, int
     return "completed", None, 0
 
 
-# what each harness writes into an output folder; older files there belong to earlier runs
+# what each harness writes into an output folder; files already there belong to earlier runs
 _OUTPUT_GLOBS = {"lm-eval": ("**/results_*.json",), "inspect": ("*.eval", "*.json"),
                  "jsonl": ("*.jsonl",)}
 
+Snapshot = dict[Path, tuple[int, int, int]]
+
+
+def _snapshot(kind: str, path: str) -> Snapshot:
+    """(mtime_ns, size, inode) of every output file there before the command runs."""
+    target = Path(path)
+    files = ([f for g in _OUTPUT_GLOBS[kind] for f in target.glob(g)] if target.is_dir()
+             else [target])
+    out: Snapshot = {}
+    for f in files:
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        out[f] = (st.st_mtime_ns, st.st_size, st.st_ino)
+    return out
+
+
+def _written(before: Snapshot, f: Path) -> bool:
+    try:
+        st = f.stat()
+    except OSError:
+        return False
+    return before.get(f) != (st.st_mtime_ns, st.st_size, st.st_ino)
+
 
 def _read_outcomes(kind: str, path: str | None,
-                   since: float) -> tuple[list[dict[str, Any]], str | None]:
-    """The runs this command wrote: only files modified after it started count."""
+                   before: Snapshot) -> tuple[list[dict[str, Any]], str | None]:
+    """The runs this command wrote: only files it created or changed count."""
     from logbook.ingest import read_runs
 
     assert path is not None
     target = Path(path)
-    slack = 1.0  # coarse file-system timestamps
     if target.is_dir():
         files = sorted({f for g in _OUTPUT_GLOBS[kind] for f in target.glob(g)
-                        if f.is_file() and f.stat().st_mtime >= since - slack})
+                        if f.is_file() and _written(before, f)})
         if not files:
             return [], f"outcomes not read: {path} holds no {kind} output written by this run"
-    elif target.is_file() and target.stat().st_mtime < since - slack:
-        return [], (f"outcomes not read: {path} was not written by this run (it is older "
-                    "than the run's start)")
+    elif target.is_file() and not _written(before, target):
+        return [], (f"outcomes not read: {path} was not written by this run (it was there, "
+                    "unchanged, before the command started)")
     else:
         files = [target]
     bodies: list[dict[str, Any]] = []
