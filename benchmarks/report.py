@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import median_time, report, run_checked  # noqa: E402
+from _common import median_time, report, run_checked
 
 BIN = Path(sys.executable).parent
 

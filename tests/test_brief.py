@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from builders import plan_body, write_json, write_jsonl
 from conftest import run_cli
 from test_report import _run_with_score
