@@ -21,7 +21,7 @@ from logbook.derive import INDEX_COLUMNS, OUTCOME_COLUMNS, IndexRow, OutcomeRow
 from logbook.errors import EnvironmentProblem, InputError
 from logbook.store_schema import MIGRATIONS
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 FAULT_ENV = "LOGBOOK_TEST_FAULT"
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
@@ -193,7 +193,9 @@ class Store:
             clauses.append("i.kind = ?")
             args.append(kind)
         if plan:
-            clauses.append("(i.plan = ? OR i.digest = ?)")
+            # two indexed lookups (an OR of the two columns would scan the whole index)
+            clauses.append("i.seq IN (SELECT seq FROM entry_index WHERE plan = ? UNION ALL "
+                           "SELECT seq FROM entry_index WHERE digest = ?)")
             args += [plan, plan]
         where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
         sql = ("SELECT e.seq, e.digest, e.entry, e.signature FROM entries e "
