@@ -15,6 +15,7 @@ class _Out(BaseModel):
 
 
 class Interval(_Out):
+    point: float | None = None
     low: float | None
     high: float | None
     method: str
