@@ -82,7 +82,7 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
             out.append(f"  line: {arm['line']}")
         out.append("")
     if rep["effects"]:
-        out.append(f"{h}Effect (treatment − control{unit})")
+        out.append(f"{h}Effect: treatment − control{unit}")
         for e in rep["effects"]:
             if e.get("point") is None:
                 out.append(f"  {e['treatment']} − {e['control']}: {e.get('reason')}")

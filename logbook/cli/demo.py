@@ -63,17 +63,18 @@ def demo(
     os.environ["LOGBOOK_DIR"] = str(folder)
     plan_file = folder / "plan.toml"
     plan_file.write_text(resources.files("logbook.examples").joinpath("plan.toml").read_text())
-    steps: list[list[str]] = [["init", str(folder), "--name", "demo"], ["plan", str(plan_file)]]
-    order = [("f16", 1), ("q8", 1), ("f16", 2), ("q8", 2), ("q8", 99), ("f16", 3), ("q8", 3)]
+    # the plan first, anchored by a checkpoint: anyone can later see it came before the runs
+    steps: list[list[str]] = [["init", str(folder), "--name", "demo"], ["plan", str(plan_file)],
+                              ["checkpoint", "--out", str(folder / "plan.checkpoint")]]
+    order = [("f16", 1), ("q8", 11), ("f16", 2), ("q8", 12), ("q8", 99), ("f16", 3), ("q8", 13)]
     for n, (arm, seed) in enumerate(order):
         draft = _run_draft(arm, seed, "demo-session-1", fail=seed == 99)
         path = folder / f"run-{n}.json"
         path.write_bytes(orjson.dumps(draft))
         steps.append(["append", str(path)])
-    steps += [["note", "q8 run with seed 99 crashed; rerun with seed 3 as planned"],
-              ["log"], ["verify"]]
-    if _has_report():
-        steps.append(["report", "kv-q8-vs-f16"])
+    steps += [["note", "q8 run with seed 99 crashed; rerun with seed 13 as planned"],
+              ["log"], ["verify", "--checkpoint", str(folder / "plan.checkpoint")],
+              ["report", "kv-q8-vs-f16"], ["audit"]]
     print(f"# demo ledger in {folder}")
     for args in steps:
         print(f"$ logbook {' '.join(args)}", flush=True)
@@ -83,14 +84,6 @@ def demo(
                 raise CheckFailed(f"demo step `logbook {' '.join(args)}` found a problem")
             raise LogbookError(f"demo step `logbook {' '.join(args)}` failed (exit {code})")
     print(f"# done: the ledger is in {folder}/.logbook/ledger.db")
-
-
-def _has_report() -> bool:
-    try:
-        from logbook.analysis import report  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def register(app: typer.Typer) -> None:
