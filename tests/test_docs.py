@@ -57,3 +57,21 @@ def test_readme_first_screen_has_the_two_setup_commands() -> None:
                                   "statistics.md", "recording.md", "reporting.md", "audit.md"])
 def test_docs_exist_and_link(name: str) -> None:
     assert (DOCS / name).is_file(), name
+
+
+def test_reporting_example_is_what_the_demo_reports(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    env.pop("LOGBOOK_DIR", None)
+    env.pop("LOGBOOK_KEY", None)
+    r = subprocess.run([sys.executable, "-m", "logbook", "demo", "--dir", str(tmp_path / "d")],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-m", "logbook", "report", "kv-q8-vs-f16"],
+                       env={**env, "LOGBOOK_DIR": str(tmp_path / "d")}, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    actual = re.sub(r"\b[0-9a-f]{12,64}\b", "<digest>", r.stdout).rstrip()
+    text = (DOCS / "reporting.md").read_text()
+    example = re.search(r"```text\n(.*?)\n```", text, flags=re.S)
+    assert example is not None
+    assert example.group(1) == actual, f"docs/reporting.md is stale; the demo reports:\n{actual}"
