@@ -42,9 +42,20 @@ def _register() -> None:
     if _REGISTERED:
         return
     _REGISTERED = True
-    from logbook.cli import analysis, brief, demo, keys, proofs, read, record, verify, write
+    from logbook.cli import (
+        analysis,
+        audit,
+        brief,
+        demo,
+        keys,
+        proofs,
+        read,
+        record,
+        verify,
+        write,
+    )
 
-    for module in (write, record, read, verify, proofs, analysis, keys, demo, brief):
+    for module in (write, record, read, verify, proofs, analysis, audit, keys, demo, brief):
         module.register(app)
 
 
