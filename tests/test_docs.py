@@ -74,4 +74,5 @@ def test_reporting_example_is_what_the_demo_reports(tmp_path: Path) -> None:
     text = (DOCS / "reporting.md").read_text()
     example = re.search(r"```text\n(.*?)\n```", text, flags=re.S)
     assert example is not None
-    assert example.group(1).rstrip() == actual, f"docs/reporting.md is stale; the demo reports:\n{actual}"
+    assert example.group(1).rstrip() == actual, (
+        f"docs/reporting.md is stale; the demo reports:\n{actual}")
