@@ -62,25 +62,33 @@ def _str(value: Any) -> str | None:
 
 
 def index_row(seq: int, digest: str, env: dict[str, Any]) -> IndexRow:
-    body = _body(env)
-    kind = _str(env.get("kind")) or ""
-    plan = _str(body.get("plan")) if kind in ("run", "amendment", "claim") else None
-    arm = body.get("arm") if kind in ("run", "claim") else None
-    if isinstance(arm, list):
-        arm = ",".join(str(a) for a in arm)
-    return IndexRow(
-        seq=seq,
-        digest=digest,
-        kind=kind,
-        ts=_str(env.get("ts")) or "",
-        signer=_str(env.get("signer")) or "",
-        plan=plan,
-        arm=_str(arm),
-        slug=_str(body.get("slug")) if kind == "plan" else None,
-        status=_str(body.get("status")) if kind == "run" else None,
-        session=_str(body.get("session")) if kind == "run" else None,
-        target=_str(body.get("target")) if kind == "retraction" else None,
-    )
+    return IndexRow(*index_tuple(seq, digest, env))
+
+
+def index_tuple(seq: int, digest: str, env: dict[str, Any]) -> tuple[Any, ...]:
+    """The entry_index row as a tuple, in INDEX_COLUMNS order (verify compares these)."""
+    body = env.get("body")
+    if not isinstance(body, dict):
+        body = {}
+    kind = env.get("kind")
+    if not isinstance(kind, str):
+        kind = ""
+    plan = arm = slug = status = session = target = None
+    if kind == "run":
+        plan, arm = body.get("plan"), body.get("arm")
+        status, session = body.get("status"), body.get("session")
+    elif kind == "plan":
+        slug = body.get("slug")
+    elif kind == "amendment":
+        plan = body.get("plan")
+    elif kind == "claim":
+        plan, arm = body.get("plan"), body.get("arm")
+        if isinstance(arm, list):
+            arm = ",".join(str(a) for a in arm)
+    elif kind == "retraction":
+        target = body.get("target")
+    return (seq, digest, kind, _str(env.get("ts")) or "", _str(env.get("signer")) or "",
+            _str(plan), _str(arm), _str(slug), _str(status), _str(session), _str(target))
 
 
 def outcome_row(seq: int, env: dict[str, Any]) -> OutcomeRow | None:
@@ -90,13 +98,18 @@ def outcome_row(seq: int, env: dict[str, Any]) -> OutcomeRow | None:
     if not isinstance(oc, dict):
         return None
     scores = oc.get("score") if isinstance(oc.get("score"), list) else []
-    present = [s for s in scores if isinstance(s, int | float) and not isinstance(s, bool)]
+    n_missing = scores.count(None)
+    try:
+        total = float(sum(scores) if not n_missing else sum(s for s in scores if s is not None))
+    except TypeError:  # a tampered entry: count only the numbers
+        total = float(sum(s for s in scores if isinstance(s, int | float)
+                          and not isinstance(s, bool)))
     return OutcomeRow(
         seq=seq,
         metric=str(oc.get("metric", "")),
         n=len(scores),
-        n_missing=sum(1 for s in scores if s is None),
-        total=float(sum(present)),
+        n_missing=n_missing,
+        total=total,
         columns=orjson.dumps(oc),
     )
 
