@@ -41,7 +41,6 @@ def _register() -> None:
     global _REGISTERED
     if _REGISTERED:
         return
-    _REGISTERED = True
     from logbook.cli import (
         analysis,
         audit,
@@ -57,6 +56,7 @@ def _register() -> None:
 
     for module in (write, record, read, verify, proofs, analysis, audit, keys, demo, brief):
         module.register(app)
+    _REGISTERED = True
 
 
 def run(argv: list[str] | None = None) -> int:
