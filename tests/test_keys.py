@@ -10,7 +10,7 @@ from conftest import run_cli
 def test_key_lifecycle(ledger_dir: Path, tmp_path: Path, monkeypatch) -> None:
     mine = run_cli("keys", "export")
     assert mine.code == 0 and mine.out.startswith("logbook-ed25519-public-key-v1")
-    fp_a = [ln for ln in mine.out.splitlines() if ln.startswith("# fingerprint:")][0].split()[-1]
+    fp_a = next(ln for ln in mine.out.splitlines() if ln.startswith("# fingerprint:")).split()[-1]
     # a second key for a colleague's machine
     r = run_cli("keys", "new", "--out", str(tmp_path / "b.key"))
     assert r.code == 0
