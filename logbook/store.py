@@ -21,7 +21,7 @@ from logbook.derive import INDEX_COLUMNS, OUTCOME_COLUMNS, IndexRow, OutcomeRow
 from logbook.errors import EnvironmentProblem, InputError
 from logbook.store_schema import MIGRATIONS
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 3
 FAULT_ENV = "LOGBOOK_TEST_FAULT"
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
@@ -195,7 +195,7 @@ class Store:
         if plan:
             # two indexed lookups (an OR of the two columns would scan the whole index)
             clauses.append("i.seq IN (SELECT seq FROM entry_index WHERE plan = ? UNION ALL "
-                           "SELECT seq FROM entry_index WHERE digest = ?)")
+                           "SELECT seq FROM entries WHERE digest = ?)")
             args += [plan, plan]
         where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
         sql = ("SELECT e.seq, e.digest, e.entry, e.signature FROM entries e "
@@ -241,7 +241,9 @@ class Store:
         return row[0] if row else None
 
     def kind_of(self, digest: str) -> tuple[int, str] | None:
-        row = self.conn.execute("SELECT seq, kind FROM entry_index WHERE digest = ?",
+        # the digest is looked up through entries' own unique index (one index fewer to write)
+        row = self.conn.execute("SELECT i.seq, i.kind FROM entries e JOIN entry_index i "
+                                "ON i.seq = e.seq WHERE e.digest = ?",
                                 (digest,)).fetchone()
         return (row[0], row[1]) if row else None
 

@@ -57,8 +57,4 @@ MIGRATIONS: list[str] = [
         id INTEGER PRIMARY KEY, size INTEGER NOT NULL, at TEXT NOT NULL, findings TEXT NOT NULL
     );
     """,
-    # 4: look entries up by digest in the index (references are checked at every append)
-    """
-    CREATE UNIQUE INDEX entry_index_digest ON entry_index(digest);
-    """,
 ]
