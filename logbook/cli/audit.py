@@ -1,0 +1,70 @@
+"""`logbook audit`: the numbered rules (A01-A17) over the whole ledger; exit 1 on an error."""
+
+from __future__ import annotations
+
+import typer
+
+from logbook.cli import state
+
+
+def audit(
+    plan: str = typer.Option(None, "--plan", help="Only the findings that concern this plan "
+                             "(slug, digest prefix or @SEQ)."),
+    as_json: bool = typer.Option(False, "--json", help='Print {"ok", "findings", '
+                                 '"rules_run"} as JSON.'),
+    list_rules: bool = typer.Option(False, "--rules", help="List the rules: id, severity and "
+                                    "what each finds."),
+    only: list[str] = typer.Option([], "--only", help="Run only these rules (A01,A02; "
+                                   "repeatable)."),
+    skip: list[str] = typer.Option([], "--skip", help="Do not run these rules (A03; "
+                                   "repeatable)."),
+) -> None:
+    """Audit the whole ledger: unreported runs, best-of-N, plans after data, moved goalposts.
+
+    Prints numbered findings, each with its rule id, severity (error, warning, info), one
+    sentence and the entries that prove it; exits 1 when any error-level finding stands.
+    Rules and thresholds: docs/audit.md.
+    """
+    from logbook.analysis import audit as a
+
+    if list_rules:
+        selected = a.select_rules(only, skip)
+        if as_json:
+            state.emit_json([r.as_dict() for r in selected])
+        else:
+            print("\n".join(f"{r.id} {r.severity:<7} {r.title}: {r.description}"
+                            for r in selected))
+        return
+    from logbook.analysis.view import LedgerView
+
+    a.select_rules(only, skip)  # a rule id that does not exist is bad input: before any work
+    with state.open_ledger() as ledger:
+        result = a.run_audit(LedgerView(ledger), plan, only, skip)
+    if plan is None and not only and not skip:
+        _record(result)
+    if as_json:
+        state.emit_json(a.as_json(result))
+    else:
+        print("\n".join(a.audit_lines(result)))
+    if not result["ok"]:
+        raise typer.Exit(1)
+
+
+def _record(result: dict[str, object]) -> None:
+    """Keep a whole-ledger audit's findings beside the ledger, for `brief` (best effort)."""
+    import orjson
+
+    from logbook.errors import LogbookError
+    from logbook.ledger import now_rfc3339
+
+    findings = [f.as_dict() for f in result["findings"]]  # type: ignore[attr-defined]
+    try:
+        with state.open_ledger(write=True) as ledger:
+            ledger.store.record_audit(int(result["entries"]), now_rfc3339(),  # type: ignore[call-overload]
+                                      orjson.dumps(findings).decode())
+    except (LogbookError, OSError):
+        pass  # a read-only copy of a ledger can still be audited
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(audit)
