@@ -285,7 +285,8 @@ class Ledger:
         if oc is not None:
             txn.insert_outcome(oc)
         apply_key_changes(txn, size, envelope)
-        txn.insert_tree_nodes(merkle.nodes_completed_by_append(size, digest_b, store.tree_node))
+        nodes = merkle.nodes_completed_by_append(size, digest_b, txn.tree_node)
+        txn.insert_tree_nodes(nodes)
         return Entry(size, digest, envelope, signature, raw)
 
     def _check_state(self, txn: Txn, kind: str, body: dict[str, Any], size: int,
@@ -384,7 +385,7 @@ class Ledger:
                     txn.insert_outcome(oc)
                 apply_key_changes(txn, stored.seq, env)
                 txn.insert_tree_nodes(merkle.nodes_completed_by_append(
-                    stored.seq, bytes.fromhex(stored.digest), txn.store.tree_node))
+                    stored.seq, bytes.fromhex(stored.digest), txn.tree_node))
 
         self.store.rebuild_derived(rows)
         return self.store.table_counts()

@@ -142,7 +142,9 @@ class Store:
         except sqlite3.OperationalError as exc:
             raise _environment(exc, self.path) from exc
         try:
-            yield Txn(self)
+            txn = Txn(self)
+            yield txn
+            txn.flush()
             if os.environ.get(FAULT_ENV) == "before-commit":
                 os.kill(os.getpid(), signal.SIGKILL)
             self.conn.execute("COMMIT")
@@ -367,6 +369,8 @@ class Txn:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.conn = store.conn
+        self._nodes: dict[tuple[int, int], bytes] = {}
+        self._pending: list[tuple[int, int, bytes]] = []
 
     def execute(self, sql: str, args: tuple[Any, ...] = ()) -> sqlite3.Cursor:
         return self.conn.execute(sql, args)
@@ -398,7 +402,22 @@ class Txn:
                           "AND revoked_seq IS NULL", (seq, fingerprint))
 
     def insert_tree_nodes(self, nodes: list[tuple[int, int, bytes]]) -> None:
-        self.conn.executemany("INSERT INTO tree (level, idx, hash) VALUES (?,?,?)", nodes)
+        """Queue tree nodes; they are written in one statement before the commit."""
+        for level, idx, h in nodes:
+            self._nodes[(level, idx)] = h
+        self._pending.extend(nodes)
+
+    def flush(self) -> None:
+        if self._pending:
+            self.conn.executemany("INSERT INTO tree (level, idx, hash) VALUES (?,?,?)",
+                                  self._pending)
+            self._pending = []
+
+    def tree_node(self, level: int, idx: int) -> bytes:
+        """A tree node, from this transaction's own writes when it made it (a batch of appends
+        then reads its siblings from memory, not from the table)."""
+        h = self._nodes.get((level, idx))
+        return h if h is not None else self.store.tree_node(level, idx)
 
     def remember_once(self, key: str, digest: str) -> None:
         self.conn.execute("INSERT INTO once_keys (key, digest) VALUES (?,?)", (key, digest))
