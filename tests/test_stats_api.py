@@ -18,6 +18,7 @@ TOP_LEVEL_ALLOWED = {
     "__future__",
     "math",
     "numbers",
+    "statistics",  # the standard library's NormalDist, in _dist.py
     "collections",
     "dataclasses",
     "typing",

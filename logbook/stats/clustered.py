@@ -34,7 +34,7 @@ def clustered_se(
     var(s, ddof=1)/n: the cross terms add the within-cluster covariance that the naive
     formula drops. With singleton clusters se equals naive_se. Interval: mean ± z·se.
     """
-    from scipy.special import ndtri
+    from ._dist import ndtri
 
     s = as_float_array("scores", scores, min_len=2)
     confidence = check_confidence(confidence)

@@ -67,7 +67,7 @@ def paired(
     one side: report it as p < 1/n_resamples). "normal" uses mean ± z·sd/sqrt(n) and the
     matching two-sided z-test.
     """
-    from scipy.special import ndtr, ndtri
+    from ._dist import ndtr, ndtri
 
     confidence = check_confidence(confidence)
     n_resamples = check_int("n_resamples", n_resamples, minimum=1)

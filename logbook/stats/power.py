@@ -15,12 +15,13 @@ The two functions are inverses: sample_size(min_detectable_effect(n, ...), ...) 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from ._validate import check_finite, check_int, check_open_unit
 
 
 def _z(alpha: float, power: float) -> tuple[float, float]:
-    from scipy.special import ndtri
+    from ._dist import ndtri
 
     za = float(ndtri(1.0 - alpha / 2.0))
     zb = float(ndtri(power))
@@ -92,8 +93,6 @@ def min_detectable_effect(
 ) -> float:
     """Smallest improvement δ > 0 over accuracy ``p`` that ``n`` items (per system; pairs if
     ``paired``) detect with a two-sided level-``alpha`` test at ``power``."""
-    from scipy.optimize import brentq
-
     p, alpha, power = _check(p, alpha, power, discordance)
     n = check_int("n", n, minimum=1)
     za, zb = _z(alpha, power)
@@ -123,4 +122,18 @@ def min_detectable_effect(
         raise ValueError(f"n: {n} pairs cannot detect any improvement over p = {p}")
     if lo > 0 and excess(lo) <= 0:
         return lo  # every effect this discordance allows is detectable; the smallest is lo
-    return float(brentq(excess, max(lo, hi * 1e-9), hi, xtol=1e-15, rtol=1e-14))
+    return _bisect(excess, max(lo, hi * 1e-9), hi)
+
+
+def _bisect(f: Callable[[float], float], lo: float, hi: float) -> float:
+    """The root of an increasing-then-crossing ``f`` in [lo, hi] (f(lo) > 0 >= f(hi)), to
+    the last representable bit: bisection needs no scipy and cannot step outside the bracket."""
+    for _ in range(2000):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if f(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return hi

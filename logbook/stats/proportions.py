@@ -28,7 +28,7 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> Estimate:
     Inverts the score test, so it stays inside [0, 1] and keeps near-nominal coverage at
     small n and near 0 or 1, where the Wald interval p ± z·se collapses or overshoots.
     """
-    from scipy.special import ndtri
+    from ._dist import ndtri
 
     k, n = _check_counts(k, n)
     confidence = check_confidence(confidence)

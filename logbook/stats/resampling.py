@@ -137,7 +137,7 @@ def _bca_constants(
     theta_hat: float, boot: NDArray[np.float64], jack: NDArray[np.float64], w: NDArray[np.float64]
 ) -> tuple[float, float] | None:
     """(z0, a) per Efron (1987); None when z0 is infinite (theta_hat outside the resamples)."""
-    from scipy.special import ndtri
+    from ._dist import ndtri
 
     # Mid-rank for ties, as scipy does: discrete data put many resamples exactly on theta_hat.
     prop = (np.count_nonzero(boot < theta_hat) + np.count_nonzero(boot <= theta_hat)) / (
@@ -185,7 +185,7 @@ def _build(
 
 def _levels(confidence: float, z0: float, a: float) -> tuple[float, float]:
     """Quantile levels of the interval; (alpha/2, 1 - alpha/2) when z0 = a = 0."""
-    from scipy.special import ndtr, ndtri
+    from ._dist import ndtr, ndtri
 
     z = float(ndtri((1.0 - confidence) / 2.0))
     lo, hi = z0 + z, z0 - z
@@ -224,7 +224,7 @@ def _pvalue(dist: _Dist) -> float:
     the threshold, likewise below 0. So the interval excludes 0 iff p < alpha. For the
     percentile interval this is p = 2 min(q0, 1 - q1).
     """
-    from scipy.special import ndtr, ndtri
+    from ._dist import ndtr, ndtri
 
     z0, a = dist.z0, dist.accel
 

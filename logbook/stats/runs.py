@@ -25,7 +25,7 @@ def t_interval(values: Values, confidence: float = 0.95) -> MeanEstimate:
 
     With few runs the t quantile (2.776 at k = 5) matters: 1.96 would understate the interval.
     """
-    from scipy.special import stdtrit  # t quantile; scipy.stats costs ~1 s to import
+    from ._dist import stdtrit  # scipy.special alone costs more than a report computes
 
     x = as_float_array("values", values, min_len=2)
     confidence = check_confidence(confidence)
@@ -43,7 +43,7 @@ def welch(a: Values, b: Values, confidence: float = 0.95) -> WelchEstimate:
     Does not assume equal run-to-run variance. If both sides have zero spread the difference
     is exact: se = 0, df None, and pvalue 1 if the means agree, else 0.
     """
-    from scipy.special import stdtr, stdtrit
+    from ._dist import stdtr, stdtrit
 
     va = as_float_array("a", a, min_len=2)
     vb = as_float_array("b", b, min_len=2)
