@@ -191,8 +191,10 @@ class Ledger:
         if stored is None:
             raise InputError(f"no plan {plan_digest}")
         plan = orjson.loads(stored.entry)["body"]
-        changes = [orjson.loads(s.entry)["body"]["changes"]
-                   for s in self.store.entries_where("amendment", plan_digest)]
+        amendments = self.store.entries_where("amendment", plan_digest)
+        withdrawn = self.store.retractions_of([s.digest for s in amendments])
+        changes = [orjson.loads(s.entry)["body"]["changes"] for s in amendments
+                   if s.digest not in withdrawn]
         return apply_amendments(plan, changes)
 
     def root(self, size: int | None = None) -> bytes:

@@ -467,3 +467,18 @@ def test_retracting_the_claim_clears_its_findings(ledger_dir: Path, tmp_path: Pa
     log = run_cli("log", "--json").json
     assert [e["kind"] for e in log[-2:]] == ["claim", "retraction"]  # history stays visible
     assert "1 retracted entry not judged" in run_cli("audit").out
+
+
+def test_retracted_runs_and_plans_are_not_judged(ledger_dir: Path, tmp_path: Path) -> None:
+    """A retracted run is no surprise (A12) and no extra run (A04); a retracted plan is not
+    judged (A17); the entries stay in the ledger."""
+    plan = make_plan(tmp_path, anchor=False)
+    runs = append(tmp_path, [*honest_runs(plan), scored(plan, "q8", 0.95, 9)])
+    assert set(checks(audit(code=1))) == {"A04", "A12", "A17"}
+    assert run_cli("retract", runs[-1], "--reason", "scorer matched a stray substring",
+                   "--category", "harness_defect").code == 0
+    assert checks(audit(code=0)) == ["A17"]
+    assert run_cli("retract", "kv", "--reason", "wrong suite", "--category", "data_error").code == 0
+    result = audit(code=0)
+    assert result["findings"] == [] and result["retracted_entries"] == 2
+    assert len(run_cli("log", "--kind", "run", "--json").json) == 7

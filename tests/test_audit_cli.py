@@ -215,8 +215,7 @@ def test_printed_numbers_skip_identifiers() -> None:
 
 
 def test_interval_p_and_two_proportion_p() -> None:
-    from logbook.analysis.audit import Claim
-    from logbook.analysis.audit_rules import interval_p, two_proportion_p
+    from logbook.analysis.audit import Claim, interval_p, two_proportion_p
     from logbook.ledger import Entry
 
     def claim(value: float, low: float, high: float) -> Claim:

@@ -211,3 +211,17 @@ def test_report_json_matches_its_schema(ledger_dir: Path, tmp_path: Path) -> Non
     jsonschema.validate(rep, schema)
     for key in ("plan", "arms", "effects", "verdict", "line", "excluded"):
         assert key in rep
+
+
+def test_a_retracted_amendment_no_longer_applies(ledger_dir: Path, tmp_path: Path) -> None:
+    plan = _plan(tmp_path, slug="amended", runs_per_arm=1)
+    _runs(tmp_path, [_run_with_score(plan, a, 0.7, 50, i) for i, a in enumerate(("f16", "q8"))])
+    r = run_cli("amend", "amended", "--set", "runs_per_arm=3", "--reason", "more runs", "--json")
+    assert r.code == 0, r.err
+    assert _report("amended")["verdict"]["status"] == "incomplete"
+    assert run_cli("retract", r.json["digest"], "--reason", "changed our mind", "--category",
+                   "other").code == 0
+    rep = _report("amended")
+    assert rep["arms"][0]["planned_runs"] == 1
+    assert rep["verdict"]["status"] != "incomplete"
+    assert run_cli("brief", "--json").json["open_plans"] == []

@@ -13,7 +13,8 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
+from statistics import NormalDist
 from typing import Any
 
 from logbook.analysis.view import LedgerView, PlanView, RunView, is_identity
@@ -26,6 +27,43 @@ SEVERITIES = ("error", "warning", "info")
 PERCENT_KINDS = ("proportion", "pass_at_k")
 # A number as printed: not part of a word ("q8", "b1234", "v2.1"); a sign is kept apart.
 NUMBER = re.compile(r"(?<![\w.])[-+\u2212]?(\d+(?:\.\d+)?)(?![\w])")
+
+# id: (severity, title, what it finds, function in audit_rules); thresholds: docs/audit.md
+RULES: dict[str, tuple[str, str, str, str]] = {
+    "A01": ("error", "unreported runs", "a claim leaves out completed runs its plan held for "
+            "its arms when it was made", "a01_unreported_runs"),
+    "A02": ("error", "best of N", "a claimed figure is the best single run of an arm, not the "
+            "mean, beyond what rounding explains", "a02_best_of_n"),
+    "A03": ("warning", "plan after data", "exploratory runs on the plan's suite with its arms' "
+            "apparatus were appended before the plan", "a03_plan_after_data"),
+    "A04": ("error", "optional stopping", "an arm has more completed runs than planned, or an "
+            "amendment changed the run count after runs began", "a04_optional_stopping"),
+    "A05": ("error", "goalposts moved", "an amendment changed the metric, criteria, minimum "
+            "effect, analysis or exclusions after the first run", "a05_goalposts_moved"),
+    "A06": ("warning", "confound", "control and treatment runs differ in apparatus fields "
+            "besides the plan's declared variable", "a06_confound"),
+    "A07": ("warning", "historical baseline", "control runs come from other sessions than the "
+            "treatment runs, or were not interleaved with them", "a07_historical_baseline"),
+    "A08": ("warning", "missing data", "a run a claim uses misses more items than the plan "
+            "allows, or missing items cluster on one arm", "a08_missing_data"),
+    "A09": ("error", "retracted support", "a standing claim rests on a retracted run or plan",
+            "a09_retracted_support"),
+    "A10": ("error", "hidden failures", "a claim's arms have failed or aborted runs that the "
+            "claim does not mention", "a10_hidden_failures"),
+    "A11": ("warning", "many comparisons", "several comparisons test the same suite: "
+            "Bonferroni and Benjamini-Hochberg verdicts", "a11_many_comparisons"),
+    "A12": ("warning", "surprise not re-measured", "a run lies outside its band or 3 standard "
+            "errors of earlier identical runs, and was not re-run", "a12_surprise"),
+    "A13": ("warning", "false precision", "a claim's statement prints more digits than its "
+            "interval supports", "a13_false_precision"),
+    "A14": ("info", "unplanned claim", "a claim with no plan", "a14_unplanned_claim"),
+    "A15": ("error", "negative control failed", "a negative-control arm's score lies away from "
+            "its expected value", "a15_negative_control"),
+    "A16": ("warning", "no rerun of a good surprise", "a claim rests on a single run of an arm",
+            "a16_single_run"),
+    "A17": ("info", "unanchored plan", "no checkpoint was made between a plan and its first run",
+            "a17_unanchored_plan"),
+}
 
 
 @dataclass(frozen=True)
@@ -51,17 +89,12 @@ class Claim:
     figure: str
     cited: list[str]
 
-    @property
-    def seq(self) -> int:
-        return self.entry.seq
+    seq: int = field(init=False)
+    digest: str = field(init=False)
+    body: dict[str, Any] = field(init=False)
 
-    @property
-    def digest(self) -> str:
-        return self.entry.digest
-
-    @property
-    def body(self) -> dict[str, Any]:
-        return self.entry.body
+    def __post_init__(self) -> None:
+        self.seq, self.digest, self.body = self.entry.seq, self.entry.digest, self.entry.body
 
     def evidence(self, *more: str) -> list[str]:
         head = [self.digest] + ([self.plan.digest] if self.plan else [])
@@ -75,7 +108,6 @@ class Context:
     view: LedgerView
     scope: str | None = None
     _scores: dict[int, float | None] = field(default_factory=dict)
-    _identity: dict[str, bool] = field(default_factory=dict)
 
     # -- entries ---------------------------------------------------------------------------
     def retracted(self, digest: str) -> bool:
@@ -110,9 +142,13 @@ class Context:
         """Claims that stand (not retracted): the only ones judged."""
         return [c for c in self.all_claims if not self.retracted(c.digest)]
 
-    def scoped_claims(self, planned: bool = True) -> list[Claim]:
-        return [c for c in self.claims if (c.plan is not None or not planned)
-                and (self.scope is None or (c.plan is not None and c.plan.digest == self.scope))]
+    def scoped_claims(self) -> list[Claim]:
+        """Standing claims of the scoped plan (all standing claims when unscoped)."""
+        return [c for c in self.claims if self.scope is None
+                or (c.plan is not None and c.plan.digest == self.scope)]
+
+    def planned_claims(self) -> list[tuple[Claim, PlanView]]:
+        return [(c, c.plan) for c in self.scoped_claims() if c.plan is not None]
 
     def amendments(self, plan: PlanView) -> list[Entry]:
         """The plan's amendments that stand, in ledger order."""
@@ -160,15 +196,9 @@ class Context:
         return [r for r in runs if r.seq in ok and (before is None or r.seq < before)
                 and (arm is None or r.arm == arm)]
 
-    def identity(self, name: str) -> bool:
-        found = self._identity.get(name)
-        if found is None:
-            found = self._identity[name] = is_identity(name)
-        return found
-
     def apparatus(self, run: RunView) -> dict[str, Any]:
         """The run's apparatus without per-run identity fields (seeds, times, session...)."""
-        return {k: v for k, v in run.apparatus.items() if not self.identity(k)}
+        return {k: v for k, v in run.apparatus.items() if not identity(k)}
 
     def apparatus_key(self, run: RunView) -> tuple[Any, ...]:
         """Identical apparatus: same suite, metric and every non-identity apparatus field."""
@@ -176,6 +206,22 @@ class Context:
         metric = (run.body.get("outcomes") or {}).get("metric")
         fields = tuple(sorted((k, repr(v)) for k, v in self.apparatus(run).items()))
         return (suite_key(plan.original) if plan else None, metric, fields)
+
+
+identity = cache(is_identity)
+
+
+def at(runs: list[RunView]) -> str:
+    return ", ".join(f"@{r.seq}" for r in runs)
+
+
+def comparisons(plan: PlanView) -> list[tuple[str | None, str]]:
+    """(control, treatment) pairs; a plan with no treatment tests its first arm alone."""
+    roles = {role: [a["name"] for a in plan.arms() if a.get("role") == role]
+             for role in ("control", "treatment")}
+    if roles["control"] and roles["treatment"]:
+        return [(roles["control"][0], t) for t in roles["treatment"]]
+    return [(None, plan.arms()[0]["name"])] if plan.arms() else []
 
 
 def suite_key(plan_body: dict[str, Any]) -> str:
@@ -202,7 +248,7 @@ def printed_numbers(text: str) -> list[tuple[str, float, int]]:
 
 def matches(printed: float, decimals: int, target: float) -> bool:
     """Whether `printed` is `target` rounded to `decimals` places (signs set aside)."""
-    return abs(printed - abs(target)) <= 0.5 * 10 ** -decimals + 1e-9 * max(1.0, abs(target))
+    return abs(printed - abs(target)) <= 0.5 * 10.0 ** -decimals + 1e-9 * max(1.0, abs(target))
 
 
 def statement_figures(claim: Claim, targets: Iterable[float]) -> list[tuple[int, float]]:
@@ -227,6 +273,45 @@ def mean_sd(xs: list[float]) -> tuple[float, float]:
     return m, math.sqrt(var)
 
 
+def missing(run: RunView, n_items: int) -> tuple[int, int]:
+    """(missing, denominator) as RunView.missing counts them, without per-item dicts."""
+    oc = run.body.get("outcomes") or {}
+    if oc.get("sample"):
+        return run.missing(n_items)
+    scores = oc.get("score") or []
+    total = max(n_items, len(scores))
+    return total - sum(1 for s in scores if s is not None), total
+
+
+def two_proportion_p(m0: int, n0: int, m1: int, n1: int) -> float | None:
+    """Two-sided p of a two-proportion z-test (pooled); None when it cannot be computed."""
+    if not n0 or not n1:
+        return None
+    pooled = (m0 + m1) / (n0 + n1)
+    if pooled in (0.0, 1.0):
+        return None
+    z = abs(m0 / n0 - m1 / n1) / math.sqrt(pooled * (1 - pooled) * (1 / n0 + 1 / n1))
+    return math.erfc(z / math.sqrt(2))
+
+
+def interval_p(claim: Claim, alpha: float) -> float:
+    """Approximate two-sided p of an effect from its interval: se = width / (2 z), normal."""
+    low, high = (float(x) for x in claim.body["interval"])
+    value = float(claim.body["value"])
+    z = NormalDist().inv_cdf(1 - alpha / 2)
+    se = (high - low) / (2 * z)
+    if se <= 0:
+        return 1.0 if value == 0 else 0.0
+    return math.erfc(abs(value / se) / math.sqrt(2))
+
+
+def scored_items(run: RunView) -> int:
+    oc = run.body.get("outcomes") or {}
+    if oc.get("sample"):
+        return int(sum(1 for v in run.item_scores.values() if v is not None))
+    return sum(1 for s in oc.get("score") or () if s is not None)
+
+
 def plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
 
@@ -237,9 +322,10 @@ def short(digest: str) -> str:
 
 # -- running -----------------------------------------------------------------------------------
 def rules() -> list[Rule]:
-    from logbook.analysis.audit_rules import RULES
+    from logbook.analysis import audit_rules
 
-    return list(RULES)
+    return [Rule(rid, sev, title, what, getattr(audit_rules, fn))
+            for rid, (sev, title, what, fn) in RULES.items()]
 
 
 def select_rules(only: Iterable[str] = (), skip: Iterable[str] = ()) -> list[Rule]:

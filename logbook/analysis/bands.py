@@ -33,7 +33,7 @@ def band_body(view: LedgerView, selector: str, z: float = 2.0) -> dict[str, Any]
 
 
 def latest_band(view: LedgerView, config_hash: str | None) -> dict[str, Any] | None:
-    """The latest band whose evaluator stamp matches (reports and the audit use it)."""
+    """The latest unretracted band whose evaluator config hash matches."""
     bands = [b for b in view.entries_of("band")
              if b.body.get("evaluator_config_hash") == config_hash
              and not view.retracted_by(b.digest)]

@@ -30,7 +30,8 @@ def open_plans(ledger: Ledger, retracted: set[str]) -> list[dict[str, Any]]:
             last_seq[(plan, arm)] = last
     amendments: dict[str, list[dict[str, Any]]] = {}
     for a in _entries(ledger, "amendment"):
-        amendments.setdefault(a.body["plan"], []).append(a.body.get("changes", {}))
+        if a.digest not in retracted:  # a withdrawn amendment no longer applies
+            amendments.setdefault(a.body["plan"], []).append(a.body.get("changes", {}))
     out = []
     for p in _entries(ledger, "plan"):
         if p.digest in retracted:

@@ -119,11 +119,6 @@ def run_level(runs: list[RunView], confidence: float) -> dict[str, Any] | None:
 
 def differing_fields(runs: list[RunView]) -> dict[str, list[Any]]:
     """Apparatus fields whose value differs between runs (per-run identity excluded)."""
-    values: dict[str, set[str]] = {}
-    for r in runs:
-        for k, v in r.apparatus.items():
-            if not is_identity(k):
-                values.setdefault(k, set()).add(repr(v))
     keys = set().union(*(r.apparatus.keys() for r in runs)) if runs else set()
     out = {}
     for k in sorted(keys):

@@ -206,7 +206,8 @@ class LedgerView:
         """Every plan, by digest, in ledger order."""
         amendments: dict[str, list[Entry]] = {}
         for a in self.ledger.log(kind="amendment"):
-            amendments.setdefault(str(a.body.get("plan")), []).append(a)
+            if not self.retracted_by(a.digest):  # a withdrawn amendment no longer applies
+                amendments.setdefault(str(a.body.get("plan")), []).append(a)
         runs_by_plan: dict[str, list[RunView]] = {}
         for run in self.runs:
             if run.plan:

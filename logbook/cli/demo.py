@@ -54,13 +54,26 @@ def demo(
                               "temporary folder."),
 ) -> None:
     """Build a small ledger from a built-in example (a plan, two arms, runs, one failed),
-    then verify it and report on it."""
-    from logbook.cli.main import run
-
+    then verify it, report on it and audit it."""
     folder = Path(tempfile.mkdtemp(prefix="logbook-demo-")) if keep is None else keep
     folder.mkdir(parents=True, exist_ok=True)
+    saved = {k: os.environ.get(k) for k in ("LOGBOOK_KEY", "LOGBOOK_DIR")}
+    # the demo signs with its own key in its own folder, never the user's default key
     os.environ["LOGBOOK_KEY"] = str(folder / "demo.key")
     os.environ["LOGBOOK_DIR"] = str(folder)
+    try:
+        _steps(folder)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _steps(folder: Path) -> None:
+    from logbook.cli.main import run
+
     plan_file = folder / "plan.toml"
     plan_file.write_text(resources.files("logbook.examples").joinpath("plan.toml").read_text())
     # the plan first, anchored by a checkpoint: anyone can later see it came before the runs
