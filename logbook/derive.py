@@ -66,52 +66,65 @@ def index_row(seq: int, digest: str, env: dict[str, Any]) -> IndexRow:
 
 
 def index_tuple(seq: int, digest: str, env: dict[str, Any]) -> tuple[Any, ...]:
-    """The entry_index row as a tuple, in INDEX_COLUMNS order (verify compares these)."""
+    """The entry_index row as a tuple, in INDEX_COLUMNS order (verify compares these).
+
+    Hot in verify (once per entry), so written flat: text fields that are not strings (a
+    tampered entry) derive as NULL.
+    """
     body = env.get("body")
-    if not isinstance(body, dict):
+    if type(body) is not dict:
         body = {}
     kind = env.get("kind")
-    if not isinstance(kind, str):
+    if type(kind) is not str:
         kind = ""
     plan = arm = slug = status = session = target = None
     if kind == "run":
         plan, arm = body.get("plan"), body.get("arm")
         status, session = body.get("status"), body.get("session")
+    elif kind == "note":
+        pass
     elif kind == "plan":
         slug = body.get("slug")
     elif kind == "amendment":
         plan = body.get("plan")
     elif kind == "claim":
         plan, arm = body.get("plan"), body.get("arm")
-        if isinstance(arm, list):
+        if type(arm) is list:
             arm = ",".join(str(a) for a in arm)
     elif kind == "retraction":
         target = body.get("target")
-    return (seq, digest, kind, _str(env.get("ts")) or "", _str(env.get("signer")) or "",
-            _str(plan), _str(arm), _str(slug), _str(status), _str(session), _str(target))
+    ts, signer = env.get("ts"), env.get("signer")
+    return (seq, digest, kind, ts if type(ts) is str else "",
+            signer if type(signer) is str else "",
+            plan if type(plan) is str else None, arm if type(arm) is str else None,
+            slug if type(slug) is str else None, status if type(status) is str else None,
+            session if type(session) is str else None,
+            target if type(target) is str else None)
 
 
 def outcome_row(seq: int, env: dict[str, Any]) -> OutcomeRow | None:
+    row = outcome_tuple(seq, env)
+    return None if row is None else OutcomeRow(*row)
+
+
+def outcome_tuple(seq: int, env: dict[str, Any]) -> tuple[Any, ...] | None:
+    """The outcomes row as a tuple, in OUTCOME_COLUMNS order (verify compares these)."""
     if env.get("kind") != "run":
         return None
-    oc = _body(env).get("outcomes")
-    if not isinstance(oc, dict):
+    body = env.get("body")
+    oc = body.get("outcomes") if type(body) is dict else None
+    if type(oc) is not dict:
         return None
-    scores = oc.get("score") if isinstance(oc.get("score"), list) else []
+    scores = oc.get("score")
+    if type(scores) is not list:
+        scores = []
     n_missing = scores.count(None)
     try:
         total = float(sum(scores) if not n_missing else sum(s for s in scores if s is not None))
     except TypeError:  # a tampered entry: count only the numbers
         total = float(sum(s for s in scores if isinstance(s, int | float)
                           and not isinstance(s, bool)))
-    return OutcomeRow(
-        seq=seq,
-        metric=str(oc.get("metric", "")),
-        n=len(scores),
-        n_missing=n_missing,
-        total=total,
-        columns=orjson.dumps(oc),
-    )
+    return (seq, str(oc.get("metric", "")), len(scores), n_missing, total, orjson.dumps(oc))
 
 
 def key_changes(seq: int, env: dict[str, Any]) -> list[tuple[str, str, str, str]]:

@@ -188,6 +188,12 @@ class Store:
             for row in rows:
                 yield StoredEntry(*row)
 
+    def raw_entries(self, batch: int = 2000) -> Iterator[tuple[int, str, bytes, str]]:
+        """(seq, digest, canonical bytes, signature) of every stored entry, in seq order."""
+        cur = self.conn.execute("SELECT seq, digest, entry, signature FROM entries ORDER BY seq")
+        while rows := cur.fetchmany(batch):
+            yield from rows
+
     def entries_where(self, kind: str | None = None, plan: str | None = None,
                       last: int | None = None) -> list[StoredEntry]:
         clauses, args = [], []

@@ -106,9 +106,9 @@ class ChainVerifier:
             self.digests.append(digest_b)
             return None
         seq = env.get("seq")
-        extra = sorted(set(env) - ENVELOPE_FIELDS)
-        missing_fields = sorted(ENVELOPE_FIELDS - set(env))
-        if extra or missing_fields:
+        if len(env) != len(ENVELOPE_FIELDS) or not ENVELOPE_FIELDS.issuperset(env):
+            extra = sorted(set(env) - ENVELOPE_FIELDS)
+            missing_fields = sorted(ENVELOPE_FIELDS - set(env))
             what = (f"unknown field {extra[0]!r}" if extra else
                     f"missing field {missing_fields[0]!r}")
             self._find("format", f"entry {position}: envelope has {what}", position, label)
@@ -183,7 +183,7 @@ class ChainVerifier:
                        f"({str(signer)[:16]}…)", position, label)
             return
         try:
-            sig = base64.b64decode(signature, validate=True)
+            sig = binascii.a2b_base64(signature, strict_mode=True)
             key.verify(sig, SIGNATURE_DOMAIN + digest_b)
         except (InvalidSignature, binascii.Error, ValueError, TypeError):
             self._find("signature", f"entry {position}: the signature does not verify with "
@@ -301,17 +301,18 @@ def verify_store(store: Any, trusted: str | None = None) -> Result:
     index_rows: list[tuple[Any, ...]] = []
     outcome_rows: list[tuple[Any, ...]] = []
     keys: dict[str, list[Any]] = {}
-    for stored in store.entries():
-        raw = bytes(stored.entry)
-        env = chain.feed(stored.seq, stored.digest, raw, stored.signature)
+    for seq, stored_digest, raw, signature in store.raw_entries():
+        env = chain.feed(seq, stored_digest, raw, signature)
         if env is None:
             continue
-        digest = chain.prev
-        index_rows.append(derive.index_tuple(stored.seq, digest, env))
-        oc = derive.outcome_row(stored.seq, env)
-        if oc is not None:
-            outcome_rows.append(oc.as_tuple())
-        _track_keys(keys, stored.seq, env)
+        index_rows.append(derive.index_tuple(seq, chain.prev, env))
+        kind = env.get("kind")
+        if kind == "run":
+            oc = derive.outcome_tuple(seq, env)
+            if oc is not None:
+                outcome_rows.append(oc)
+        elif kind in ("genesis", "key"):
+            _track_keys(keys, seq, env)
     result = chain.finish()
     digests = chain.digests
     result.digests, result.keys = digests, _key_rows(keys)
