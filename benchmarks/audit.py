@@ -3,9 +3,11 @@
 the same ledger, both timed as subprocesses of the console script; ratio <= 2.0.
 
 The ledger is built through the Python API (`Ledger.append_many`, batches of about 1,000
-entries). It is a realistic mix, so the audit's rules have something to find: plans spread over
-200 suites (so A11 groups 20 plans a suite), a failed run in some plans, claims that cite every
-run (and a few that leave one out), plans that are never anchored by a checkpoint.
+entries; see `FastCanonical` for how run envelopes are encoded quickly). It is a realistic mix,
+so the audit's rules have something to find: plans spread over 200 suites (so A11 groups 20
+plans a suite), a failed run in some plans, claims that cite every run (and a few that leave one
+out), plans that are never anchored by a checkpoint. Set LOGBOOK_BENCH_REPEAT=1 to time each
+command once instead of the median of 3.
 
 Prints the ratio and never fails on it (exit 0): CI machines are noisy.
 """
@@ -148,10 +150,9 @@ def _build(folder: Path, key: SigningKey) -> Ledger:
     ledger = Ledger.init(folder, "bench-audit", key)
     rng = random.Random(8)
     claim_every = PLANS // CLAIMS
-    pending: list[tuple[str, dict[str, list[tuple[str, float]]]]] = []
+    pending: list[tuple[str, dict[str, list[tuple[str, float]]], int]] = []
     for start in range(0, PLANS, PLANS_PER_BATCH):
-        claims = [("claim", claim_body(ledger, d, runs, n))
-                  for n, (d, runs) in enumerate(pending, start=start)]
+        claims = [("claim", claim_body(ledger, d, runs, n)) for d, runs, n in pending]
         pending = []
         if claims:
             ledger.append_many(claims, key)
@@ -173,23 +174,24 @@ def _build(folder: Path, key: SigningKey) -> Ledger:
                 if b["status"] == "completed":
                     vals = [s for s in b["outcomes"]["score"] if s is not None]
                     runs[b["arm"]].append((e.digest, sum(vals) / len(vals)))
-            pending.append((plan.digest, runs))
+            pending.append((plan.digest, runs, i // claim_every))  # n: the claim's number
     if pending:
-        ledger.append_many([("claim", claim_body(ledger, d, runs, n))
-                            for n, (d, runs) in enumerate(pending, start=PLANS)], key)
+        ledger.append_many([("claim", claim_body(ledger, d, runs, n)) for d, runs, n in pending],
+                           key)
     return ledger
 
 
-def timed(args: list[str], env: dict[str, str], repeat: int) -> tuple[float, int]:
-    times, code = [], 0
+def timed(args: list[str], env: dict[str, str], repeat: int) -> tuple[float, int, bytes]:
+    """Median seconds of `repeat` runs of the console script; its last exit code and stdout."""
+    times, code, out = [], 0, b""
     for _ in range(repeat):
         t = time.perf_counter()
         r = subprocess.run(args, env=env, capture_output=True)
         times.append(time.perf_counter() - t)
-        code = r.returncode
+        code, out = r.returncode, r.stdout
         if r.returncode not in (0, 1):
             raise SystemExit(f"benchmark step failed: {' '.join(args)}\n{r.stderr.decode()}")
-    return statistics.median(times), code
+    return statistics.median(times), code, out
 
 
 def main() -> None:
@@ -206,12 +208,10 @@ def main() -> None:
               f"{ITEMS} items, {CLAIMS} claims) in {time.perf_counter() - t:.1f} s", flush=True)
         where = ["--ledger", str(tmp / "ledger")]
         logbook = str(BIN / "logbook")
-        t_verify, _ = timed([logbook, *where, "verify"], env, repeat)
-        t_audit, code = timed([logbook, *where, "audit", "--json"], env, repeat)
-        r = subprocess.run([logbook, *where, "audit", "--json"], env=env, capture_output=True)
-        found = orjson.loads(r.stdout)["findings"] if r.stdout else []
+        t_verify, _, _ = timed([logbook, *where, "verify"], env, repeat)
+        t_audit, code, out = timed([logbook, *where, "audit", "--json"], env, repeat)
         counts: dict[str, int] = {}
-        for f in found:
+        for f in orjson.loads(out)["findings"]:
             counts[f["check"]] = counts.get(f["check"], 0) + 1
         summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
         report("audit", t_audit / t_verify, "<= 2.0",
