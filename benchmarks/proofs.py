@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _common import median_time as timed
 from _common import report
 
 from logbook import checkpoints, merkle
@@ -27,16 +28,6 @@ from logbook.ledger import Ledger
 
 SIZE = 100_000
 BATCH = 1000
-
-
-def timed(fn: Callable[[], object], repeat: int) -> float:
-    """Median seconds of `repeat` calls."""
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def build(folder: Path, key: SigningKey, size: int) -> Ledger:

@@ -68,14 +68,9 @@ def make_checkpoint(ledger: Any, key: SigningKey) -> str:
 
 def read_checkpoint(path: str | Path, option: str = "--checkpoint") -> tuple[str, Parsed]:
     """The text of a checkpoint file and its parse; InputError naming the file otherwise."""
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{option} {path} does not exist") from None
-    except IsADirectoryError:
-        raise InputError(f"{option} {path} is a directory") from None
-    except OSError as exc:
-        raise InputError(f"{option} {path} cannot be read: {exc.strerror}") from None
+    from logbook.files import read_bytes
+
+    data = read_bytes(path, option)
     try:
         cp, sigs = parse_checkpoint(data)
     except InputError as exc:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 LEDGER: str | None = None
@@ -24,18 +23,11 @@ def emit_json(value: Any) -> None:
 
 def read_input(path: str, what: str = "file") -> bytes:
     """Bytes of a file argument, or of stdin for '-'; InputError naming the file otherwise."""
-    from logbook.errors import InputError
+    from logbook.files import read_bytes
 
     if path == "-":
         return sys.stdin.buffer.read()
-    try:
-        return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{what} {path} does not exist") from None
-    except IsADirectoryError:
-        raise InputError(f"{what} {path} is a directory") from None
-    except OSError as exc:
-        raise InputError(f"{what} {path} cannot be read: {exc.strerror}") from None
+    return read_bytes(path, what)
 
 
 def parse_json(data: bytes, source: str) -> Any:
