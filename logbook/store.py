@@ -19,6 +19,7 @@ from typing import Any
 
 from logbook.derive import INDEX_COLUMNS, OUTCOME_COLUMNS, IndexRow, OutcomeRow
 from logbook.errors import EnvironmentProblem, InputError
+from logbook.merkle import leaf_hash
 from logbook.store_schema import MIGRATIONS
 
 SCHEMA_VERSION = 3
@@ -281,6 +282,14 @@ class Store:
 
     # -- Merkle tree nodes ---------------------------------------------------------------
     def tree_node(self, level: int, idx: int) -> bytes:
+        """A complete subtree's hash. Leaves (level 0) are not stored: a leaf hash is
+        SHA-256(0x00 || digest of entry idx), computed from the entries table."""
+        if level == 0:
+            row = self.conn.execute("SELECT digest FROM entries WHERE seq = ?",
+                                    (idx,)).fetchone()
+            if row is None:
+                raise LookupError(f"tree leaf {idx} is missing")
+            return leaf_hash(bytes.fromhex(row[0]))
         row = self.conn.execute("SELECT hash FROM tree WHERE level = ? AND idx = ?",
                                 (level, idx)).fetchone()
         if row is None:
@@ -408,10 +417,12 @@ class Txn:
                           "AND revoked_seq IS NULL", (seq, fingerprint))
 
     def insert_tree_nodes(self, nodes: list[tuple[int, int, bytes]]) -> None:
-        """Queue tree nodes; they are written in one statement before the commit."""
+        """Queue tree nodes; interior ones are written in one statement before the commit
+        (leaves are derived from the entries themselves)."""
         for level, idx, h in nodes:
             self._nodes[(level, idx)] = h
-        self._pending.extend(nodes)
+            if level:
+                self._pending.append((level, idx, h))
 
     def flush(self) -> None:
         if self._pending:

@@ -426,17 +426,25 @@ DB_ATTACKS.update({
     "derived-outcomes-row-extra": _derived(
         "INSERT INTO outcomes (seq, metric, n, n_missing, total, columns) "
         "VALUES (?, 'acc', 1, 0, 1.0, '{}')", lambda sc: sc.seqs["plan"]),
-    # a tree node is no entry's row: it is named by the digest of the leaf's entry only
-    "derived-tree-leaf": _derived("UPDATE tree SET hash = zeroblob(32) WHERE level = 0 "
-                                  "AND idx = ?", lambda sc: sc.size // 2, by_seq=False),
+    # leaves are not stored (they are the entries' digests); a forged leaf row is caught,
+    # named by the digest of the entry it pretends to hash
+    "derived-tree-forged-leaf-row": _derived(
+        "INSERT INTO tree (level, idx, hash) VALUES (0, ?, zeroblob(32))",
+        lambda sc: sc.size // 2, by_seq=False),
 })
+
+
+@db_attack("derived-tree-level-1-node")
+def _tree_level1(a: Attacker, sc: Scenario) -> list[Expect]:
+    # node (1, k) covers entries 2k and 2k+1: the finding names them
+    k = sc.size // 4
+    a.sql("UPDATE tree SET hash = zeroblob(32) WHERE level = 1 AND idx = ?", k)
+    return [expect(None, "derived", digests=tuple(sc.digests[2 * k:2 * k + 2]))]
 
 
 @db_attack("derived-tree-interior-node")
 def _tree_interior(a: Attacker, sc: Scenario) -> list[Expect]:
-    # node (2, 3) covers entries 12..15: the finding must name one of them, not entry 3.
-    # PRODUCT BUG (see report): logbook/verify.py `_derived` names digests[idx] for every tree
-    # row, i.e. entry 3 here, whatever the node's level.
+    # node (2, 3) covers entries 12..15: the finding must name one of them, not entry 3
     a.sql("UPDATE tree SET hash = zeroblob(32) WHERE level = 2 AND idx = ?", 3)
     return [expect(None, "derived", digests=tuple(sc.digests[12:16]))]
 
