@@ -24,7 +24,11 @@ def _public_from(value: str) -> str:
         if pk is None:  # pragma: no cover - read_trust returns a key for files
             raise InputError(f"{value} holds no public key")
         return pk.b64
-    return PublicKey.from_b64(value).b64
+    try:
+        return PublicKey.from_b64(value).b64
+    except InputError:
+        raise InputError(f"{value!r} is not a key of this ledger, a public-key file (from "
+                         "`logbook keys export`) or a base64 public key") from None
 
 
 @keys_app.command("list")

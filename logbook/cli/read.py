@@ -104,15 +104,18 @@ def export(
                 fh.write(orjson.dumps(e.export_line()) + b"\n")
             fh.flush()
             return
-        tmp = out + ".tmp"
-        count = 0
-        with open(tmp, "wb") as fh:
-            for e in ledger.entries():
-                fh.write(orjson.dumps(e.export_line()) + b"\n")
-                count += 1
         import os
 
-        os.replace(tmp, out)
+        tmp = out + ".tmp"
+        count = 0
+        try:
+            with open(tmp, "wb") as fh:
+                for e in ledger.entries():
+                    fh.write(orjson.dumps(e.export_line()) + b"\n")
+                    count += 1
+            os.replace(tmp, out)  # an export is whole or absent, never half-written
+        except OSError as exc:
+            raise InputError(f"--out {out} cannot be written: {exc.strerror}") from None
     print(f"exported {count} entries to {out}", file=sys.stderr)
 
 
