@@ -186,3 +186,8 @@ def test_export_to_an_unwritable_place_is_exit_2(ledger_dir: Path, cli, tmp_path
     assert r.code == 2 and "cannot be written" in r.err
     r = cli("keys", "revoke", "nope", "--reason", "x")
     assert r.code == 2 and "not a key of this ledger" in r.err
+
+
+def test_log_unknown_kind_is_exit_2(ledger_dir: Path, cli) -> None:
+    r = cli("log", "--kind", "nope")
+    assert r.code == 2 and "--kind" in r.err

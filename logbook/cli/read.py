@@ -49,6 +49,10 @@ def log(
     """List entries in ledger order (or the checkpoints made)."""
     if n is not None and n < 0:
         raise InputError("-n must not be negative")
+    from logbook.model import KINDS
+
+    if kind is not None and kind not in KINDS:
+        raise InputError(f"--kind {kind!r} is not one of {', '.join(KINDS)}")
     with state.open_ledger() as ledger:
         if checkpoints:
             rows = ledger.store.checkpoints()
