@@ -222,12 +222,8 @@ def _public(text: Any) -> bytes | None:
 
 
 def expected_tree(digests: list[bytes]) -> dict[tuple[int, int], bytes]:
-    nodes: dict[tuple[int, int], bytes] = {}
-    for i, d in enumerate(digests):
-        for level, idx, h in merkle.nodes_completed_by_append(
-                i, d, lambda lv, ix: nodes[(lv, ix)]):
-            nodes[(level, idx)] = h
-    return nodes
+    """Every complete subtree node of the tree over the entries' digests."""
+    return {(level, idx): h for level, idx, h in merkle.all_nodes(digests)}
 
 
 def compare_rows(result: Result, table: str, expected: Iterable[tuple[Any, ...]],
