@@ -22,7 +22,7 @@ from logbook.errors import EnvironmentProblem, InputError
 from logbook.merkle import leaf_hash
 from logbook.store_schema import MIGRATIONS
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 FAULT_ENV = "LOGBOOK_TEST_FAULT"
 
 assert len(MIGRATIONS) == SCHEMA_VERSION

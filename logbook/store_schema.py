@@ -57,4 +57,8 @@ MIGRATIONS: list[str] = [
         id INTEGER PRIMARY KEY, size INTEGER NOT NULL, at TEXT NOT NULL, findings TEXT NOT NULL
     );
     """,
+    # 4: Merkle leaves are the entries' digests, not stored rows
+    """
+    DELETE FROM tree WHERE level = 0;
+    """,
 ]
