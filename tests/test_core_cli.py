@@ -191,3 +191,18 @@ def test_export_to_an_unwritable_place_is_exit_2(ledger_dir: Path, cli, tmp_path
 def test_log_unknown_kind_is_exit_2(ledger_dir: Path, cli) -> None:
     r = cli("log", "--kind", "nope")
     assert r.code == 2 and "--kind" in r.err
+
+
+def test_an_older_schema_is_migrated_by_a_write_never_by_verify(ledger_dir: Path, cli) -> None:
+    import sqlite3
+
+    db = ledger_dir / ".logbook" / "ledger.db"
+    conn = sqlite3.connect(db)
+    conn.execute("INSERT INTO tree (level, idx, hash) VALUES (0, 0, zeroblob(32))")
+    conn.execute("PRAGMA user_version = 3")  # as a ledger from before migration 4 looks
+    conn.commit()
+    conn.close()
+    r = cli("verify")
+    assert r.code == 3 and "schema version 3" in r.err  # read-only: never migrates
+    assert cli("reindex").code == 0
+    assert cli("verify").code == 0
