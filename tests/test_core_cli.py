@@ -206,3 +206,26 @@ def test_an_older_schema_is_migrated_by_a_write_never_by_verify(ledger_dir: Path
     assert r.code == 3 and "schema version 3" in r.err  # read-only: never migrates
     assert cli("reindex").code == 0
     assert cli("verify").code == 0
+
+
+def test_append_and_verify_import_neither_numpy_nor_scipy(ledger_dir: Path,
+                                                          tmp_path: Path) -> None:
+    """DESIGN §3: the hot paths stay light (sqlite-utils would pull numpy and pandas in)."""
+    import os
+    import subprocess
+    import sys
+
+    draft = write_json(tmp_path / "r.json", draft_run())
+    code = ("import sys\nfrom logbook.cli.main import run\n"
+            f"assert run(['append', {str(draft)!r}]) == 0\n"
+            "assert run(['verify']) == 0\n"
+            "heavy = [m for m in sys.modules if m.split('.')[0] in "
+            "('numpy', 'scipy', 'pandas', 'sqlite_utils')]\n"
+            "assert not heavy, heavy\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ledger_dir, env=dict(os.environ),
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+def draft_run() -> dict:
+    return draft("run", run_body(None, None, n_items=20))
