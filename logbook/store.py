@@ -214,19 +214,6 @@ class Store:
         rows = self.conn.execute(sql + " DESC LIMIT ?", [*args, last]).fetchall()
         return [StoredEntry(*r) for r in reversed(rows)]
 
-    def index_rows(self, kind: str | None = None, plan: str | None = None) -> list[IndexRow]:
-        sql = f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index"
-        clauses, args = [], []
-        if kind:
-            clauses.append("kind = ?")
-            args.append(kind)
-        if plan:
-            clauses.append("plan = ?")
-            args.append(plan)
-        if clauses:
-            sql += " WHERE " + " AND ".join(clauses)
-        return [IndexRow(*r) for r in self.conn.execute(sql + " ORDER BY seq", args)]
-
     def all_index_rows(self) -> Iterator[tuple[Any, ...]]:
         cur = self.conn.execute(f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index "
                                 "ORDER BY seq")
@@ -238,11 +225,6 @@ class Store:
                                 "ORDER BY seq")
         while rows := cur.fetchmany(5000):
             yield from rows
-
-    def outcome(self, seq: int) -> OutcomeRow | None:
-        row = self.conn.execute(f"SELECT {', '.join(OUTCOME_COLUMNS)} FROM outcomes "
-                                "WHERE seq = ?", (seq,)).fetchone()
-        return OutcomeRow(*row) if row else None
 
     def plan_digest_by_slug(self, slug: str) -> str | None:
         row = self.conn.execute("SELECT digest FROM entry_index WHERE slug = ?",
@@ -276,11 +258,6 @@ class Store:
         row = self.conn.execute("SELECT digest FROM once_keys WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
-    def meta(self, name: str) -> str | None:
-        row = self.conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
-        return row[0] if row else None
-
-    # -- Merkle tree nodes ---------------------------------------------------------------
     def tree_node(self, level: int, idx: int) -> bytes:
         """A complete subtree's hash. Leaves (level 0) are not stored: a leaf hash is
         SHA-256(0x00 || digest of entry idx), computed from the entries table."""
@@ -438,10 +415,6 @@ class Txn:
 
     def remember_once(self, key: str, digest: str) -> None:
         self.conn.execute("INSERT INTO once_keys (key, digest) VALUES (?,?)", (key, digest))
-
-    def set_meta(self, name: str, value: str) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?,?)",
-                          (name, value))
 
 
 def _environment(exc: sqlite3.OperationalError, path: Path) -> EnvironmentProblem:
