@@ -176,11 +176,6 @@ def test_every_command_has_help(cli) -> None:
         assert h.code == 0 and len(h.out) > 50, name
 
 
-def test_run_cli_is_used_consistently() -> None:
-    # the fixture and the helper are the same function
-    assert callable(run_cli)
-
-
 def test_export_to_an_unwritable_place_is_exit_2(ledger_dir: Path, cli, tmp_path: Path) -> None:
     r = cli("export", "--out", str(tmp_path / "no" / "such" / "dir" / "x.jsonl"))
     assert r.code == 2 and "cannot be written" in r.err
