@@ -8,7 +8,6 @@ import stat
 from pathlib import Path
 
 from builders import draft, plan_body, run_body, write_json, write_jsonl
-from conftest import run_cli
 
 
 def head(cli) -> tuple[int, str]:
