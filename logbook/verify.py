@@ -291,9 +291,45 @@ def _key_rows(keys: dict[str, list[Any]]) -> list[tuple[str, str, str, int, int 
             in keys.values()]
 
 
-def verify_store(store: Any, trusted: str | None = None) -> Result:
+def strict_checks(result: Result, raw_and_envs: Iterable[tuple[int, bytes, Any]]) -> None:
+    """`verify --strict`: stored bytes are exactly JCS, and every body passes its model.
+
+    Both only concern what a signer wrote (a forger without the key is caught by the
+    signatures): non-canonical bytes would not survive an export, and a body the models refuse
+    would not have been appended by logbook. Slower (JCS in Python, pydantic), so opt-in.
+    """
+    from logbook.canonical import canonical_bytes
+    from logbook.errors import InputError
+    from logbook.model.validate import validate_body
+
+    result.checks += 1
+    for seq, raw, env in raw_and_envs:
+        if not isinstance(env, dict):
+            continue
+        label = [hashlib.sha256(raw).hexdigest()]
+        try:
+            canonical = canonical_bytes(env)
+        except InputError as exc:
+            canonical = None
+            result.findings.append(Finding("canonical", "error", f"entry {seq}: {exc}", seq,
+                                           label))
+        if canonical is not None and canonical != raw:
+            result.findings.append(Finding(
+                "canonical", "error", f"entry {seq}: its stored bytes are not the RFC 8785 "
+                "canonical form of the envelope they encode", seq, label))
+        kind = env.get("kind")
+        if isinstance(kind, str) and kind in KINDS:
+            try:
+                validate_body(kind, env.get("body"))
+            except InputError as exc:
+                result.findings.append(Finding("schema", "error", f"entry {seq}: {exc}", seq,
+                                               label))
+
+
+def verify_store(store: Any, trusted: str | None = None, strict: bool = False) -> Result:
     """Every check on a ledger database: chain, signatures, references, derived tables."""
     chain = ChainVerifier(trusted)
+    kept: list[tuple[int, bytes, Any]] = []
     index_rows: list[tuple[Any, ...]] = []
     outcome_rows: list[tuple[Any, ...]] = []
     keys: dict[str, list[Any]] = {}
@@ -301,6 +337,8 @@ def verify_store(store: Any, trusted: str | None = None) -> Result:
         env = chain.feed(seq, stored_digest, raw, signature)
         if env is None:
             continue
+        if strict:
+            kept.append((seq, raw, env))
         index_rows.append(derive.index_tuple(seq, chain.prev, env))
         kind = env.get("kind")
         if kind == "run":
@@ -310,6 +348,8 @@ def verify_store(store: Any, trusted: str | None = None) -> Result:
         elif kind in ("genesis", "key"):
             _track_keys(keys, seq, env)
     result = chain.finish()
+    if strict:
+        strict_checks(result, kept)
     digests = chain.digests
     result.digests, result.keys = digests, _key_rows(keys)
     compare_rows(result, "entry_index", index_rows, store.all_index_rows(), digests)
@@ -324,13 +364,14 @@ def verify_store(store: Any, trusted: str | None = None) -> Result:
 
 
 def verify_export_lines(lines: Iterable[bytes], trusted: str | None = None,
-                        source: str = "export") -> Result:
+                        source: str = "export", strict: bool = False) -> Result:
     """The same chain checks on an exported JSON Lines file, with no SQLite involved."""
     from logbook.canonical import canonical_bytes
     from logbook.errors import InputError
 
     chain = ChainVerifier(trusted)
     keys: dict[str, list[Any]] = {}
+    kept: list[tuple[int, bytes, Any]] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -347,11 +388,18 @@ def verify_export_lines(lines: Iterable[bytes], trusted: str | None = None,
                         'exported entry {"seq", "digest", "signature", "entry"}', position, [])
             continue
         position = chain.expected_seq
-        env = chain.feed(seq if isinstance(seq, int) else -1,
+        if type(seq) is not int:
+            chain._find("format", f"{source} line {number}: its seq {seq!r} is not an integer",
+                        position, [])
+        env = chain.feed(seq if type(seq) is int else None,
                          digest if isinstance(digest, str) else "", raw,
                          signature if isinstance(signature, str) else "")
         if env is not None:
             _track_keys(keys, position, env)
+            if strict:
+                kept.append((position, raw, env))
     result = chain.finish()
+    if strict:  # the bytes here are canonical by construction: this checks the bodies
+        strict_checks(result, kept)
     result.digests, result.keys = chain.digests, _key_rows(keys)
     return result

@@ -20,6 +20,9 @@ def verify(
     checkpoints: list[str] = typer.Option([], "--checkpoint", help="A checkpoint file the "
                                           "ledger must extend (repeatable)."),
     as_json: bool = typer.Option(False, "--json"),
+    strict: bool = typer.Option(False, "--strict", help="Also check that every stored entry "
+                                "is exactly RFC 8785 canonical and every body passes its "
+                                "schema (slower)."),
 ) -> None:
     """Verify digests, chain, signatures, references and derived tables; exit 1 on any finding.
 
@@ -43,11 +46,11 @@ def verify(
         if not path.is_file():
             raise InputError(f"FILE {file} does not exist or is not a file")
         with path.open("rb") as fh:
-            result = v.verify_export_lines(fh, trusted, source=file)
+            result = v.verify_export_lines(fh, trusted, source=file, strict=strict)
         checked = [check_export_against(result, cp, trusted_key, trusted) for cp in checkpoints]
     else:
         with state.open_ledger() as ledger:
-            result = v.verify_store(ledger.store, trusted)
+            result = v.verify_store(ledger.store, trusted, strict=strict)
             checked = [check_ledger_against(ledger, result, cp, trusted_key, trusted)
                        for cp in checkpoints]
         _record(result, trusted)
