@@ -185,7 +185,7 @@ class Ledger:
 
     def plan_body(self, plan_digest: str) -> dict[str, Any]:
         """A plan's body with its amendments applied in ledger order."""
-        from logbook.model.plan import apply_amendments
+        from logbook.model import apply_amendments
 
         stored = self.store.entry_by_digest(plan_digest)
         if stored is None:

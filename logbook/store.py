@@ -22,7 +22,7 @@ from logbook.errors import EnvironmentProblem, InputError
 from logbook.merkle import leaf_hash
 from logbook.store_schema import MIGRATIONS
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 FAULT_ENV = "LOGBOOK_TEST_FAULT"
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
@@ -317,6 +317,7 @@ class Store:
         """(plan, arm, status, count, last seq) of unretracted runs of plans."""
         return list(self.conn.execute(
             "SELECT plan, arm, status, count(*), max(seq) FROM entry_index "
+            "INDEXED BY entry_index_runs "
             "WHERE kind = 'run' AND plan IS NOT NULL AND digest NOT IN "
             "(SELECT target FROM entry_index WHERE kind = 'retraction') "
             "GROUP BY plan, arm, status"))
@@ -330,17 +331,6 @@ class Store:
         return [IndexRow(*r) for r in self.conn.execute(
             f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index WHERE kind = 'run' AND "
             "session = ? ORDER BY seq", (session,))]
-
-    def referrers(self, digests: list[str]) -> list[StoredEntry]:
-        """Claims and notes whose references name any of ``digests`` (parsed by the caller)."""
-        if not digests:
-            return []
-        found: list[StoredEntry] = []
-        wanted = set(digests)
-        for s in self.entries_where("claim") + self.entries_where("note"):
-            if any(d.encode() in s.entry for d in wanted):
-                found.append(s)
-        return found
 
     # -- rebuilding the derived tables ------------------------------------------------------
     def rebuild_derived(self, rows: Callable[[Txn], None]) -> None:

@@ -61,4 +61,9 @@ MIGRATIONS: list[str] = [
     """
     DELETE FROM tree WHERE level = 0;
     """,
+    # 5: each plan's run counts for `brief`, read from the index alone
+    """
+    CREATE INDEX IF NOT EXISTS entry_index_runs ON entry_index(plan, arm, status, seq, digest)
+        WHERE kind = 'run';
+    """,
 ]

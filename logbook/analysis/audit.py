@@ -20,7 +20,7 @@ from typing import Any
 from logbook.analysis.view import LedgerView, PlanView, RunView, is_identity
 from logbook.errors import InputError
 from logbook.ledger import Entry
-from logbook.model.plan import apply_amendments
+from logbook.model import apply_amendments
 from logbook.verify import Finding
 
 SEVERITIES = ("error", "warning", "info")

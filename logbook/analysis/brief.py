@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from logbook.ledger import Entry, Ledger
-from logbook.model.plan import apply_amendments
+from logbook.model import apply_amendments
 
 RECENT = 20
 
@@ -58,6 +58,27 @@ def open_plans(ledger: Ledger, retracted: set[str]) -> list[dict[str, Any]]:
     return out
 
 
+def resting_on(ledger: Ledger, retractions: list[Entry]) -> list[dict[str, Any]]:
+    """Claims and notes that rest on what these retractions withdraw (a reference always
+    points back, so only entries after the earliest target can)."""
+    targets = {str(r.body.get("target")): r for r in retractions}
+    if not targets:
+        return []
+    first = min(ledger.store.kind_of(t)[0] for t in targets if ledger.store.kind_of(t))
+    rows = []
+    for kind in ("claim", "note"):
+        for e in _entries(ledger, kind):
+            if e.seq <= first:
+                continue
+            b = e.body
+            refs = {*b.get("runs", []), *b.get("refs", []), b.get("plan")}
+            hit = sorted(t for t in targets if t in refs)
+            if hit:
+                rows.append({"seq": e.seq, "digest": e.digest, "kind": e.kind, "rests_on": hit,
+                             "text": b.get("statement") or b.get("text")})
+    return sorted(rows, key=lambda r: r["seq"])
+
+
 def build_brief(ledger: Ledger, since: int | None = None) -> dict[str, Any]:
     store = ledger.store
     size, head = store.head()
@@ -65,15 +86,7 @@ def build_brief(ledger: Ledger, since: int | None = None) -> dict[str, Any]:
     retracted = {str(r.body.get("target")) for r in retractions}
     shown = [r for r in retractions if r.seq >= since] if since is not None \
         else retractions[-RECENT:]
-    resting = store.referrers([str(r.body.get("target")) for r in shown])
-    rest_rows = []
-    for s in resting:
-        e = Entry.from_stored(s)
-        refs = set(e.body.get("runs", [])) | set(e.body.get("refs", [])) | {e.body.get("plan")}
-        rest_rows.append({"seq": e.seq, "digest": e.digest, "kind": e.kind,
-                          "rests_on": sorted(str(r.body["target"]) for r in shown
-                                             if r.body.get("target") in refs),
-                          "text": e.body.get("statement") or e.body.get("text")})
+    rest_rows = resting_on(ledger, shown)
     last_verify = store.last_verification()
     audit = store.last_audit()
     audit_findings = orjson.loads(audit[2]) if audit else []

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from logbook.ledger import Entry, Ledger
-from logbook.model.plan import apply_amendments
+from logbook.model import apply_amendments
 
 # Per-run identity is never a confound (DESIGN §4.4): seeds, times, session, host, process,
 # command line, output paths.

@@ -27,3 +27,14 @@ def body_model(kind: str) -> Any:
         "band": entries.Band,
         "note": entries.Note,
     }[kind]
+
+
+def apply_amendments(plan: dict[str, Any], amendments: list[dict[str, Any]]) -> dict[str, Any]:
+    """The plan as amended, in ledger order (amendments never edit the plan entry).
+
+    Here rather than beside the Plan model so that readers (brief) need no pydantic.
+    """
+    out = dict(plan)
+    for changes in amendments:
+        out.update(changes)
+    return out

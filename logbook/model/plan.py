@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from logbook.model import apply_amendments  # noqa: F401  (re-exported)
 from logbook.model.base import Digest, Record, Text
 
 MetricKind = Literal["proportion", "mean", "pass_at_k"]
@@ -101,11 +102,3 @@ class Amendment(Record):
         if "slug" in self.changes:
             raise ValueError("changes: a plan's slug cannot be amended")
         return self
-
-
-def apply_amendments(plan: dict[str, Any], amendments: list[dict[str, Any]]) -> dict[str, Any]:
-    """The plan as amended, in ledger order (amendments never edit the plan entry)."""
-    out = dict(plan)
-    for changes in amendments:
-        out.update(changes)
-    return out
