@@ -340,8 +340,7 @@ class Ledger:
 
     def check_key(self, key: crypto.SigningKey) -> None:
         """Exit 3 unless ``key`` is a valid signing key of this ledger now."""
-        valid = {fp for fp, _, _, _, revoked in self.store.signing_keys() if revoked is None}
-        if key.public.fingerprint not in valid:
+        if not self.store.key_is_valid(key.public.fingerprint):
             raise EnvironmentProblem(
                 f"signing key {key.public.fingerprint[:16]}… is not a valid key of this "
                 "ledger (add it with `logbook keys add` signed by a valid key)")

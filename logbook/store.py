@@ -22,7 +22,7 @@ from logbook.errors import EnvironmentProblem, InputError
 from logbook.merkle import leaf_hash
 from logbook.store_schema import MIGRATIONS
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 FAULT_ENV = "LOGBOOK_TEST_FAULT"
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
@@ -248,6 +248,11 @@ class Store:
                     f"AND target IN ({marks}) ORDER BY seq", chunk):
                 out.setdefault(target, []).append(digest)
         return out
+
+    def key_is_valid(self, fingerprint: str) -> bool:
+        row = self.conn.execute("SELECT revoked_seq FROM signing_keys WHERE fingerprint = ?",
+                                (fingerprint,)).fetchone()
+        return row is not None and row[0] is None
 
     def signing_keys(self) -> list[tuple[str, str, str, int, int | None]]:
         return list(self.conn.execute(

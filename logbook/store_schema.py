@@ -66,4 +66,9 @@ MIGRATIONS: list[str] = [
     CREATE INDEX IF NOT EXISTS entry_index_runs ON entry_index(plan, arm, status, seq, digest)
         WHERE kind = 'run';
     """,
+    # 6: only entries that name a plan are indexed by it (one index fewer for every note)
+    """
+    DROP INDEX IF EXISTS entry_index_plan;
+    CREATE INDEX entry_index_plan ON entry_index(plan, seq) WHERE plan IS NOT NULL;
+    """,
 ]
