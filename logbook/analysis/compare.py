@@ -55,11 +55,12 @@ def compare(view: LedgerView, sel_a: str, sel_b: str, variable: list[str],
     if not use_a or not use_b:
         out["verdict"] = "no completed, unretracted runs on one side"
         return out
-    ids, a, b = paired_arrays(use_a, use_b)
+    _ids, a, b = paired_arrays(use_a, use_b)
     complete = int(((a == a) & (b == b)).sum())
     unshared = len(set(item_mean_arrays(use_a)[0]) ^ set(item_mean_arrays(use_b)[0]))
     if complete >= 2:
-        est = stats.paired(a, b, ids, ids, method="bootstrap", confidence=confidence, seed=SEED)
+        # already on one id axis: pairing by position is pairing by id
+        est = stats.paired(a, b, method="bootstrap", confidence=confidence, seed=SEED)
         out["effect"] = {"point": est.point, "low": est.low, "high": est.high,
                          "pvalue": est.pvalue, "method": est.method, "n": est.n,
                          "n_dropped": est.n_dropped,

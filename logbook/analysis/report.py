@@ -68,7 +68,7 @@ def arm_item_level(runs: list[RunView], kind: str, confidence: float,
     if cluster_field and clusters:
         cl = [clusters.get(i, f"_item:{i}") for i, k in zip(ids, keep.tolist(), strict=True)
               if k]
-    return _interval(means[keep], kind, confidence, cl, 5000)
+    return _interval(means[keep], kind, confidence, cl, 2000)
 
 
 def item_mean_arrays(runs: list[RunView]) -> tuple[list[str], Any, dict[str, str]]:
@@ -236,14 +236,15 @@ def effect(plan: PlanView, control: str, treatment: str, confidence: float) -> d
         w = stats.welch(a, b, confidence=confidence)
         return {**out, "point": w.point, "low": w.low, "high": w.high, "pvalue": w.pvalue,
                 "method": w.method, "n": w.n, "n_dropped": 0}
-    ids, a, b = paired_arrays(c_runs, t_runs)
+    _ids, a, b = paired_arrays(c_runs, t_runs)
     n_complete = int(((a == a) & (b == b)).sum())
     if n_complete < 2:
         return {**out, "point": None, "reason": "fewer than two items scored in both arms"}
     method = "normal" if analysis == "paired_normal" else "bootstrap"
-    est = stats.paired(a, b, ids, ids, method=method, confidence=confidence, seed=SEED)
+    # a and b are already on one id axis (paired_arrays): pairing by position is pairing by id
+    est = stats.paired(a, b, method=method, confidence=confidence, seed=SEED)
     hib = body["metric"].get("higher_is_better", True)
-    wc = stats.worst_case_bounds(a, b, ids, ids, direction=1 if est.point >= 0 else -1,
+    wc = stats.worst_case_bounds(a, b, direction=1 if est.point >= 0 else -1,
                                  low=0.0, high=1.0) if body["metric"]["kind"] != "mean" else None
     res = {**out, "point": est.point, "low": est.low, "high": est.high, "pvalue": est.pvalue,
            "method": est.method, "n": est.n, "n_dropped": est.n_dropped,
