@@ -12,17 +12,15 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from cryptography.hazmat.primitives.serialization import (
-    Encoding,
-    NoEncryption,
-    PrivateFormat,
-    PublicFormat,
-)
+from typing import TYPE_CHECKING
 
 from logbook.errors import EnvironmentProblem, InputError
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+# cryptography is imported where keys are used, not at module level: reading commands
+# (report, brief, log) import this module for key files and fingerprints alone.
 
 KEY_FILE_HEADER = "logbook-ed25519-private-key-v1"
 PUBLIC_FILE_HEADER = "logbook-ed25519-public-key-v1"
@@ -45,6 +43,9 @@ class PublicKey:
         return base64.b64encode(self.raw).decode()
 
     def verify(self, signature: bytes, message: bytes) -> bool:
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
         try:
             Ed25519PublicKey.from_public_bytes(self.raw).verify(signature, message)
         except (InvalidSignature, ValueError):
@@ -64,6 +65,8 @@ class PublicKey:
 
 class SigningKey:
     def __init__(self, private: Ed25519PrivateKey, path: Path | None = None) -> None:
+        from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
         self._private = private
         self.path = path
         self.public = PublicKey(
@@ -72,12 +75,20 @@ class SigningKey:
 
     @classmethod
     def generate(cls) -> SigningKey:
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
         return cls(Ed25519PrivateKey.generate())
 
     def sign(self, message: bytes) -> bytes:
         return self._private.sign(message)
 
     def seed(self) -> bytes:
+        from cryptography.hazmat.primitives.serialization import (
+            Encoding,
+            NoEncryption,
+            PrivateFormat,
+        )
+
         return self._private.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
 
     def write(self, path: Path) -> None:
@@ -106,6 +117,8 @@ class SigningKey:
             raise EnvironmentProblem(f"key file {path} holds invalid base64") from exc
         if len(seed) != 32:
             raise EnvironmentProblem(f"key file {path} does not hold a 32-byte Ed25519 seed")
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
         return cls(Ed25519PrivateKey.from_private_bytes(seed), path)
 
 
