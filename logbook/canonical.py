@@ -10,6 +10,7 @@ import hashlib
 import math
 from typing import Any
 
+import orjson
 import rfc8785
 
 from logbook.errors import InputError
@@ -50,12 +51,60 @@ def _check(value: Any, path: str) -> None:
     raise InputError(f"{path or 'value'}: {type(value).__name__} is not a JSON value")
 
 
+class _Unsafe(Exception):
+    """A value the fast scan will not vouch for: _check names the problem, if there is one."""
+
+
+def _plain(value: Any) -> bool:
+    """True when value holds only strings, safe integers, booleans and null under ASCII keys.
+
+    For such values sorted-key orjson output is byte-identical to RFC 8785 (the two differ
+    only in number formatting and in how non-ASCII keys sort); tests/test_canonical.py checks
+    this against the rfc8785 package. Raises _Unsafe for anything _check must look at.
+    """
+    t = type(value)
+    if t is str or t is bool or value is None:
+        return True
+    if t is int:
+        if -MAX_SAFE_INT <= value <= MAX_SAFE_INT:
+            return True
+        raise _Unsafe
+    if t is float:
+        return False
+    if t is dict:
+        plain = True
+        for k, v in value.items():
+            if type(k) is not str:
+                raise _Unsafe
+            if not k.isascii():
+                plain = False
+            if not _plain(v):
+                plain = False
+        return plain
+    if t is list:
+        plain = True
+        for v in value:
+            if not _plain(v):
+                plain = False
+        return plain
+    raise _Unsafe
+
+
 def canonical_bytes(value: Any) -> bytes:
     """RFC 8785 canonical JSON bytes of ``value``; refuses values JCS cannot represent."""
-    _check(value, "")
+    try:
+        plain = _plain(value)
+    except (_Unsafe, RecursionError):
+        plain = False
+    if plain:
+        try:
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except orjson.JSONEncodeError:  # e.g. a lone surrogate: let the reference say why
+            pass
+    _check(value, "")  # names the field at fault, if there is one
     try:
         return rfc8785.dumps(value)
-    except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:  # pragma: no cover
+    except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
         raise InputError(f"value cannot be canonicalised: {exc}") from exc
 
 

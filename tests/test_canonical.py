@@ -103,3 +103,32 @@ def test_round_trip_through_the_store_is_byte_identical(tmp_path_factory, body: 
         assert bytes(stored.entry) == canonical_bytes(json.loads(bytes(stored.entry)))
         assert json.loads(bytes(stored.entry))["body"]["apparatus"] == json.loads(
             canonical_bytes(body))
+
+
+plain_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-MAX_SAFE_INT, MAX_SAFE_INT)
+    | st.text(alphabet=st.characters(codec="utf-8")),
+    lambda children: st.lists(children, max_size=5)
+    | st.dictionaries(st.text(max_size=8), children, max_size=5),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(plain_values)
+def test_fast_path_is_byte_identical_to_the_reference(value: object) -> None:
+    """Values without floats take a sorted-key orjson path; it must equal RFC 8785 exactly
+    (every control character, non-ASCII and astral text, keys of any script)."""
+    import rfc8785
+
+    assert canonical_bytes(value) == rfc8785.dumps(value)
+
+
+def test_fast_path_edge_cases() -> None:
+    import rfc8785
+
+    tricky = {"".join(chr(i) for i in range(32)): "\x7f\u2028\u2029\ud7ff\ue000\uffff\U0001d11e",
+              "\ue000": 1, "\U0001d11e": 2, "é": [MAX_SAFE_INT, -MAX_SAFE_INT, True, None]}
+    assert canonical_bytes(tricky) == rfc8785.dumps(tricky)
+    with pytest.raises(InputError):
+        canonical_bytes({"s": "\ud800"})  # a lone surrogate is not text
