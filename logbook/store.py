@@ -195,6 +195,23 @@ class Store:
         while rows := cur.fetchmany(batch):
             yield from rows
 
+    def entries_mentioning(self, kinds: tuple[str, ...], after: int,
+                           needles: list[str]) -> list[StoredEntry]:
+        """Entries of ``kinds`` after seq ``after`` whose bytes contain any of ``needles``: a
+        byte search in SQLite, so that callers parse only the candidates."""
+        if not needles:
+            return []
+        kinds_sql = ",".join("?" * len(kinds))
+        found: dict[int, StoredEntry] = {}
+        for i in range(0, len(needles), 50):
+            chunk = [n.encode() for n in needles[i:i + 50]]
+            match = " OR ".join("instr(e.entry, ?) > 0" for _ in chunk)
+            sql = ("SELECT e.seq, e.digest, e.entry, e.signature FROM entries e JOIN entry_index "
+                   f"i ON i.seq = e.seq WHERE i.kind IN ({kinds_sql}) AND e.seq > ? AND ({match})")
+            for row in self.conn.execute(sql, [*kinds, after, *chunk]):
+                found[row[0]] = StoredEntry(*row)
+        return [found[k] for k in sorted(found)]
+
     def entries_where(self, kind: str | None = None, plan: str | None = None,
                       last: int | None = None) -> list[StoredEntry]:
         clauses, args = [], []

@@ -38,6 +38,10 @@ def open_plans(ledger: Ledger, retracted: set[str]) -> list[dict[str, Any]]:
             continue
         body = apply_amendments(p.body, amendments.get(p.digest, []))
         k = int(body.get("runs_per_arm", 0))
+        done = [counts.get((p.digest, arm["name"]), {}).get("completed", 0)
+                for arm in body.get("arms", [])]
+        if all(d >= k for d in done):  # most plans are finished: skip them cheaply
+            continue
         arms = []
         for arm in body.get("arms", []):
             c = counts.get((p.digest, arm["name"]), {})
@@ -45,8 +49,6 @@ def open_plans(ledger: Ledger, retracted: set[str]) -> list[dict[str, Any]]:
                          "completed": c.get("completed", 0), "planned": k,
                          "failed": c.get("failed", 0), "aborted": c.get("aborted", 0),
                          "last_seq": last_seq.get((p.digest, arm["name"]))})
-        if all(a["completed"] >= k for a in arms):
-            continue
         short = [a for a in arms if a["completed"] < k]
         # interleave: the arm with the fewest completed runs, then the one run least recently
         nxt = min(short, key=lambda a: (a["completed"], -1 if a["last_seq"] is None
@@ -66,17 +68,16 @@ def resting_on(ledger: Ledger, retractions: list[Entry]) -> list[dict[str, Any]]
         return []
     first = min(ledger.store.kind_of(t)[0] for t in targets if ledger.store.kind_of(t))
     rows = []
-    for kind in ("claim", "note"):
-        for e in _entries(ledger, kind):
-            if e.seq <= first:
-                continue
-            b = e.body
-            refs = {*b.get("runs", []), *b.get("refs", []), b.get("plan")}
-            hit = sorted(t for t in targets if t in refs)
-            if hit:
-                rows.append({"seq": e.seq, "digest": e.digest, "kind": e.kind, "rests_on": hit,
-                             "text": b.get("statement") or b.get("text")})
-    return sorted(rows, key=lambda r: r["seq"])
+    # SQLite finds the candidates by bytes; parsing confirms the digest is a reference
+    for stored in ledger.store.entries_mentioning(("claim", "note"), first, sorted(targets)):
+        e = Entry.from_stored(stored)
+        b = e.body
+        refs = {*b.get("runs", []), *b.get("refs", []), b.get("plan")}
+        hit = sorted(t for t in targets if t in refs)
+        if hit:
+            rows.append({"seq": e.seq, "digest": e.digest, "kind": e.kind, "rests_on": hit,
+                         "text": b.get("statement") or b.get("text")})
+    return rows
 
 
 def build_brief(ledger: Ledger, since: int | None = None) -> dict[str, Any]:
