@@ -15,7 +15,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from logbook.analysis.render import _interval, _pct
+from logbook.analysis.render import _interval, _pct, arm_summary
 from logbook.errors import EnvironmentProblem
 
 ARM_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
@@ -235,17 +235,7 @@ def _arm_section(arm: dict[str, Any], scale: float) -> str:
              f"aborted, {arm['retracted']} retracted</h3>",
              _table(["run", "status", f"score{unit}", "item-level interval", "missing",
                      "session", "reason"], rows, classes) if rows else "<div>no runs yet</div>"]
-    rl, il = arm["run_level"], arm["item_level"]
-    if rl:
-        parts.append(f"<div>run-level: mean {rl['mean'] * scale:.2f}, sd {rl['sd'] * scale:.2f}"
-                     f", t-interval {rl['low'] * scale:.2f}–{rl['high'] * scale:.2f} over "
-                     f"{rl['k']} runs</div>")
-    if il:
-        parts.append(f"<div>item-level: {il['point'] * scale:.2f}, {il['low'] * scale:.2f}–"
-                     f"{il['high'] * scale:.2f} ({_e(il['method'])}, n={il['n']})</div>")
-    if arm["wider"]:
-        parts.append(f"<div>the {arm['wider'].replace('_', '-')} interval is wider; the line "
-                     "uses it</div>")
+    parts += [f"<div>{_e(line)}</div>" for line in arm_summary(arm, scale)]
     return "\n".join(parts)
 
 

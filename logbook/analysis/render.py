@@ -15,6 +15,23 @@ def _interval(iv: dict[str, Any] | None, scale: float) -> str:
     return f"{iv['low'] * scale:.1f}–{iv['high'] * scale:.1f} ({iv.get('method', '')})"
 
 
+def arm_summary(arm: dict[str, Any], scale: float) -> list[str]:
+    """An arm's two intervals side by side, and which one the reporting line uses (shared by
+    the text, Markdown and HTML forms)."""
+    out = []
+    rl, il = arm["run_level"], arm["item_level"]
+    if rl:
+        out.append(f"run-level: mean {rl['mean'] * scale:.2f}, sd {rl['sd'] * scale:.2f}, "
+                   f"t-interval {rl['low'] * scale:.2f}–{rl['high'] * scale:.2f} over "
+                   f"{rl['k']} runs")
+    if il:
+        out.append(f"item-level: {il['point'] * scale:.2f}, {il['low'] * scale:.2f}–"
+                   f"{il['high'] * scale:.2f} ({il['method']}, n={il['n']})")
+    if arm["wider"]:
+        out.append(f"the {arm['wider'].replace('_', '-')} interval is wider; the line uses it")
+    return out
+
+
 def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
     plan = rep["plan"]
     kind = plan["metric"]["kind"]
@@ -64,17 +81,7 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
                            + (f"  ({r['reason']})" if r.get("reason") else ""))
         if markdown:
             out.append("")
-        rl, il = arm["run_level"], arm["item_level"]
-        if rl:
-            out.append(f"  run-level: mean {rl['mean'] * scale:.2f}, sd {rl['sd'] * scale:.2f}, "
-                       f"t-interval {rl['low'] * scale:.2f}–{rl['high'] * scale:.2f} over "
-                       f"{rl['k']} runs")
-        if il:
-            out.append(f"  item-level: {il['point'] * scale:.2f}, {il['low'] * scale:.2f}–"
-                       f"{il['high'] * scale:.2f} ({il['method']}, n={il['n']})")
-        if arm["wider"]:
-            out.append(f"  the {arm['wider'].replace('_', '-')} interval is wider; the line uses "
-                       "it")
+        out += [f"  {line}" for line in arm_summary(arm, scale)]
         if arm["differing_apparatus"]:
             out.append("  apparatus differs between runs: " + "; ".join(
                 f"{k} ({', '.join(v)})" for k, v in arm["differing_apparatus"].items()))
