@@ -118,11 +118,6 @@ def signing_input(digest: bytes) -> bytes:
     return SIGNATURE_DOMAIN + digest
 
 
-def content_hash(data: bytes) -> str:
-    """A hash of outside content, tagged with its algorithm: ``sha256:<hex>``."""
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
 def escape_text(raw: bytes | str) -> str:
     """Text that is safe for a model: bytes that are not UTF-8 become backslash escapes.
 

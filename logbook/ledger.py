@@ -169,10 +169,6 @@ class Ledger:
         assert stored is not None
         return Entry.from_stored(stored)
 
-    def entry_at(self, seq: int) -> Entry | None:
-        stored = self.store.entry(seq)
-        return Entry.from_stored(stored) if stored else None
-
     def entries(self) -> Iterator[Entry]:
         for stored in self.store.entries():
             yield Entry.from_stored(stored)

@@ -31,10 +31,3 @@ def band_body(view: LedgerView, selector: str, z: float = 2.0) -> dict[str, Any]
             "k": vb.k, "mean": vb.mean, "sd": vb.sd, "band": vb.band, "z": vb.z,
             "runs": [r.digest for r in runs]}
 
-
-def latest_band(view: LedgerView, config_hash: str | None) -> dict[str, Any] | None:
-    """The latest unretracted band whose evaluator config hash matches."""
-    bands = [b for b in view.entries_of("band")
-             if b.body.get("evaluator_config_hash") == config_hash
-             and not view.retracted_by(b.digest)]
-    return {**bands[-1].body, "digest": bands[-1].digest} if bands else None

@@ -15,10 +15,6 @@ from logbook.analysis.view import LedgerView, PlanView, RunView, is_identity
 SEED = 0  # explicit: the same ledger gives the same report
 
 
-def _binary(values: list[float]) -> bool:
-    return all(v in (0.0, 1.0) for v in values)
-
-
 def run_interval(run: RunView, kind: str, confidence: float,
                  cluster_field: str | None) -> dict[str, Any] | None:
     """A run's item-level interval: Wilson for a binary proportion, BCa bootstrap otherwise,
