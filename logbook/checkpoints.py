@@ -34,7 +34,8 @@ from logbook.checkpoint import (
 )
 from logbook.crypto import PublicKey, SigningKey, read_trust
 from logbook.errors import EnvironmentProblem, InputError
-from logbook.verify import Finding, Result
+from logbook.findings import Finding
+from logbook.verify import Result
 
 ORIGIN_PREFIX = "logbook/"
 KeyRow = tuple[str, str, str, int, int | None]

@@ -10,7 +10,7 @@ import base64
 import binascii
 import hashlib
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -19,24 +19,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from logbook import derive, merkle
 from logbook.canonical import SIGNATURE_DOMAIN, ZERO_DIGEST
+from logbook.findings import Finding
 
 KINDS = {"genesis", "key", "plan", "amendment", "run", "retraction", "claim", "band", "note"}
 REF_KINDS = {"body.plan": "plan"}
 ENVELOPE_FIELDS = {"v", "ledger", "seq", "prev", "ts", "kind", "signer", "body"}
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One problem found: the shape shared by verify and the audit."""
-
-    check: str
-    severity: str
-    message: str
-    seq: int | None
-    entries: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass

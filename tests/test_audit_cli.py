@@ -127,8 +127,8 @@ def test_report_and_claim_check_show_the_plans_findings(ledger_dir: Path,
 def test_the_api_gives_the_same_findings(ledger_dir: Path, tmp_path: Path) -> None:
     from logbook.analysis.audit import findings_for_plan, run_audit
     from logbook.analysis.view import LedgerView
+    from logbook.findings import Finding
     from logbook.ledger import Ledger
-    from logbook.verify import Finding
 
     plan, _ = best_of_n(tmp_path)
     with Ledger.open(ledger_dir, write=False) as ledger:

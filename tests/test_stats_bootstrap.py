@@ -138,6 +138,47 @@ def test_counts_path_matches_index_path(monkeypatch: pytest.MonkeyPatch) -> None
     assert (np.abs(fast_mean - slow_mean) <= noise).all()
 
 
+# Few common values and a long tail of rare ones, like per-item differences of run means.
+_TAILED_VALUES = np.arange(-6, 7) / 10
+_TAILED_COUNTS = np.array([1, 2, 3, 8, 24, 300, 2000, 310, 25, 9, 3, 1, 1])
+
+
+def test_rare_value_draws_follow_the_multinomial_law() -> None:
+    # Rare values are drawn item by item (stats/_multinomial.py); the rows must still be
+    # Multinomial(n, p): each column is Binomial(n, p_j), with mean n p_j and variance
+    # v = n p_j (1 - p_j), and two columns covary by -n p_i p_j. Over B rows a column mean has
+    # se sqrt(v / B), the sample variance has relative se sqrt((2 + g) / B) with g the
+    # binomial's excess kurtosis (1 - 6 p q) / v, and the covariance has se about
+    # sqrt(v_i v_j / B). We allow 4 se for each.
+    from logbook.stats._multinomial import RARE, multinomial_counts
+
+    counts = _TAILED_COUNTS
+    assert (counts < RARE).any() and (counts >= RARE).any()
+    n, rows = int(counts.sum()), 40_000
+    p = counts / n
+    for max_cells in (4_000_000, 997):  # one chunk, and many ragged ones
+        draws = multinomial_counts(counts, rows, np.random.default_rng(11), max_cells)
+        assert draws.shape == (rows, counts.size) and (draws.sum(axis=1) == n).all()
+        v = n * p * (1 - p)
+        assert (np.abs(draws.mean(axis=0) - n * p) <= 4 * np.sqrt(v / rows)).all()
+        rel_se = np.sqrt((2 + (1 - 6 * p * (1 - p)) / v) / rows)
+        assert (np.abs(draws.var(axis=0, ddof=1) / v - 1) <= 4 * rel_se).all()
+        cov = np.cov(draws[:, 6], draws[:, 1])[0, 1]  # a common and a rare column
+        assert abs(cov + n * p[6] * p[1]) <= 4 * math.sqrt(v[6] * v[1] / rows)
+
+
+def test_rare_value_path_gives_the_plain_multinomial_interval(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import logbook.stats._multinomial as mmod
+
+    data = np.repeat(_TAILED_VALUES, _TAILED_COUNTS)
+    fast_mean, fast_sd = _ours(data, n_resamples=B)
+    monkeypatch.setattr(mmod, "RARE", 0)  # every value drawn by numpy's multinomial
+    plain_mean, plain_sd = _ours(data, n_resamples=B)
+    noise = 4 * np.sqrt((fast_sd**2 + plain_sd**2) / len(SEEDS))
+    assert (np.abs(fast_mean - plain_mean) <= noise).all(), (fast_mean, plain_mean, noise)
+
+
 @pytest.mark.parametrize("statistic", ["mean", "median"])
 def test_chunking_does_not_change_the_result(monkeypatch: pytest.MonkeyPatch, statistic) -> None:
     # The same draws in smaller chunks (ragged last chunk) must give bit-identical results.

@@ -19,9 +19,9 @@ from typing import Any
 
 from logbook.analysis.view import LedgerView, PlanView, RunView, is_identity
 from logbook.errors import InputError
+from logbook.findings import Finding
 from logbook.ledger import Entry
 from logbook.model import apply_amendments
-from logbook.verify import Finding
 
 SEVERITIES = ("error", "warning", "info")
 PERCENT_KINDS = ("proportion", "pass_at_k")

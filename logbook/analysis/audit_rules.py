@@ -27,7 +27,7 @@ from logbook.analysis.audit import (
     two_proportion_p,
 )
 from logbook.analysis.view import PlanView, RunView
-from logbook.verify import Finding
+from logbook.findings import Finding
 
 # A05: what an amendment may not change once a plan's runs have begun.
 GOALPOSTS = ("metric", "success", "failure", "min_effect", "alpha", "analysis", "exclusions",

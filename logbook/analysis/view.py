@@ -101,7 +101,7 @@ class RunView:
         oc = self.body.get("outcomes") or {}
         ids = list(oc.get("id") or [])
         raw = oc.get("score") or []
-        values = np.array([np.nan if s is None else s for s in raw], dtype=float)
+        values = np.array(raw, dtype=float)  # None (a missing score) becomes NaN
         if not oc.get("sample"):
             return ids, values  # ids are unique without a sample column (checked at append)
         order = list(dict.fromkeys(ids))

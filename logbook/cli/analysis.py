@@ -43,11 +43,9 @@ def report(
 
 
 def _plan_findings(view: object, plan_digest: str) -> list[dict[str, object]]:
-    """Audit findings that concern this plan (empty until the audit module is present)."""
-    try:
-        from logbook.analysis.audit import findings_for_plan
-    except ImportError:
-        return []
+    """Audit findings that concern this plan."""
+    from logbook.analysis.audit import findings_for_plan
+
     return [f.as_dict() for f in findings_for_plan(view, plan_digest)]
 
 

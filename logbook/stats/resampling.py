@@ -15,6 +15,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from ._multinomial import multinomial_counts
 from ._results import Estimate
 from ._validate import as_float_array, as_labels, check_confidence, check_int
 
@@ -120,7 +121,7 @@ def _distribution(
         uniq, counts = np.unique(x, return_counts=True)
         jack = (x.sum() - uniq) / (n - 1)
         if uniq.size <= _MAX_DISTINCT and uniq.size * 4 <= n:
-            draws = rng.multinomial(n, counts / n, size=n_resamples)
+            draws = multinomial_counts(counts, n_resamples, rng, _MAX_CELLS)
             # theta_hat by the same arithmetic as the resamples, so that resamples equal to
             # the data compare equal to it (this matters for the BCa bias correction).
             return float(counts @ uniq) / n, draws @ uniq / n, jack, counts.astype(np.float64)
@@ -194,8 +195,19 @@ def _levels(confidence: float, z0: float, a: float) -> tuple[float, float]:
 
 def _interval(dist: _Dist, confidence: float) -> tuple[float, float]:
     lo_level, hi_level = _levels(confidence, dist.z0, dist.accel)
-    lo, hi = np.quantile(dist.boot, [lo_level, hi_level])  # linear, as scipy
-    return float(lo), float(hi)
+    return _quantile(dist.boot, lo_level), _quantile(dist.boot, hi_level)
+
+
+def _quantile(ordered: NDArray[np.float64], q: float) -> float:
+    """The linear (type 7) quantile of sorted values, as np.quantile and scipy compute it
+    (and the same two-sided lerp), without np.quantile's partition and its numpy.ma import."""
+    h = (ordered.size - 1) * q
+    i = min(math.floor(h), ordered.size - 1)
+    t = h - i
+    if t == 0.0 or i + 1 >= ordered.size:
+        return float(ordered[i])
+    a, b = float(ordered[i]), float(ordered[i + 1])
+    return b - (b - a) * (1.0 - t) if t >= 0.5 else a + (b - a) * t
 
 
 def _crossing(boot: NDArray[np.float64], side: str) -> float:
