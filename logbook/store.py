@@ -1,9 +1,10 @@
-"""The only module that speaks SQL (DESIGN §5).
+"""The only module that speaks SQL (DESIGN §5), with its two companions: ``store_schema``
+(the migrations) and ``store_summaries`` (what ``brief`` reads without parsing every entry).
 
-The append and verify paths use the standard ``sqlite3`` module (sqlite-utils imports numpy and
-pandas when they are installed); reindexing and export use sqlite-utils. The ``entries`` table
-holds the canonical bytes and the signature, the source of truth; every other table is derived
-from those bytes and can be rebuilt (``reindex``) and checked (``verify``).
+Everything uses the standard ``sqlite3`` module (sqlite-utils would import numpy and pandas
+when they are installed). The ``entries`` table holds the canonical bytes and the signature,
+the source of truth; every other table is derived from those bytes and can be rebuilt
+(``reindex``) and checked (``verify``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import signal
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,19 +21,12 @@ from logbook.derive import INDEX_COLUMNS, OUTCOME_COLUMNS, IndexRow, OutcomeRow
 from logbook.errors import EnvironmentProblem, InputError
 from logbook.merkle import leaf_hash
 from logbook.store_schema import MIGRATIONS
+from logbook.store_summaries import StoredEntry, Summaries
 
 SCHEMA_VERSION = 6
 FAULT_ENV = "LOGBOOK_TEST_FAULT"
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
-
-
-@dataclass(frozen=True)
-class StoredEntry:
-    seq: int
-    digest: str
-    entry: bytes
-    signature: str
 
 
 def _connect(path: Path, readonly: bool, timeout: float) -> sqlite3.Connection:
@@ -52,7 +45,7 @@ def lock_timeout() -> float:
         raise InputError("LOGBOOK_LOCK_TIMEOUT must be a number of seconds") from None
 
 
-class Store:
+class Store(Summaries):
     """One ledger database. Open for writing (migrates) or read-only (never migrates)."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path, writable: bool) -> None:
@@ -195,23 +188,6 @@ class Store:
         while rows := cur.fetchmany(batch):
             yield from rows
 
-    def entries_mentioning(self, kinds: tuple[str, ...], after: int,
-                           needles: list[str]) -> list[StoredEntry]:
-        """Entries of ``kinds`` after seq ``after`` whose bytes contain any of ``needles``: a
-        byte search in SQLite, so that callers parse only the candidates."""
-        if not needles:
-            return []
-        kinds_sql = ",".join("?" * len(kinds))
-        found: dict[int, StoredEntry] = {}
-        for i in range(0, len(needles), 50):
-            chunk = [n.encode() for n in needles[i:i + 50]]
-            match = " OR ".join("instr(e.entry, ?) > 0" for _ in chunk)
-            sql = ("SELECT e.seq, e.digest, e.entry, e.signature FROM entries e JOIN entry_index "
-                   f"i ON i.seq = e.seq WHERE i.kind IN ({kinds_sql}) AND e.seq > ? AND ({match})")
-            for row in self.conn.execute(sql, [*kinds, after, *chunk]):
-                found[row[0]] = StoredEntry(*row)
-        return [found[k] for k in sorted(found)]
-
     def entries_where(self, kind: str | None = None, plan: str | None = None,
                       last: int | None = None) -> list[StoredEntry]:
         clauses, args = [], []
@@ -224,8 +200,9 @@ class Store:
                            "SELECT seq FROM entries WHERE digest = ?)")
             args += [plan, plan]
         where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
+        # ORDER BY i.seq (the same number): by e.seq SQLite would sort instead of walk an index
         sql = ("SELECT e.seq, e.digest, e.entry, e.signature FROM entries e "
-               f"JOIN entry_index i ON i.seq = e.seq{where} ORDER BY e.seq")
+               f"JOIN entry_index i ON i.seq = e.seq{where} ORDER BY i.seq")
         if last is None:
             return [StoredEntry(*r) for r in self.conn.execute(sql, args)]
         rows = self.conn.execute(sql + " DESC LIMIT ?", [*args, last]).fetchall()
@@ -333,26 +310,6 @@ class Store:
         row = self.conn.execute("SELECT size, at, findings FROM audits ORDER BY id DESC "
                                 "LIMIT 1").fetchone()
         return (row[0], row[1], row[2]) if row else None
-
-    # -- summaries from the index, for `brief` (no entry is parsed) --------------------------
-    def run_counts(self) -> list[tuple[str, str, str, int, int]]:
-        """(plan, arm, status, count, last seq) of unretracted runs of plans."""
-        return list(self.conn.execute(
-            "SELECT plan, arm, status, count(*), max(seq) FROM entry_index "
-            "INDEXED BY entry_index_runs "
-            "WHERE kind = 'run' AND plan IS NOT NULL AND digest NOT IN "
-            "(SELECT target FROM entry_index WHERE kind = 'retraction') "
-            "GROUP BY plan, arm, status"))
-
-    def latest_session(self) -> str | None:
-        row = self.conn.execute("SELECT session FROM entry_index WHERE kind = 'run' AND "
-                                "session IS NOT NULL ORDER BY seq DESC LIMIT 1").fetchone()
-        return row[0] if row else None
-
-    def session_runs(self, session: str) -> list[IndexRow]:
-        return [IndexRow(*r) for r in self.conn.execute(
-            f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index WHERE kind = 'run' AND "
-            "session = ? ORDER BY seq", (session,))]
 
     # -- rebuilding the derived tables ------------------------------------------------------
     def rebuild_derived(self, rows: Callable[[Txn], None]) -> None:

@@ -109,3 +109,102 @@ def test_brief_does_not_import_scipy(ledger_dir: Path) -> None:
     r = subprocess.run([sys.executable, "-c", code], cwd=ledger_dir, env=dict(os.environ),
                        capture_output=True, timeout=60)
     assert r.returncode == 0, r.stderr.decode()[-2000:]
+
+
+def test_open_plans_through_amendments_and_retractions(ledger_dir: Path,
+                                                      tmp_path: Path) -> None:
+    # brief answers "finished?" for untouched plans from the index and the plans' JSON in
+    # SQLite, and counts amended plans and plans with retractions in full: both must agree.
+    def plan(slug: str, k: int) -> str:
+        r = run_cli("plan", str(write_json(tmp_path / f"{slug}.json", plan_body(
+            slug=slug, runs_per_arm=k, n_items=200, arms=("a", "b")))), "--json")
+        assert r.code == 0, r.err
+        return r.json["digest"]
+
+    def runs(p: str, a: int, b: int) -> list[str]:
+        drafts = [_run(p, arm, 0.7, seed, "s") for arm, n in (("a", a), ("b", b))
+                  for seed in range(n)]
+        return _append(tmp_path, f"{p[:8]}-{a}-{b}.jsonl", drafts) if drafts else []
+
+    def amend(slug: str, k: int) -> str:
+        r = run_cli("amend", slug, "--set", f"runs_per_arm={k}", "--reason", "why", "--json")
+        assert r.code == 0, r.err
+        return r.json["digest"]
+
+    def retract(ref: str) -> None:
+        assert run_cli("retract", ref, "--reason", "bad", "--category", "other").code == 0
+
+    runs(plan("done", 2), 2, 2)
+    retract(runs(plan("run-retracted", 2), 2, 2)[-1])   # b falls to 1 of 2
+    runs(plan("amended-down", 3), 2, 2)
+    amend("amended-down", 2)                             # 2 of 2 now: finished
+    runs(plan("amended-up", 2), 2, 2)
+    amend("amended-up", 3)                               # 2 of 3 now: open
+    runs(plan("lopsided", 2), 4, 1)                      # enough runs in all, b short
+    runs(plan("arm-unrun", 2), 2, 0)
+    retract(plan("plan-retracted", 2))
+    runs(plan("amendment-withdrawn", 2), 2, 2)
+    retract(amend("amendment-withdrawn", 3))             # back to 2 of 2: finished
+    got = {p["slug"]: ({a["arm"]: (a["completed"], a["planned"]) for a in p["arms"]},
+                       p["next_arm"]) for p in _brief()["open_plans"]}
+    assert got == {
+        "run-retracted": ({"a": (2, 2), "b": (1, 2)}, "b"),
+        "amended-up": ({"a": (2, 3), "b": (2, 3)}, "a"),
+        "lopsided": ({"a": (4, 2), "b": (1, 2)}, "b"),
+        "arm-unrun": ({"a": (2, 2), "b": (0, 2)}, "b"),
+    }
+
+
+@pytest.mark.parametrize("batch", [5000, 2, 1])
+def test_what_rests_on_a_retraction(ledger_dir: Path, tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch, batch: int) -> None:
+    # The candidates are found by a byte search over batches of entries (store_summaries); small
+    # batches put hits at the first and last byte of a buffer and on batch boundaries.
+    import logbook.store_summaries
+
+    monkeypatch.setattr(logbook.store_summaries, "SCAN_BATCH", batch)
+    r = run_cli("plan", str(write_json(tmp_path / "p.json", plan_body(
+        slug="rest", runs_per_arm=2, n_items=200, arms=("a", "b")))), "--json")
+    plan = r.json["digest"]
+    good, bad, other = _append(tmp_path, "r.jsonl", [_run(plan, "a", 0.7, 1, "s"),
+                                                      _run(plan, "b", 0.7, 2, "s"),
+                                                      _run(plan, "a", 0.7, 3, "s")])
+
+    def note(text: str, *refs: str) -> str:
+        args = [a for ref in refs for a in ("--ref", ref)]
+        n = run_cli("note", text, *args, "--json")
+        assert n.code == 0, n.err
+        return n.json["digest"]
+
+    on_bad = [note("first", bad), note("unrelated", good), note("both", good, bad),
+              note("only mentions " + other), note("last", bad)]
+    claim = run_cli("claim", "rest", "--arm", "b", "--statement", "b scores 70", "--json")
+    assert claim.code == 0, claim.err
+    assert run_cli("retract", bad, "--reason", "bad", "--category", "other").code == 0
+    assert run_cli("retract", other, "--reason", "bad", "--category", "other").code == 0
+    rows = {r["digest"]: r["rests_on"] for r in _brief()["resting_on_retracted"]}
+    # a digest in a note's text is not a reference; parsing confirms every byte match
+    assert rows == {on_bad[0]: [bad], on_bad[2]: [bad], on_bad[4]: [bad],
+                    claim.json["digest"]: [bad]}
+
+
+def test_plan_shapes_from_sqlite_json_equal_pythons(ledger_dir: Path, tmp_path: Path) -> None:
+    # brief reads runs_per_arm and arms through SQLite's json_extract; an SQLite without JSON
+    # functions gets them by parsing in Python. Both must give the same values.
+    import orjson
+
+    from logbook.ledger import Ledger
+
+    for i, k in enumerate((1, 3, 12)):
+        body = plan_body(slug=f"shape-{i}", runs_per_arm=k, arms=("a", "b", "ünï"[: i + 1]))
+        assert run_cli("plan", str(write_json(tmp_path / f"s{i}.json", body))).code == 0
+    ledger = Ledger.open(ledger_dir)
+    try:
+        via_sql = ledger.store.plan_shapes()
+        via_python = ledger.store.plan_shapes_parsed()
+    finally:
+        ledger.close()
+    assert len(via_sql) == 3
+    assert [(s, d, orjson.loads(x)) for s, d, x in via_sql] == [
+        (s, d, orjson.loads(x)) for s, d, x in via_python]
+    assert [orjson.loads(x)[0] for _, _, x in via_sql] == [1, 3, 12]

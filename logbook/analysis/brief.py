@@ -21,10 +21,21 @@ def _entries(ledger: Ledger, kind: str, last: int | None = None) -> list[Entry]:
 
 
 def open_plans(ledger: Ledger, retracted: set[str]) -> list[dict[str, Any]]:
-    """Plans with an arm short of its planned runs, and the arm to run next."""
+    """Plans with an arm short of its planned runs, and the arm to run next.
+
+    Most plans are finished. A plan untouched by amendments and retractions is finished when
+    every arm its body names has runs_per_arm completed runs, which SQLite answers from the
+    run index and the plan's JSON; only the other plans are parsed and counted in full.
+    """
+    store = ledger.store
+    completed = store.completed_counts()
+    touched = store.plans_touched(sorted(retracted))
+    maybe_open = [seq for seq, digest, shape in store.plan_shapes()
+                  if digest in touched or not _finished(digest, shape, completed)]
+    plans = [Entry.from_stored(s) for s in store.entries_at(maybe_open)]
     counts: dict[tuple[str, str], dict[str, int]] = {}
     last_seq: dict[tuple[str, str], int] = {}
-    for plan, arm, status, n, last in ledger.store.run_counts():
+    for plan, arm, status, n, last in store.run_counts([p.digest for p in plans]):
         counts.setdefault((plan, arm), {})[status] = n
         if status == "completed":  # interleaving follows the runs that counted
             last_seq[(plan, arm)] = last
@@ -33,15 +44,11 @@ def open_plans(ledger: Ledger, retracted: set[str]) -> list[dict[str, Any]]:
         if a.digest not in retracted:  # a withdrawn amendment no longer applies
             amendments.setdefault(a.body["plan"], []).append(a.body.get("changes", {}))
     out = []
-    for p in _entries(ledger, "plan"):
+    for p in plans:
         if p.digest in retracted:
             continue
         body = apply_amendments(p.body, amendments.get(p.digest, []))
         k = int(body.get("runs_per_arm", 0))
-        done = [counts.get((p.digest, arm["name"]), {}).get("completed", 0)
-                for arm in body.get("arms", [])]
-        if all(d >= k for d in done):  # most plans are finished: skip them cheaply
-            continue
         arms = []
         for arm in body.get("arms", []):
             c = counts.get((p.digest, arm["name"]), {})
@@ -50,6 +57,8 @@ def open_plans(ledger: Ledger, retracted: set[str]) -> list[dict[str, Any]]:
                          "failed": c.get("failed", 0), "aborted": c.get("aborted", 0),
                          "last_seq": last_seq.get((p.digest, arm["name"]))})
         short = [a for a in arms if a["completed"] < k]
+        if not short:
+            continue
         # interleave: the arm with the fewest completed runs, then the one run least recently
         nxt = min(short, key=lambda a: (a["completed"], -1 if a["last_seq"] is None
                                         else a["last_seq"]))
@@ -58,6 +67,15 @@ def open_plans(ledger: Ledger, retracted: set[str]) -> list[dict[str, Any]]:
                     "runs_done": sum(a["completed"] for a in arms),
                     "runs_planned": k * len(arms)})
     return out
+
+
+def _finished(digest: str, shape: str | None, completed: dict[tuple[str, str], int]) -> bool:
+    """Whether every arm of an unamended plan has its planned completed runs."""
+    k, arms = orjson.loads(shape) if shape else (None, None)
+    return (type(k) is int and type(arms) is list
+            and all(type(a) is dict and type(a.get("name")) is str
+                    and completed.get((digest, a["name"]), 0) >= k
+                    for a in arms))
 
 
 def resting_on(ledger: Ledger, retractions: list[Entry]) -> list[dict[str, Any]]:

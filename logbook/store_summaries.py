@@ -1,0 +1,134 @@
+"""The summaries `brief` reads from the index (part of the store: SQL lives here, in store.py
+and in store_schema.py only). A finished plan is never parsed, and what rests on a
+retraction is found by a byte search before any entry is parsed."""
+
+from __future__ import annotations
+
+import sqlite3
+from bisect import bisect_right
+from dataclasses import dataclass
+from itertools import accumulate
+
+from logbook.derive import INDEX_COLUMNS, IndexRow
+
+SCAN_BATCH = 5000  # entries per buffer in entries_mentioning
+
+
+@dataclass(frozen=True)
+class StoredEntry:
+    seq: int
+    digest: str
+    entry: bytes
+    signature: str
+
+
+class Summaries:
+    """Read-only queries for `brief`; mixed into Store, which owns the connection."""
+
+    conn: sqlite3.Connection
+
+    def entries_mentioning(self, kinds: tuple[str, ...], after: int,
+                           needles: list[str]) -> list[StoredEntry]:
+        """Entries of ``kinds`` after seq ``after`` whose bytes contain any of ``needles``, so
+        that callers parse only the candidates. The search runs over batches of entries joined
+        into one buffer (bytes.find is a fast substring search; SQLite's instr() is not)."""
+        if not needles:
+            return []
+        wanted = [n.encode() for n in needles]
+        cur = self.conn.execute(
+            "SELECT e.seq, e.digest, e.entry, e.signature FROM entries e JOIN entry_index i "
+            f"ON i.seq = e.seq WHERE i.kind IN ({','.join('?' * len(kinds))}) AND i.seq > ? "
+            "ORDER BY i.seq", [*kinds, after])
+        found: list[StoredEntry] = []
+        while rows := cur.fetchmany(SCAN_BATCH):
+            # NUL separates entries: canonical JSON never holds a raw control character
+            buf = b"\0".join(bytes(r[2]) for r in rows)
+            starts = list(accumulate((len(r[2]) + 1 for r in rows[:-1]), initial=0))
+            hits: set[int] = set()
+            for needle in wanted:
+                pos = buf.find(needle)
+                while pos != -1:
+                    hits.add(bisect_right(starts, pos) - 1)
+                    pos = buf.find(needle, pos + 1)
+            found += (StoredEntry(*rows[i]) for i in sorted(hits))
+        return found
+
+    def completed_counts(self) -> dict[tuple[str, str], int]:
+        """Completed runs per (plan, arm), retracted ones included (brief looks again at plans
+        with retractions): one pass over the partial run index."""
+        return {(p, a): n for p, a, n in self.conn.execute(
+            "SELECT plan, arm, count(*) FROM entry_index INDEXED BY entry_index_runs "
+            "WHERE kind = 'run' AND plan IS NOT NULL AND status = 'completed' "
+            "GROUP BY plan, arm")}
+
+    def plan_shapes(self) -> list[tuple[int, str, str]]:
+        """(seq, digest, JSON text of [body.runs_per_arm, body.arms]) of every plan, extracted
+        by SQLite's JSON functions so that no finished plan is parsed in Python (an SQLite
+        built without them, before 3.38, gets the same from Python)."""
+        try:
+            return list(self.conn.execute(
+                "SELECT i.seq, i.digest, json_extract(CAST(e.entry AS TEXT), "
+                "'$.body.runs_per_arm', '$.body.arms') FROM entry_index i JOIN entries e "
+                "ON e.seq = i.seq WHERE i.kind = 'plan' ORDER BY i.seq"))
+        except sqlite3.OperationalError as exc:
+            if "json_extract" not in str(exc):
+                raise
+            return self.plan_shapes_parsed()
+
+    def plan_shapes_parsed(self) -> list[tuple[int, str, str]]:
+        """plan_shapes by parsing each plan in Python."""
+        import orjson
+
+        out = []
+        for seq, digest, entry in self.conn.execute(
+                "SELECT i.seq, i.digest, e.entry FROM entry_index i JOIN entries e "
+                "ON e.seq = i.seq WHERE i.kind = 'plan' ORDER BY i.seq"):
+            body = orjson.loads(entry).get("body") or {}
+            shape = [body.get("runs_per_arm"), body.get("arms")]
+            out.append((seq, digest, orjson.dumps(shape).decode()))
+        return out
+
+    def plans_touched(self, retracted: list[str]) -> set[str]:
+        """Plans whose run counts a glance at the index may get wrong: amended ones, and the
+        plans of these retracted entries (and those entries themselves)."""
+        out = {r[0] for r in self.conn.execute(
+            "SELECT DISTINCT plan FROM entry_index WHERE kind = 'amendment' AND plan IS NOT NULL")}
+        for i in range(0, len(retracted), 500):
+            chunk = retracted[i:i + 500]
+            out.update(chunk)
+            out.update(r[0] for r in self.conn.execute(
+                "SELECT i.plan FROM entries e JOIN entry_index i ON i.seq = e.seq WHERE "
+                f"e.digest IN ({','.join('?' * len(chunk))}) AND i.plan IS NOT NULL", chunk))
+        return out
+
+    def entries_at(self, seqs: list[int]) -> list[StoredEntry]:
+        out: list[StoredEntry] = []
+        for i in range(0, len(seqs), 500):
+            chunk = seqs[i:i + 500]
+            out += (StoredEntry(*r) for r in self.conn.execute(
+                "SELECT seq, digest, entry, signature FROM entries WHERE seq IN "
+                f"({','.join('?' * len(chunk))}) ORDER BY seq", chunk))
+        return sorted(out, key=lambda e: e.seq)
+
+    def run_counts(self, plans: list[str]) -> list[tuple[str, str, str, int, int]]:
+        """(plan, arm, status, count, last seq) of the unretracted runs of these plans."""
+        out: list[tuple[str, str, str, int, int]] = []
+        for i in range(0, len(plans), 500):
+            chunk = plans[i:i + 500]
+            out += self.conn.execute(
+                "SELECT plan, arm, status, count(*), max(seq) FROM entry_index "
+                f"INDEXED BY entry_index_runs WHERE kind = 'run' AND plan IN "
+                f"({','.join('?' * len(chunk))}) AND digest NOT IN (SELECT target FROM "
+                "entry_index WHERE kind = 'retraction' AND target IS NOT NULL) "
+                "GROUP BY plan, arm, status", chunk)
+        return out
+
+    def latest_session(self) -> str | None:
+        row = self.conn.execute("SELECT session FROM entry_index WHERE kind = 'run' AND "
+                                "session IS NOT NULL ORDER BY seq DESC LIMIT 1").fetchone()
+        return row[0] if row else None
+
+    def session_runs(self, session: str) -> list[IndexRow]:
+        return [IndexRow(*r) for r in self.conn.execute(
+            f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index WHERE kind = 'run' AND "
+            "session = ? ORDER BY seq", (session,))]
