@@ -17,6 +17,21 @@ def median_time(fn: Callable[[], object], repeat: int = 5) -> float:
     return statistics.median(times)
 
 
+def paired_medians(ours: Callable[[], object], peer: Callable[[], object],
+                   repeat: int = 7) -> tuple[float, float]:
+    """Median times of ``ours`` and ``peer``, run alternately after one untimed run of each,
+    so that both see the same warm caches and the same drift in machine load."""
+    ours()
+    peer()
+    a, b = [], []
+    for _ in range(repeat):
+        for fn, times in ((ours, a), (peer, b)):
+            t = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t)
+    return statistics.median(a), statistics.median(b)
+
+
 def run_checked(args: list[str], **kw: object) -> None:
     r = subprocess.run(args, capture_output=True, **kw)  # type: ignore[call-overload]
     if r.returncode != 0:

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import median_time, report, run_checked
+from _common import paired_medians, report, run_checked
 
 BIN = Path(sys.executable).parent
 
@@ -56,13 +56,13 @@ def main() -> None:
     try:
         size = build(tmp)
         env = {**os.environ, "LOGBOOK_DIR": str(tmp)}
-        t_brief = median_time(lambda: run_checked(
-            [str(BIN / "logbook"), "brief", "--json"], env=env), 5)
-        t_log = median_time(lambda: run_checked(
-            [str(BIN / "logbook"), "log", "-n", "20", "--json"], env=env), 5)
+        t_brief, t_log = paired_medians(
+            lambda: run_checked([str(BIN / "logbook"), "brief", "--json"], env=env),
+            lambda: run_checked([str(BIN / "logbook"), "log", "-n", "20", "--json"], env=env),
+            7)
         report(f"brief ({size:,} entries)", t_brief / t_log, "<= 3.0",
                f"logbook brief --json {t_brief:.2f} s, logbook log -n 20 --json {t_log:.2f} s "
-               "(median of 5)")
+               "(medians of 7, alternating)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

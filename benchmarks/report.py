@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import median_time, report, run_checked
+from _common import paired_medians, report, run_checked
 
 BIN = Path(sys.executable).parent
 
@@ -50,12 +50,13 @@ def main() -> None:
     try:
         build(tmp)
         env = {**os.environ, "LOGBOOK_DIR": str(tmp)}
-        t_report = median_time(lambda: run_checked(
-            [str(BIN / "logbook"), "report", "bench-plan", "--json"], env=env), 3)
-        t_verify = median_time(lambda: run_checked(
-            [str(BIN / "logbook"), "verify"], env=env), 3)
+        t_report, t_verify = paired_medians(
+            lambda: run_checked([str(BIN / "logbook"), "report", "bench-plan", "--json"],
+                                env=env),
+            lambda: run_checked([str(BIN / "logbook"), "verify"], env=env), 7)
         report("report (2 arms x 10 runs x 10,000 items)", t_report / t_verify, "<= 2.0",
-               f"logbook report {t_report:.2f} s, logbook verify {t_verify:.2f} s (median of 3)")
+               f"logbook report {t_report:.2f} s, logbook verify {t_verify:.2f} s "
+               "(medians of 7, alternating)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
