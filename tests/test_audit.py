@@ -163,9 +163,9 @@ def test_clean_ledger_has_no_findings(ledger_dir: Path, tmp_path: Path) -> None:
     clean_ledger(tmp_path)
     result = audit(code=0)
     assert result["findings"] == [], result["findings"]
-    assert result["rules_run"] == [f"A{i:02d}" for i in range(1, 18)]
+    assert result["rules_run"] == [f"A{i:02d}" for i in range(1, 19)]
     text = run_cli("audit")
-    assert text.code == 0 and text.out.startswith("no findings (17 rules over ")
+    assert text.code == 0 and text.out.startswith("no findings (18 rules over ")
 
 
 # -- one scenario per rule ---------------------------------------------------------------------
@@ -391,6 +391,29 @@ def test_a12_outside_the_band(ledger_dir: Path, tmp_path: Path) -> None:
     late = append(tmp_path, [scored(None, "q8", 0.74, 9)], "late.jsonl")
     f = no_errors(audit(code=0), "A12")
     assert f["entries"] == [late[0], r.json["digest"]] and "band" in f["message"]
+
+
+def test_a18_runs_beyond_their_band(ledger_dir: Path, tmp_path: Path) -> None:
+    # A calibration plan on the same suite measures the q8 pipeline's band: five runs with
+    # sd 0.01. The plan's q8 runs then vary far more (sd 0.064, F = 41 on 4 and 4 df).
+    cal = make_plan(tmp_path, "cal", runs=5, arms_spec=[{"name": "q8", "role": "control"}])
+    append(tmp_path, [scored(cal, "q8", s, 100 + k) for k, s in
+                      enumerate((0.70, 0.72, 0.70, 0.72, 0.71))], "cal.jsonl")
+    band = run_cli("band", "cal:q8", "--json")
+    assert band.code == 0, band.err
+    plan = make_plan(tmp_path, runs=5)
+    pairs = honest_runs(plan, control=(0.70, 0.71, 0.69, 0.70, 0.71),
+                        treatment=(0.72, 0.70, 0.80, 0.62, 0.71))
+    first = append(tmp_path, pairs[:4], "first.jsonl")  # q8 0.72, 0.70: F(1, 4) = 2, p = 0.23
+    assert "A18" not in checks(audit())
+    later = append(tmp_path, pairs[4:], "later.jsonl")  # q8 0.80, 0.62, then 0.71
+    result = audit(code=0)
+    assert "A12" not in checks(result)  # the last q8 run is back inside the band
+    f = no_errors(result, "A18")
+    q8 = [first[1], first[3], later[1], later[3], later[5]]
+    assert f["entries"] == [plan, band.json["digest"], *q8]
+    assert "F = 41 on 4 and 4 df, p = 0.0017" in f["message"]  # scipy.stats.f.sf: 0.00169
+    documented(f)
 
 
 def test_a13_false_precision(ledger_dir: Path, tmp_path: Path) -> None:

@@ -208,3 +208,27 @@ def test_plan_shapes_from_sqlite_json_equal_pythons(ledger_dir: Path, tmp_path: 
     assert [(s, d, orjson.loads(x)) for s, d, x in via_sql] == [
         (s, d, orjson.loads(x)) for s, d, x in via_python]
     assert [orjson.loads(x)[0] for _, _, x in via_sql] == [1, 3, 12]
+
+
+def test_brief_lists_plans_whose_runs_disagree_beyond_their_band(ledger_dir: Path,
+                                                                 tmp_path: Path) -> None:
+    # The audit's A18 (an arm's runs vary more than the band of their apparatus) is stored by
+    # `logbook audit`; the brief reads it from there, beside the runs to re-measure (A12).
+    from test_audit import append, honest_runs, make_plan, scored
+
+    cal = make_plan(tmp_path, "cal", runs=5, arms_spec=[{"name": "q8", "role": "control"}])
+    append(tmp_path, [scored(cal, "q8", s, 100 + k) for k, s in
+                      enumerate((0.70, 0.72, 0.70, 0.72, 0.71))], "cal.jsonl")
+    assert run_cli("band", "cal:q8").code == 0
+    plan = make_plan(tmp_path, runs=5)
+    append(tmp_path, honest_runs(plan, control=(0.70, 0.71, 0.69, 0.70, 0.71),
+                                 treatment=(0.72, 0.70, 0.80, 0.62, 0.71)))
+    assert _brief()["beyond_band"] == []  # nothing until an audit has stored it
+    assert run_cli("audit").code == 0
+    b = _brief()
+    assert [f["check"] for f in b["beyond_band"]] == ["A18"]
+    assert b["beyond_band"][0]["entries"][0] == plan
+    assert any(step.startswith("runs disagree beyond their band: plan kv arm q8")
+               for step in b["next"]), b["next"]
+    text = run_cli("brief").out
+    assert "runs beyond their band:\n  plan kv arm q8: runs @10, @12, @14, @16, @18" in text

@@ -62,6 +62,13 @@ def test_betainc_matches_scipy() -> None:
             assert close(_dist.betainc(a, b, x), float(special.betainc(a, b, x)), 1e-10)
 
 
+@pytest.mark.parametrize(("d1", "d2"), [(1, 1), (1, 4), (3, 4), (4, 9), (9, 4), (30, 200)])
+def test_f_survival_matches_scipy(d1: int, d2: int) -> None:
+    for f in [1e-6, 0.05, 0.5, 1.0, 2.0, 4.9, 24.0, 300.0]:
+        assert close(_dist.fdtrc(d1, d2, f), float(special.fdtrc(d1, d2, f)), 1e-10), (d1, d2, f)
+    assert _dist.fdtrc(d1, d2, 0.0) == 1.0 and _dist.fdtrc(d1, d2, math.inf) == 0.0
+
+
 def test_report_path_does_not_import_scipy() -> None:
     import subprocess
     import sys

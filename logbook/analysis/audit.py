@@ -1,9 +1,10 @@
 """`logbook audit`: numbered rules over the whole ledger that find how a benchmark number lies.
 
-Each rule (A01-A17, in `audit_rules`) is one small function over a read-only `Context` built
-on `LedgerView`; it yields `Finding`s (the shape `logbook verify` uses, with the rule id as
-`check`). Rules never judge a retracted entry as if it stood: retracted claims, plans,
-amendments and bands are not judged, and retracted runs are neither support nor omissions.
+Each rule (A01-A18, in `audit_rules` and `audit_bands`) is one small function over a
+read-only `Context` built on `LedgerView`; it yields `Finding`s (the shape `logbook verify`
+uses, with the rule id as `check`). Rules never judge a retracted entry as if it stood:
+retracted claims, plans, amendments and bands are not judged, and retracted runs are neither
+support nor omissions.
 The same ledger gives the same findings in the same order. Thresholds: docs/audit.md.
 """
 
@@ -28,7 +29,8 @@ PERCENT_KINDS = ("proportion", "pass_at_k")
 # A number as printed: not part of a word ("q8", "b1234", "v2.1"); a sign is kept apart.
 NUMBER = re.compile(r"(?<![\w.])[-+\u2212]?(\d+(?:\.\d+)?)(?![\w])")
 
-# id: (severity, title, what it finds, function in audit_rules); thresholds: docs/audit.md
+# id: (severity, title, what it finds, function in audit_rules or audit_bands);
+# thresholds: docs/audit.md
 RULES: dict[str, tuple[str, str, str, str]] = {
     "A01": ("error", "unreported runs", "a claim leaves out completed runs its plan held for "
             "its arms when it was made", "a01_unreported_runs"),
@@ -63,6 +65,8 @@ RULES: dict[str, tuple[str, str, str, str]] = {
             "a16_single_run"),
     "A17": ("info", "unanchored plan", "no checkpoint was made between a plan and its first run",
             "a17_unanchored_plan"),
+    "A18": ("warning", "runs beyond their band", "an arm's runs of one apparatus vary more "
+            "than the band measured on it allows (F-test, p < 0.01)", "a18_beyond_band"),
 }
 
 
@@ -322,10 +326,13 @@ def short(digest: str) -> str:
 
 # -- running -----------------------------------------------------------------------------------
 def rules() -> list[Rule]:
-    from logbook.analysis import audit_rules
+    from logbook.analysis import audit_bands, audit_rules
 
-    return [Rule(rid, sev, title, what, getattr(audit_rules, fn))
-            for rid, (sev, title, what, fn) in RULES.items()]
+    def check(fn: str) -> Callable[[Context], Iterable[Finding]]:
+        return getattr(audit_rules, fn, None) or getattr(audit_bands, fn)
+
+    return [Rule(rid, sev, title, what, check(fn)) for rid, (sev, title, what, fn)
+            in RULES.items()]
 
 
 def select_rules(only: Iterable[str] = (), skip: Iterable[str] = ()) -> list[Rule]:

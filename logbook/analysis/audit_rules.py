@@ -1,4 +1,5 @@
-"""The audit's rules, A01-A17: one small function each over a read-only `Context`.
+"""The audit's rules, one small function each over a read-only `Context`: A01-A17 here,
+but for the two about run-to-run agreement (A12, A18), which are in `audit_bands`.
 
 A rule yields `Finding(rule id, severity, one sentence, seq of the entry it is about, digests
 that prove it)`. Thresholds and the reasons behind them: docs/audit.md.
@@ -20,7 +21,6 @@ from logbook.analysis.audit import (
     mean_sd,
     missing,
     printed_numbers,
-    scored_items,
     short,
     statement_figures,
     suite_key,
@@ -35,8 +35,6 @@ GOALPOSTS = ("metric", "success", "failure", "min_effect", "alpha", "analysis", 
 # A10: a statement that says runs failed "mentions" them.
 FAILURE_WORDS = re.compile(r"\b(fail(ed|s|ure|ures)?|abort(ed|s)?|crash(ed|es)?)\b", re.I)
 A08_P = 0.05      # A08: two-proportion test of missing items between the arms
-A12_SE = 3.0      # A12: standard errors of a new run predicted from the earlier ones
-A12_MIN_EARLIER = 2
 A15_SE = 3.0      # A15: standard errors of the arm mean when the arm sets no tolerance
 EPS = 1e-9
 
@@ -290,42 +288,6 @@ def many_comparisons(ctx: Context, plans: list[PlanView],
                    f"{suite.get('name')} {suite.get('version', '')}".rstrip() + f" ({names}); "
                    + tail, max([p.seq for p in plans] + [c.seq for c in claims]),
                    [p.digest for p in plans] + [c.digest for c in claims])
-
-
-def a12_surprise(ctx: Context) -> Iterator[Finding]:
-    runs = ctx.usable(ctx.view.runs)
-    if ctx.scope is not None:  # only runs on the scoped plan's suite can share its apparatus
-        suite = suite_key(ctx.view.plans[ctx.scope].original)
-        runs = [r for r in runs if r.plan and suite_key(ctx.view.plans[r.plan].original) == suite]
-    groups: dict[tuple[Any, ...], list[RunView]] = {}
-    for r in runs:
-        groups.setdefault(ctx.apparatus_key(r), []).append(r)
-    bands: dict[tuple[Any, ...], Any] = {}
-    for b in ctx.view.entries_of("band"):
-        first = ctx.view.runs_by_digest.get((b.body.get("runs") or [""])[0])
-        if first is not None and not ctx.retracted(b.digest):
-            bands[ctx.apparatus_key(first)] = b  # the latest band of that apparatus
-    for key, group in groups.items():
-        if ctx.scope is not None and all(r.plan != ctx.scope for r in group):
-            continue
-        last, earlier = group[-1], [ctx.score(r) for r in group[:-1]]
-        x, band, why = ctx.score(last), bands.get(key), ""
-        assert x is not None
-        if band is not None and abs(x - band.body["mean"]) > band.body["band"] + EPS:
-            why = (f"outside the band {band.body['mean']:.4g} ± {band.body['band']:.4g} "
-                   f"measured at @{band.seq}")
-        elif len(earlier) >= A12_MIN_EARLIER:
-            m, sd = mean_sd(earlier)  # type: ignore[arg-type]
-            one_item = 1 / max(1, scored_items(last))  # never less than one item's worth
-            if abs(x - m) > max(A12_SE * sd * math.sqrt(1 + 1 / len(earlier)), one_item) + EPS:
-                why = (f"more than {A12_SE:g} standard errors from the {len(earlier)} earlier "
-                       f"runs of the same apparatus (mean {m:.4g}, sd {sd:.2g})")
-        if why:
-            yield Finding("A12", "warning", f"run @{last.seq} scored {x:.4g}, {why}, and no "
-                          "later run of the same apparatus re-measured it", last.seq,
-                          [last.digest, *([last.plan] if last.plan else []),
-                           *([band.digest] if band is not None and why.startswith("outside")
-                             else [])])
 
 
 def a13_false_precision(ctx: Context) -> Iterator[Finding]:

@@ -111,6 +111,7 @@ def build_brief(ledger: Ledger, since: int | None = None) -> dict[str, Any]:
     audit_findings = orjson.loads(audit[2]) if audit else []
     errors = [f for f in audit_findings if f.get("severity") == "error"]
     remeasure = [f for f in audit_findings if f.get("check") == "A12"]
+    beyond_band = [f for f in audit_findings if f.get("check") == "A18"]
     checkpoints = store.checkpoints()
     claims = _entries(ledger, "claim", RECENT)
     claim_rows = []
@@ -142,6 +143,7 @@ def build_brief(ledger: Ledger, since: int | None = None) -> dict[str, Any]:
         },
         "open_plans": plans,
         "remeasure": remeasure,
+        "beyond_band": beyond_band,
         "retractions": [{"seq": r.seq, "digest": r.digest, "target": r.body.get("target"),
                          "category": r.body.get("category"), "reason": r.body.get("reason"),
                          "correction": r.body.get("correction")} for r in shown],
@@ -172,6 +174,8 @@ def next_steps(b: dict[str, Any]) -> list[str]:
                      "it; do not repeat it")
     for f in b["remeasure"][:1]:
         steps.append(f"re-measure: {f['message']}")
+    for f in b["beyond_band"][:1]:
+        steps.append(f"runs disagree beyond their band: {f['message']}")
     for p in b["open_plans"]:
         steps.append(f"plan {p['slug']}: run arm {p['next_arm']} next "
                      f"({p['runs_done']}/{p['runs_planned']} runs done)")
@@ -202,6 +206,9 @@ def brief_lines(b: dict[str, Any]) -> list[str]:
     if b["remeasure"]:
         out.append("re-measure:")
         out += [f"  {f['message']}" for f in b["remeasure"][:5]]
+    if b["beyond_band"]:
+        out.append("runs beyond their band:")
+        out += [f"  {f['message']}" for f in b["beyond_band"][:5]]
     if b["retractions"]:
         out.append("retractions:")
         out += [f"  @{r['seq']} retracts {str(r['target'])[:12]} ({r['category']}): "
@@ -239,7 +246,8 @@ def brief_schema() -> dict[str, Any]:
         "title": "logbook brief --json",
         "type": "object",
         "additionalProperties": False,
-        "required": ["ledger", "integrity", "open_plans", "remeasure", "retractions",
+        "required": ["ledger", "integrity", "open_plans", "remeasure", "beyond_band",
+                     "retractions",
                      "resting_on_retracted", "audit", "bands", "claims", "notes",
                      "previous_session", "next"],
         "properties": {
@@ -254,7 +262,8 @@ def brief_schema() -> dict[str, Any]:
             "open_plans": {"type": "array", "items": {
                 "type": "object", "required": ["plan", "slug", "arms", "next_arm"],
                 "properties": {"plan": s, "slug": s, "next_arm": s, "arms": arr}}},
-            "remeasure": arr, "retractions": arr, "resting_on_retracted": arr,
+            "remeasure": arr, "beyond_band": arr, "retractions": arr,
+            "resting_on_retracted": arr,
             "audit": nullable(obj), "bands": arr, "claims": arr, "notes": arr,
             "previous_session": nullable(obj),
             "next": {"type": "array", "items": s, "maxItems": 3, "minItems": 1},

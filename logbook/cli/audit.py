@@ -1,4 +1,4 @@
-"""`logbook audit`: the numbered rules (A01-A17) over the whole ledger; exit 1 on an error."""
+"""`logbook audit`: the numbered rules (A01-A18) over the whole ledger; exit 1 on an error."""
 
 from __future__ import annotations
 

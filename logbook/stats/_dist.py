@@ -5,8 +5,9 @@ more than a whole `logbook report` computes. The normal functions come from the 
 library (statistics.NormalDist: Wichura's AS 241 for the quantile; math.erfc for the cdf).
 The t cdf is the regularized incomplete beta function (continued fraction, modified Lentz;
 Press et al., Numerical Recipes, 3rd ed., §6.4), and the t quantile inverts it by bisection to
-full double precision. tests/test_stats_dist.py checks all four against scipy.special over
-wide grids (relative error below 1e-10).
+full double precision; the F survival function (for the audit's A18) is the same incomplete
+beta. tests/test_stats_dist.py checks all five against scipy.special over wide grids
+(relative error below 1e-10).
 """
 
 from __future__ import annotations
@@ -124,3 +125,13 @@ def stdtrit(df: float, p: float) -> float:
         else:
             hi = mid
     return sign * 0.5 * (lo + hi)
+
+
+def fdtrc(d1: float, d2: float, f: float) -> float:
+    """P(F > f) for Snedecor's F with (d1, d2) degrees of freedom: I_x(d2/2, d1/2) at
+    x = d2 / (d2 + d1 f) (Abramowitz & Stegun 26.6.2)."""
+    if f <= 0.0:
+        return 1.0
+    if math.isinf(f):
+        return 0.0
+    return betainc(d2 / 2.0, d1 / 2.0, d2 / (d2 + d1 * f))
