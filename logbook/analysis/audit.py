@@ -112,6 +112,7 @@ class Context:
     view: LedgerView
     scope: str | None = None
     _scores: dict[int, float | None] = field(default_factory=dict)
+    _keys: dict[int, tuple[Any, ...]] = field(default_factory=dict)
 
     # -- entries ---------------------------------------------------------------------------
     def retracted(self, digest: str) -> bool:
@@ -206,10 +207,9 @@ class Context:
 
     def apparatus_key(self, run: RunView) -> tuple[Any, ...]:
         """Identical apparatus: same suite, metric and every non-identity apparatus field."""
-        plan = self.view.plans.get(run.plan) if run.plan else None
-        metric = (run.body.get("outcomes") or {}).get("metric")
-        fields = tuple(sorted((k, repr(v)) for k, v in self.apparatus(run).items()))
-        return (suite_key(plan.original) if plan else None, metric, fields)
+        if run.seq not in self._keys:
+            self._keys[run.seq] = self.view.apparatus_key(run)
+        return self._keys[run.seq]
 
 
 identity = cache(is_identity)
@@ -226,12 +226,6 @@ def comparisons(plan: PlanView) -> list[tuple[str | None, str]]:
     if roles["control"] and roles["treatment"]:
         return [(roles["control"][0], t) for t in roles["treatment"]]
     return [(None, plan.arms()[0]["name"])] if plan.arms() else []
-
-
-def suite_key(plan_body: dict[str, Any]) -> str:
-    """A suite is its dataset hash, or its name and version when no hash is declared."""
-    suite = plan_body.get("suite") or {}
-    return str(suite.get("dataset_hash") or f"{suite.get('name')}@{suite.get('version', '')}")
 
 
 def scale_of(plan_body: dict[str, Any] | None) -> float:

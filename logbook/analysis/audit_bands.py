@@ -12,8 +12,8 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from logbook.analysis.audit import Context, at, mean_sd, scored_items, suite_key
-from logbook.analysis.view import RunView
+from logbook.analysis.audit import Context, at, mean_sd, scored_items
+from logbook.analysis.view import RunView, suite_key
 from logbook.findings import Finding
 from logbook.ledger import Entry
 
@@ -25,12 +25,9 @@ EPS = 1e-9
 
 def latest_bands(ctx: Context) -> dict[tuple[Any, ...], Entry]:
     """The latest unretracted band of each apparatus (the apparatus of its first run)."""
-    bands: dict[tuple[Any, ...], Entry] = {}
-    for b in ctx.view.entries_of("band"):
-        first = ctx.view.runs_by_digest.get((b.body.get("runs") or [""])[0])
-        if first is not None and not ctx.retracted(b.digest):
-            bands[ctx.apparatus_key(first)] = b
-    return bands
+    from logbook.analysis.bands import latest_bands as of_view
+
+    return of_view(ctx.view)
 
 
 def a12_surprise(ctx: Context) -> Iterator[Finding]:

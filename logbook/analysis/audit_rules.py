@@ -23,10 +23,9 @@ from logbook.analysis.audit import (
     printed_numbers,
     short,
     statement_figures,
-    suite_key,
     two_proportion_p,
 )
-from logbook.analysis.view import PlanView, RunView
+from logbook.analysis.view import PlanView, RunView, suite_key
 from logbook.findings import Finding
 
 # A05: what an amendment may not change once a plan's runs have begun.

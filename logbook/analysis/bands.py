@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from logbook.analysis.selectors import select
-from logbook.analysis.view import LedgerView, is_identity
+from logbook.analysis.view import LedgerView, RunView, is_identity
 from logbook.errors import InputError
+from logbook.ledger import Entry
 
 MIN_RUNS = 5
 
@@ -31,3 +32,30 @@ def band_body(view: LedgerView, selector: str, z: float = 2.0) -> dict[str, Any]
             "k": vb.k, "mean": vb.mean, "sd": vb.sd, "band": vb.band, "z": vb.z,
             "runs": [r.digest for r in runs]}
 
+
+
+def latest_bands(view: LedgerView) -> dict[tuple[Any, ...], Entry]:
+    """The latest standing band of each apparatus (LedgerView.apparatus_key of its first run;
+    the key includes the evaluator config hash the band is stamped with)."""
+    bands: dict[tuple[Any, ...], Entry] = {}
+    for b in view.entries_of("band"):
+        first = view.runs_by_digest.get((b.body.get("runs") or [""])[0])
+        if first is not None and not view.retracted_by(b.digest):
+            bands[view.apparatus_key(first)] = b
+    return bands
+
+
+def band_of(view: LedgerView, runs: list[RunView],
+            bands: dict[tuple[Any, ...], Entry]) -> dict[str, Any] | None:
+    """The band measured on the apparatus these runs share, and the runs outside it; None
+    when they do not share one apparatus or no band was measured on it."""
+    keys = {view.apparatus_key(r) for r in runs}
+    band = bands.get(keys.pop()) if len(keys) == 1 else None
+    if band is None:
+        return None
+    b = band.body
+    outside = [r.seq for r in runs
+               if r.score is not None and abs(r.score - b["mean"]) > b["band"] + 1e-9]
+    return {"seq": band.seq, "digest": band.digest, "mean": b["mean"], "band": b["band"],
+            "sd": b["sd"], "k": b["k"], "evaluator_config_hash": b.get("evaluator_config_hash"),
+            "outside": outside}

@@ -29,6 +29,12 @@ def arm_summary(arm: dict[str, Any], scale: float) -> list[str]:
                    f"{il['high'] * scale:.2f} ({il['method']}, n={il['n']})")
     if arm["wider"]:
         out.append(f"the {arm['wider'].replace('_', '-')} interval is wider; the line uses it")
+    b = arm.get("band")
+    if b:
+        where = ("every run lies within it" if not b["outside"] else
+                 "outside it: " + ", ".join(f"@{s}" for s in b["outside"]))
+        out.append(f"band of this apparatus: {b['mean'] * scale:.2f} ± {b['band'] * scale:.2f} "
+                   f"(sd {b['sd'] * scale:.2f} over {b['k']} runs, @{b['seq']}); {where}")
     return out
 
 

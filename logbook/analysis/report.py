@@ -7,6 +7,7 @@ interval and any p-value printed together come from one method.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from logbook.analysis.verdict import judge
@@ -163,7 +164,9 @@ def reporting_line(point: float, chosen: dict[str, Any], label: str, k: int, n: 
     return ", ".join(bits)
 
 
-def arm_report(plan: PlanView, arm: dict[str, Any], confidence: float) -> dict[str, Any]:
+def arm_report(plan: PlanView, arm: dict[str, Any], confidence: float,
+               band: Callable[[list[RunView]], dict[str, Any] | None] | None = None
+               ) -> dict[str, Any]:
     body = plan.body
     kind = body["metric"]["kind"]
     n_items = body["suite"].get("n_items")
@@ -209,6 +212,7 @@ def arm_report(plan: PlanView, arm: dict[str, Any], confidence: float) -> dict[s
         "mean": point, "interval": None if chosen is None else
         {"low": chosen["low"], "high": chosen["high"], "kind": label},
         "differing_apparatus": differing_fields(usable),
+        "band": band(usable) if band is not None and usable else None,
         "line": line,
     }
 
@@ -278,7 +282,11 @@ def build_report(view: LedgerView, plan_ref: str) -> dict[str, Any]:
     plan = view.plan(plan_ref)
     body = plan.body
     confidence = 1 - float(body.get("alpha", 0.05))
-    arms = [arm_report(plan, a, confidence) for a in plan.arms()]
+    from logbook.analysis.bands import band_of, latest_bands
+
+    bands = latest_bands(view)
+    arms = [arm_report(plan, a, confidence, lambda runs: band_of(view, runs, bands))
+            for a in plan.arms()]
     controls = [a["name"] for a in plan.arms() if a["role"] == "control"]
     treatments = [a["name"] for a in plan.arms() if a["role"] == "treatment"]
     effects = [effect(plan, controls[0], t, confidence) for t in treatments] if controls else []

@@ -59,6 +59,19 @@ class ChosenInterval(_Out):
     kind: str
 
 
+class ArmBand(_Out):
+    """The latest band measured on the apparatus the arm's runs share (`logbook band`)."""
+
+    seq: int
+    digest: str
+    mean: float
+    band: float
+    sd: float
+    k: int
+    evaluator_config_hash: str | None
+    outside: list[int]  # seqs of the arm's completed runs outside mean ± band
+
+
 class ArmReport(_Out):
     name: str
     role: str
@@ -76,6 +89,7 @@ class ArmReport(_Out):
     mean: float | None
     interval: ChosenInterval | None
     differing_apparatus: dict[str, list[str]]
+    band: ArmBand | None
     line: str | None
 
 

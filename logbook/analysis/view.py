@@ -7,7 +7,7 @@ ledger holds for the question, with failed, aborted and retracted runs marked, n
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any
 
 import orjson
@@ -42,6 +42,15 @@ def is_identity(name: str) -> bool:
     if any(last.endswith(s) for s in IDENTITY_SUFFIXES) or "seed" in last:
         return True
     return any(low == p or low.startswith(p + ".") for p in IDENTITY_PREFIXES)
+
+
+_identity = cache(is_identity)  # the same few field names, once per run
+
+
+def suite_key(plan_body: dict[str, Any]) -> str:
+    """A suite is its dataset hash, or its name and version when no hash is declared."""
+    suite = plan_body.get("suite") or {}
+    return str(suite.get("dataset_hash") or f"{suite.get('name')}@{suite.get('version', '')}")
 
 
 @dataclass
@@ -233,6 +242,15 @@ class LedgerView:
         if digest not in self.plans:
             raise InputError(f"PLAN {ref}: that entry is not a plan")
         return self.plans[digest]
+
+    def apparatus_key(self, run: RunView) -> tuple[Any, ...]:
+        """Identical apparatus: same suite, metric and every non-identity apparatus field
+        (what bands are matched on; it includes the evaluator config hash they carry)."""
+        plan = self.plans.get(run.plan) if run.plan else None
+        metric = (run.body.get("outcomes") or {}).get("metric")
+        fields = tuple(sorted((k, repr(v)) for k, v in run.apparatus.items()
+                              if not _identity(k)))
+        return (suite_key(plan.original) if plan else None, metric, fields)
 
     def entries_of(self, kind: str) -> list[Entry]:
         return self.ledger.log(kind=kind)
