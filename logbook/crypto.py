@@ -144,10 +144,10 @@ def load_key() -> SigningKey:
     """For every command that writes: the key must exist (exit 3 otherwise)."""
     path = default_key_path()
     if not path.exists():
-        hint = "LOGBOOK_KEY names" if os.environ.get("LOGBOOK_KEY") else "the default key"
+        named = "named by LOGBOOK_KEY" if os.environ.get("LOGBOOK_KEY") else "(the default key)"
         raise EnvironmentProblem(
-            f"signing key {path} does not exist ({hint} it; `logbook init` or "
-            "`logbook keys new` creates one)"
+            f"signing key {path} {named} does not exist: `logbook init` or `logbook keys new` "
+            "creates one"
         )
     return SigningKey.read(path)
 

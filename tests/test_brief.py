@@ -232,3 +232,21 @@ def test_brief_lists_plans_whose_runs_disagree_beyond_their_band(ledger_dir: Pat
                for step in b["next"]), b["next"]
     text = run_cli("brief").out
     assert "runs beyond their band:\n  plan kv arm q8: runs @10, @12, @14, @16, @18" in text
+
+
+def test_a_run_draft_joins_the_session_of_logbook_session(ledger_dir: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # docs/agents.md: set LOGBOOK_SESSION once, and every run appended joins that session,
+    # whether through `logbook run`, `append --from` or a plain draft (unless it names one).
+    r = run_cli("plan", str(write_json(tmp_path / "p.json", plan_body(
+        slug="sess", runs_per_arm=2, n_items=200, arms=("a", "b")))), "--json")
+    plan = r.json["digest"]
+    monkeypatch.setenv("LOGBOOK_SESSION", "agent-7")
+    unnamed = _run(plan, "a", 0.7, 1, "x")
+    del unnamed["body"]["session"]
+    named = _run(plan, "b", 0.7, 2, "s-explicit")
+    _append(tmp_path, "s.jsonl", [unnamed, named])
+    b = _brief()
+    assert b["previous_session"]["session"] == "s-explicit"  # the last run's session
+    shown = run_cli("log", "--kind", "run", "--json")
+    assert [e["entry"]["body"]["session"] for e in shown.json] == ["agent-7", "s-explicit"]

@@ -118,6 +118,9 @@ def test_power_and_plan_warning(ledger_dir: Path, tmp_path: Path) -> None:
     weak["min_effect"] = 0.01
     r = run_cli("plan", str(write_json(tmp_path / "w.json", weak)))
     assert r.code == 0 and "warning" in r.err and "min_effect 0.01" in r.err
+    tiny = plan_body(slug="tiny", n_items=4)  # too few items to detect anything: warned too
+    r = run_cli("plan", str(write_json(tmp_path / "t.json", tiny)))
+    assert r.code == 0 and "4 items cannot detect any effect at 80% power" in r.err, r.err
     strong = plan_body(slug="big-enough", n_items=100_000)
     r = run_cli("plan", str(write_json(tmp_path / "s.json", strong)))
     assert r.code == 0 and "warning" not in r.err

@@ -76,3 +76,18 @@ def test_reporting_example_is_what_the_demo_reports(tmp_path: Path) -> None:
     assert example is not None
     assert example.group(1).rstrip() == actual, (
         f"docs/reporting.md is stale; the demo reports:\n{actual}")
+
+
+def test_quickstart_lists_every_plan_field() -> None:
+    # The plan-field table in docs/quickstart.md names exactly the fields schemas/plan.json
+    # accepts, so the docs cannot fall behind the model.
+    import json
+
+    schema = json.loads((DOCS.parent / "schemas" / "plan.json").read_text())
+    text = (DOCS / "quickstart.md").read_text()
+    rows = re.findall(r"^\| (`[^|]+`) \| (?:yes|no) \|", text, flags=re.M)
+    listed = {name for cell in rows for name in re.findall(r"`(\w+)`", cell)}
+    assert listed == set(schema["properties"]), listed ^ set(schema["properties"])
+    required = {name for cell in re.findall(r"^\| (`[^|]+`) \| yes \|", text, flags=re.M)
+                for name in re.findall(r"`(\w+)`", cell)}
+    assert required == set(schema["required"])

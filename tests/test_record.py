@@ -134,6 +134,35 @@ def test_a_command_that_fails_still_leaves_a_run(ledger_dir: Path, then: str, st
     assert_verified()
 
 
+@pytest.mark.parametrize("ends", ["killed", "exit-3"])
+def test_a_line_cut_off_mid_write_keeps_the_whole_lines(ledger_dir: Path, ends: str) -> None:
+    # A crash mid-write leaves a partial last line: the run keeps the items before it and
+    # says what was cut off. A completed run with a broken last line is refused instead.
+    then = ("f = open('items.jsonl', 'a'); f.write('{\"id\": 9, \"sco'); f.close()\n"
+            + ("import os, signal; os.kill(os.getpid(), signal.SIGKILL)" if ends == "killed"
+               else "import sys; sys.exit(3)"))
+    make_plan()
+    r = lb("run", "--plan", "kv", "--arm", "q8", "--outcomes", "items.jsonl", "--",
+           *outcomes_writer("items.jsonl", 3, then), cwd=ledger_dir)
+    assert r.returncode == (128 + 9 if ends == "killed" else 3), r.stderr
+    (run,) = runs()
+    assert run["status"] == ("aborted" if ends == "killed" else "failed")
+    assert run["outcomes"]["id"] == ["0", "1", "2"]
+    assert run["outcomes"]["metric"] == "acc"  # the plan's metric, which the items score
+    assert "the last line of items.jsonl was cut off mid-write (14 bytes)" in run["reason"]
+    assert_verified()
+
+
+def test_a_completed_run_with_a_cut_off_line_is_a_failed_run(ledger_dir: Path) -> None:
+    then = "f = open('items.jsonl', 'a'); f.write('{\"id\": 9, \"sco'); f.close()"
+    r = lb("run", "--outcomes", "items.jsonl", "--", *outcomes_writer("items.jsonl", 3, then),
+           cwd=ledger_dir)
+    (run,) = runs()
+    assert r.returncode == 0  # the command's own status (docs/recording.md's table)
+    assert run["status"] == "failed" and "outcomes" not in run
+    assert "line 4: not valid JSON" in run["reason"], run["reason"]
+
+
 def _signal_group_while_running(work: Path, sig: signal.Signals) -> tuple[int, str]:
     """Start `logbook run` in its own session, send ``sig`` to its process group once the
     command runs (what a terminal does on Ctrl-C, and a batch scheduler on a time limit)."""
@@ -253,7 +282,8 @@ def test_outcomes_logs_and_apparatus(ledger_dir: Path) -> None:
     (run,) = runs()
     assert run["status"] == "completed" and "reason" not in run
     assert run["arm"] == "q8" and run["session"] == "s-1" and run["note"] == "first try"
-    assert run["outcomes"] == {"metric": "score", "id": [str(i) for i in range(6)],
+    # JSON Lines items score the plan's metric, under its name
+    assert run["outcomes"] == {"metric": "acc", "id": [str(i) for i in range(6)],
                                "score": [0, 1, 0, 1, 0, 1]}
     # declared fields at the top of apparatus; what logbook captured under `captured`, apart
     app = run["apparatus"]

@@ -3,6 +3,7 @@ plan gets when its suite cannot detect its own min_effect."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 DEFAULT_P = 0.5  # the most demanding baseline when the plan gives none
@@ -24,8 +25,8 @@ def plan_power_warning(plan: dict[str, Any]) -> str | None:
     alpha = float(plan.get("alpha", 0.05))
     try:
         mde = stats.min_detectable_effect(int(n), p, alpha=alpha, paired=True)
-    except ValueError:
-        return None
+    except ValueError:  # too few items to detect any effect: the strongest case for a warning
+        mde = math.inf
     if mde <= min_effect:
         return None
     try:
@@ -34,6 +35,9 @@ def plan_power_warning(plan: dict[str, Any]) -> str | None:
         would = f"; about {need} items would"
     except ValueError:
         would = ""
+    if math.isinf(mde):
+        return (f"plan {plan.get('slug')}: {n} items cannot detect any effect at 80% power "
+                f"(paired, baseline {p:g}), let alone its min_effect {min_effect:g}{would}")
     return (f"plan {plan.get('slug')}: {n} items can detect an effect of about {mde:.3g} at "
             f"80% power (paired, baseline {p:g}), larger than its min_effect {min_effect:g}"
             f"{would}")

@@ -62,6 +62,15 @@ def _check_plan(ledger: Any, plan: str | None, arm: str | None) -> str | None:
     return digest
 
 
+def _item_metric(ledger: Any, source: str, plan: str | None) -> str | None:
+    """JSON Lines items score the plan's metric (named by the plan, not the file); the other
+    harnesses name their own metrics."""
+    if source != "jsonl" or plan is None:
+        return None
+    name = (ledger.plan_body(plan).get("metric") or {}).get("name")
+    return name if isinstance(name, str) and name else None
+
+
 def append_from(source: str, path: str | None, plan: str | None, arm: str | None,
                 session: str | None, apparatus: str | None, once: str | None) -> list[Any]:
     """`logbook append --from SOURCE PATH`: every run the harness output holds, all or none."""
@@ -76,7 +85,7 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
     key = load_key()
     with state.open_ledger(write=True) as ledger:
         digest = _check_plan(ledger, plan, arm)
-        bodies = read_runs(source, Path(path))
+        bodies = read_runs(source, Path(path), metric=_item_metric(ledger, source, digest))
         drafts = []
         for body in bodies:
             body = {"plan": digest, "arm": arm, **body}
@@ -141,6 +150,7 @@ def run(
     key = load_key()
     with state.open_ledger(write=True) as ledger:
         digest = _check_plan(ledger, plan, arm)
+        metric = _item_metric(ledger, kind or "jsonl", digest)
         # the key must be able to sign here: learn it now, not after hours of work
         ledger.check_key(key)
         db = ledger.path
@@ -153,7 +163,9 @@ def run(
         started = now_rfc3339()
         status, reason, code = _execute(command, out := [], signals)
         finished = now_rfc3339()
-        bodies, read_error = _read_outcomes(source_kind, source_path, before)
+        # a run that did not complete may have been cut off mid-line: keep its whole lines
+        bodies, read_error = _read_outcomes(source_kind, source_path, before, metric,
+                                            cut_off_ok=status != "completed")
         if read_error and status == "completed":
             status, reason = "failed", read_error
         elif read_error:
@@ -279,9 +291,10 @@ def _written(before: Snapshot, f: Path) -> bool:
     return before.get(f) != (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-def _read_outcomes(kind: str, path: str | None,
-                   before: Snapshot) -> tuple[list[dict[str, Any]], str | None]:
-    """The runs this command wrote: only files it created or changed count."""
+def _read_outcomes(kind: str, path: str | None, before: Snapshot, metric: str | None = None,
+                   cut_off_ok: bool = False) -> tuple[list[dict[str, Any]], str | None]:
+    """The runs this command wrote: only files it created or changed count. With cut_off_ok,
+    a JSON Lines file whose last line was cut off mid-write keeps its whole lines."""
     from logbook.ingest import read_runs
 
     assert path is not None
@@ -299,7 +312,7 @@ def _read_outcomes(kind: str, path: str | None,
     bodies: list[dict[str, Any]] = []
     try:
         for f in files:
-            bodies.extend(read_runs(kind, f))
+            bodies.extend(read_runs(kind, f, metric=metric, cut_off_ok=cut_off_ok))
     except LogbookError as exc:
         return [], f"outcomes not read: {exc}"
     return bodies, None

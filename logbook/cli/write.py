@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -86,7 +87,9 @@ def append(
                                   "declared apparatus to merge."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Append an entry draft (or, with --from, the runs of a harness output)."""
+    """Append an entry draft (or, with --from, the runs of a harness output).
+
+    A run draft without a `session` gets LOGBOOK_SESSION's, when it is set."""
     if source is not None:
         from logbook.cli.record import append_from
 
@@ -107,6 +110,11 @@ def append(
             raise InputError(f"{name} holds no drafts")
     else:
         drafts = [_draft(state.parse_json(data, name), name)]
+    session = os.environ.get("LOGBOOK_SESSION")
+    if session:  # as `run` and `append --from` do: a run without a session joins this one
+        for kind, body in drafts:
+            if kind == "run" and isinstance(body, dict) and "session" not in body:
+                body["session"] = session
     key = _key()
     with state.open_ledger(write=True) as ledger:
         _print_appended(ledger.append_many(drafts, key, once=once), as_json)
@@ -129,7 +137,8 @@ def _load_plan_file(file: str) -> dict[str, Any]:
 
 
 def plan(
-    file: str = typer.Argument(..., help="The plan, TOML or JSON (DESIGN §4.4)."),
+    file: str = typer.Argument(..., help="The plan, TOML or JSON: fields in docs/quickstart.md and "
+                      "schemas/plan.json."),
     once: str = typer.Option(None, "--once"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:

@@ -16,12 +16,15 @@ from logbook.errors import InputError
 SOURCES = ("lm-eval", "inspect", "jsonl")
 
 
-def read_runs(source: str, path: Path, *, metric: str | None = None) -> list[dict[str, Any]]:
+def read_runs(source: str, path: Path, *, metric: str | None = None,
+              cut_off_ok: bool = False) -> list[dict[str, Any]]:
     """Run bodies read from ``path`` by the adapter for ``source`` (one of SOURCES).
 
     ``metric`` names the outcome metric: for ``jsonl`` its name (default ``score``); for
     ``lm-eval`` the primary metric (``acc`` or ``acc,filter``) instead of the task's first;
-    for ``inspect`` the one scorer to read instead of every scorer.
+    for ``inspect`` the one scorer to read instead of every scorer. ``cut_off_ok`` (jsonl, for
+    a run that did not complete): a last line cut off mid-write is left out and said so in
+    the run's ``reason`` instead of refusing the file.
     """
     path = Path(path)
     if source == "lm-eval":
@@ -35,5 +38,5 @@ def read_runs(source: str, path: Path, *, metric: str | None = None) -> list[dic
     if source == "jsonl":
         from logbook.ingest import jsonl
 
-        return jsonl.read_runs(path, metric=metric or "score")
+        return jsonl.read_runs(path, metric=metric or "score", cut_off_ok=cut_off_ok)
     raise InputError(f"source {source!r} is not one of {', '.join(SOURCES)}")

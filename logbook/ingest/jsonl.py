@@ -12,15 +12,31 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from logbook.errors import InputError
 from logbook.ingest._common import build_outcomes, fail, item_id, loads, number, read_bytes
 
 FIELDS = ("id", "score", "cluster", "error", "sample")
 
 
-def read_runs(path: Path, *, metric: str = "score") -> list[dict[str, Any]]:
-    """One completed run whose outcomes are the file's items, in file order."""
-    return [{"status": "completed", "apparatus": {}, "outcomes": parse(read_bytes(path), path,
-                                                                     metric=metric)}]
+def read_runs(path: Path, *, metric: str = "score",
+              cut_off_ok: bool = False) -> list[dict[str, Any]]:
+    """One completed run whose outcomes are the file's items, in file order.
+
+    With ``cut_off_ok``, a last line that is not valid JSON and has no line end (the writer
+    stopped mid-line) is left out, and the run's ``reason`` says so.
+    """
+    data = read_bytes(path)
+    body: dict[str, Any] = {"status": "completed", "apparatus": {}}
+    if cut_off_ok and data and not data.endswith((b"\n", b"\r")):
+        head, _, tail = data.rpartition(b"\n")
+        try:
+            loads(tail, f"{path}: last line", strict=True)
+        except InputError:
+            data = head
+            body["reason"] = (f"the last line of {path} was cut off mid-write "
+                              f"({len(tail)} bytes) and was not read")
+    body["outcomes"] = parse(data, path, metric=metric)
+    return [body]
 
 
 def parse(data: bytes, path: Path | str, *, metric: str = "score") -> dict[str, Any]:
