@@ -91,35 +91,45 @@ class SigningKey:
 
         return self._private.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
 
-    def write(self, path: Path) -> None:
-        """Write the key file with mode 0600, refusing to overwrite an existing one."""
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def write(self, path: Path, what: str = "key file", parents: bool = True) -> None:
+        """Write the key file with mode 0600, refusing to overwrite an existing one.
+
+        ``parents`` creates the key's folder (the default key's); a key file that cannot be
+        written, or only partly, is refused naming ``what`` and leaves nothing behind.
+        """
+        from logbook.files import write_new
+
         text = f"{KEY_FILE_HEADER}\n{base64.b64encode(self.seed()).decode()}\n"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        write_new(path, text, what, mode=0o600, parents=parents)
         self.path = path
 
     @classmethod
-    def read(cls, path: Path) -> SigningKey:
-        try:
-            text = path.read_text()
-        except FileNotFoundError as exc:
-            raise EnvironmentProblem(f"key file {path} does not exist") from exc
-        except OSError as exc:
-            raise EnvironmentProblem(f"key file {path} cannot be read: {exc.strerror}") from exc
+    def read(cls, path: Path, what: str = "key file") -> SigningKey:
+        """The key in ``path``: a missing or unreadable file is the environment's problem
+        (exit 3); a directory, a binary or a malformed file is bad input (exit 2)."""
+        from logbook.files import read_text
+
+        not_key = "a logbook private key"
+        text = read_text(path, what, limit=_KEY_FILE_LIMIT, kind=not_key,
+                         missing=EnvironmentProblem, unreadable=EnvironmentProblem)
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         if len(lines) != 2 or lines[0] != KEY_FILE_HEADER:
-            raise EnvironmentProblem(f"key file {path} is not a logbook private key")
+            raise InputError(f"{what} {path} is not {not_key}")
         try:
             seed = base64.b64decode(lines[1], validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise EnvironmentProblem(f"key file {path} holds invalid base64") from exc
+        except (binascii.Error, ValueError):
+            raise InputError(f"{what} {path} is not {not_key}: its key is not valid "
+                             "base64") from None
         if len(seed) != 32:
-            raise EnvironmentProblem(f"key file {path} does not hold a 32-byte Ed25519 seed")
+            raise InputError(f"{what} {path} is not {not_key}: it does not hold a 32-byte "
+                             "Ed25519 seed")
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
         return cls(Ed25519PrivateKey.from_private_bytes(seed), path)
+
+
+# a key file is two short lines, a public-key file four: anything this large was named by mistake
+_KEY_FILE_LIMIT = 64 * 1024
 
 
 def default_key_path() -> Path:
@@ -130,13 +140,18 @@ def default_key_path() -> Path:
     return Path(base) / "logbook" / "keys" / "default.key"
 
 
+def key_path_name() -> str:
+    """What to call the key at ``default_key_path()`` in an error: the variable naming it."""
+    return "LOGBOOK_KEY" if os.environ.get("LOGBOOK_KEY") else "key file"
+
+
 def load_or_create_key() -> tuple[SigningKey, bool]:
     """For ``init``: the key at the default path (or LOGBOOK_KEY), created if absent."""
     path = default_key_path()
     if path.exists():
-        return SigningKey.read(path), False
+        return SigningKey.read(path, key_path_name()), False
     key = SigningKey.generate()
-    key.write(path)
+    key.write(path, key_path_name())
     return key, True
 
 
@@ -144,12 +159,18 @@ def load_key() -> SigningKey:
     """For every command that writes: the key must exist (exit 3 otherwise)."""
     path = default_key_path()
     if not path.exists():
-        named = "named by LOGBOOK_KEY" if os.environ.get("LOGBOOK_KEY") else "(the default key)"
+        env = os.environ.get("LOGBOOK_KEY")
+        if env:
+            named = "(named by LOGBOOK_KEY)"
+        elif env is not None:
+            named = "(the default key, as LOGBOOK_KEY is empty)"
+        else:
+            named = "(the default key)"
         raise EnvironmentProblem(
             f"signing key {path} {named} does not exist: `logbook init` or `logbook keys new` "
             "creates one"
         )
-    return SigningKey.read(path)
+    return SigningKey.read(path, key_path_name())
 
 
 def public_key_text(key: PublicKey, name: str = "") -> str:
@@ -157,21 +178,30 @@ def public_key_text(key: PublicKey, name: str = "") -> str:
     return f"{PUBLIC_FILE_HEADER}\n{key.b64}\n# name: {name}\n# fingerprint: {key.fingerprint}\n"
 
 
-def read_trust(value: str) -> tuple[str, PublicKey | None]:
-    """``--trust``: a 64-hex fingerprint, or a public-key file (exported or bare base64)."""
+def read_trust(value: str, option: str = "--trust") -> tuple[str, PublicKey | None]:
+    """``--trust``: a 64-hex fingerprint, or a public-key file (exported or bare base64).
+
+    ``option`` names the option or argument in errors (``PUBLIC`` for ``keys add``)."""
+    from logbook.files import read_text
+
     v = value.strip()
     if len(v) == 64 and all(c in "0123456789abcdef" for c in v.lower()):
         return v.lower(), None
     path = Path(value)
     if not path.exists():
-        raise InputError(f"--trust {value!r} is neither a 64-hex fingerprint nor a key file")
-    lines = [ln.strip() for ln in path.read_text().splitlines()
-             if ln.strip() and not ln.startswith("#")]
+        raise InputError(f"{option} {value!r} is neither a 64-hex fingerprint nor a key file")
+    not_key = "a logbook public key file"
+    text = read_text(path, option, limit=_KEY_FILE_LIMIT, kind=not_key)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
     if lines and lines[0] == KEY_FILE_HEADER:
-        raise InputError(f"--trust {value}: this is a private key; pass the exported public key")
+        raise InputError(f"{option} {value}: this is a private key; pass the exported public key")
     if lines and lines[0] == PUBLIC_FILE_HEADER:
         lines = lines[1:]
     if len(lines) != 1:
-        raise InputError(f"--trust {value}: not a logbook public key file")
-    pk = PublicKey.from_b64(lines[0])
+        raise InputError(f"{option} {value} is not {not_key}")
+    try:
+        pk = PublicKey.from_b64(lines[0])
+    except InputError:
+        raise InputError(f"{option} {value} is not {not_key}: its key is not 32 bytes of "
+                         "base64") from None
     return pk.fingerprint, pk

@@ -136,11 +136,11 @@ class Ledger:
         """A full digest for a digest, a unique prefix of 8+ hex digits, @SEQ / #SEQ, or a slug."""
         r = ref.strip()
         if r[:1] in ("@", "#"):
-            try:
-                seq = int(r[1:])
-            except ValueError:
-                raise InputError(f"{field}: {ref!r} is not @SEQ with a number") from None
-            stored = self.store.entry(seq)
+            digits = r[1:]
+            if not (digits.isascii() and digits.isdigit()):
+                raise InputError(f"{field}: {ref!r} is not @SEQ with a number")
+            seq = int(digits)
+            stored = self.store.entry(seq) if seq < 2**63 else None
             if stored is None:
                 raise InputError(f"{field}: there is no entry {r} (the ledger has "
                                  f"{self.size()} entries)")
@@ -176,6 +176,10 @@ class Ledger:
     def log(self, kind: str | None = None, plan: str | None = None,
             last: int | None = None) -> list[Entry]:
         plan_digest = self.resolve(plan, "--plan") if plan else None
+        if plan_digest is not None and self.store.kind_of(plan_digest)[1] != "plan":
+            raise InputError(f"--plan {plan}: that entry is not a plan")
+        if last is not None:
+            last = min(last, 2**62)  # more than any ledger holds; SQLite integers are 64-bit
         stored = self.store.entries_where(kind, plan_digest, last)
         return [Entry.from_stored(s) for s in stored]
 
@@ -267,7 +271,9 @@ class Ledger:
             raise InputError("kind: a genesis entry can only be the first entry")
         if kind != "genesis" and size == 0:
             raise EnvironmentProblem("ledger has no genesis entry")
-        self._check_state(txn, kind, body, size, key)
+        from logbook.ledger_checks import check_state
+
+        check_state(self, txn, kind, body, size, key)
         envelope = {"v": 1, "ledger": ledger_id, "seq": size,
                     "prev": prev or canonical.ZERO_DIGEST, "ts": now_rfc3339(), "kind": kind,
                     "signer": key.public.fingerprint, "body": body}
@@ -287,68 +293,12 @@ class Ledger:
         txn.insert_tree_nodes(nodes)
         return Entry(size, digest, envelope, signature, raw)
 
-    def _check_state(self, txn: Txn, kind: str, body: dict[str, Any], size: int,
-                     key: crypto.SigningKey) -> None:
-        """Checks that need the ledger as it stands inside the append transaction."""
-        store = txn.store
-        if kind != "genesis":
-            self.check_key(key)
-        if kind == "run" and body.get("plan"):
-            plan = self._expect(store, body["plan"], "plan", "body.plan")
-            del plan
-            arms = [a.get("name") for a in self.plan_body(body["plan"]).get("arms", [])]
-            if body.get("arm") not in arms:
-                raise InputError(f"body.arm: {body.get('arm')!r} is not an arm of the plan "
-                                 f"(its arms are {', '.join(map(str, arms))})")
-        elif kind == "amendment":
-            self._expect(store, body["plan"], "plan", "body.plan")
-            from logbook.model.validate import validate_body
-
-            amended = {**self.plan_body(body["plan"]), **body["changes"]}
-            try:
-                validate_body("plan", amended)
-            except InputError as exc:
-                raise InputError(f"body.changes: the amended plan is invalid: {exc}") from None
-        elif kind == "retraction":
-            self._expect(store, body["target"], None, "body.target")
-        elif kind == "claim":
-            if body.get("plan"):
-                self._expect(store, body["plan"], "plan", "body.plan")
-            for i, r in enumerate(body.get("runs") or []):
-                self._expect(store, r, "run", f"body.runs[{i}]")
-            n = body["ledger_size"]
-            if n > size:
-                raise InputError(f"body.ledger_size: {n} is beyond the ledger's size {size}")
-            root = merkle.root_from_nodes(n, store.tree_node).hex()
-            if root != body["ledger_root"]:
-                raise InputError(f"body.ledger_root: does not match the ledger's Merkle root "
-                                 f"at size {n} ({root})")
-        elif kind == "band":
-            for i, r in enumerate(body.get("runs") or []):
-                self._expect(store, r, "run", f"body.runs[{i}]")
-        elif kind == "key":
-            fp = crypto.fingerprint(base64.b64decode(body["public"]))
-            known = {k[0]: k for k in store.signing_keys()}
-            if body["action"] == "add" and fp in known:
-                raise InputError("body.public: this key is already registered in the ledger")
-            if body["action"] == "revoke" and (fp not in known or known[fp][4] is not None):
-                raise InputError("body.public: this key is not a valid key of the ledger")
-
     def check_key(self, key: crypto.SigningKey) -> None:
         """Exit 3 unless ``key`` is a valid signing key of this ledger now."""
         if not self.store.key_is_valid(key.public.fingerprint):
             raise EnvironmentProblem(
                 f"signing key {key.public.fingerprint[:16]}… is not a valid key of this "
                 "ledger (add it with `logbook keys add` signed by a valid key)")
-
-    @staticmethod
-    def _expect(store: Store, digest: str, kind: str | None, field: str) -> int:
-        found = store.kind_of(digest)
-        if found is None:
-            raise InputError(f"{field}: no entry has digest {digest}")
-        if kind is not None and found[1] != kind:
-            raise InputError(f"{field}: entry {digest[:12]} is a {found[1]}, not a {kind}")
-        return found[0]
 
     # -- recording runs from Python -------------------------------------------------------
     def append_run(self, plan: str | None, arm: str | None, status: str,

@@ -9,6 +9,7 @@ the source of truth; every other table is derived from those bytes and can be re
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import sqlite3
@@ -17,14 +18,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from logbook.derive import INDEX_COLUMNS, OUTCOME_COLUMNS, IndexRow, OutcomeRow
+from logbook.derive import INDEX_COLUMNS, OUTCOME_COLUMNS
 from logbook.errors import EnvironmentProblem, InputError
 from logbook.merkle import leaf_hash
 from logbook.store_schema import MIGRATIONS
 from logbook.store_summaries import StoredEntry, Summaries
+from logbook.store_txn import Txn
 
 SCHEMA_VERSION = 6
 FAULT_ENV = "LOGBOOK_TEST_FAULT"
+MAX_LOCK_WAIT = 86_400.0  # a day: longer is a typo (and SQLite needs a finite wait)
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
@@ -39,10 +42,15 @@ def _connect(path: Path, readonly: bool, timeout: float) -> sqlite3.Connection:
 
 
 def lock_timeout() -> float:
+    text = os.environ.get("LOGBOOK_LOCK_TIMEOUT", "30")
     try:
-        return float(os.environ.get("LOGBOOK_LOCK_TIMEOUT", "30"))
+        value = float(text)
     except ValueError:
-        raise InputError("LOGBOOK_LOCK_TIMEOUT must be a number of seconds") from None
+        value = math.nan
+    if not 0.0 <= value <= MAX_LOCK_WAIT:
+        raise InputError(f"LOGBOOK_LOCK_TIMEOUT={text!r} must be a number of seconds from 0 "
+                         f"to {MAX_LOCK_WAIT:g}")
+    return value
 
 
 class Store(Summaries):
@@ -65,8 +73,14 @@ class Store(Summaries):
     def open_write(cls, path: Path, create: bool = False) -> Store:
         if not create and not path.exists():
             raise EnvironmentProblem(f"no ledger at {path}")
-        conn = _connect(path, False, lock_timeout())
+        timeout = lock_timeout()
+        if not create and path.is_file() and path.stat().st_size == 0:
+            raise EnvironmentProblem(f"{path} is an empty file, not a logbook ledger")
+        conn = _connect(path, False, timeout)
         try:
+            if not create and not _is_ledger(conn):
+                raise EnvironmentProblem(f"{path} is an SQLite database but not a logbook "
+                                         "ledger (it has no entries table); nothing was changed")
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
             store = cls(conn, path, True)
@@ -77,6 +91,9 @@ class Store(Summaries):
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise EnvironmentProblem(f"{path} is not a logbook ledger ({exc})") from exc
+        except BaseException:
+            conn.close()
+            raise
         return store
 
     @classmethod
@@ -86,9 +103,13 @@ class Store(Summaries):
         conn = _connect(path, True, lock_timeout())
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
+            known = _is_ledger(conn)
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise EnvironmentProblem(f"{path} is not a logbook ledger ({exc})") from exc
+        if not known:
+            conn.close()
+            raise EnvironmentProblem(f"{path} is not a logbook ledger (it has no entries table)")
         if version < SCHEMA_VERSION:
             conn.close()
             raise EnvironmentProblem(
@@ -142,9 +163,16 @@ class Store(Summaries):
             if os.environ.get(FAULT_ENV) == "before-commit":
                 os.kill(os.getpid(), signal.SIGKILL)
             self.conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:  # read-only media, a full disk, a lost lock
+            self._rollback()
+            raise _environment(exc, self.path) from exc
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            self._rollback()
             raise
+
+    def _rollback(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
 
     # -- readers -------------------------------------------------------------------------------
     def head(self) -> tuple[int, str | None]:
@@ -324,66 +352,10 @@ class Store(Summaries):
                 for t in ("entries", "entry_index", "outcomes", "signing_keys", "tree")}
 
 
-class Txn:
-    """Writes allowed inside one append transaction."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.conn = store.conn
-        self._nodes: dict[tuple[int, int], bytes] = {}
-        self._pending: list[tuple[int, int, bytes]] = []
-
-    def execute(self, sql: str, args: tuple[Any, ...] = ()) -> sqlite3.Cursor:
-        return self.conn.execute(sql, args)
-
-    def insert_entry(self, stored: StoredEntry) -> None:
-        self.conn.execute("INSERT INTO entries (seq, digest, entry, signature) VALUES (?,?,?,?)",
-                          (stored.seq, stored.digest, stored.entry, stored.signature))
-
-    def insert_index(self, row: IndexRow) -> None:
-        try:
-            self.conn.execute(f"INSERT INTO entry_index ({', '.join(INDEX_COLUMNS)}) "
-                              f"VALUES ({','.join('?' * len(INDEX_COLUMNS))})", row.as_tuple())
-        except sqlite3.IntegrityError as exc:
-            if row.slug and "slug" in str(exc):
-                raise InputError(f"body.slug: a plan with slug {row.slug!r} already exists") \
-                    from None
-            raise
-
-    def insert_outcome(self, row: OutcomeRow) -> None:
-        self.conn.execute(f"INSERT INTO outcomes ({', '.join(OUTCOME_COLUMNS)}) "
-                          f"VALUES ({','.join('?' * len(OUTCOME_COLUMNS))})", row.as_tuple())
-
-    def add_key(self, fingerprint: str, name: str, public: str, seq: int) -> None:
-        self.conn.execute("INSERT OR IGNORE INTO signing_keys (fingerprint, name, public, "
-                          "added_seq) VALUES (?,?,?,?)", (fingerprint, name, public, seq))
-
-    def revoke_key(self, fingerprint: str, seq: int) -> None:
-        self.conn.execute("UPDATE signing_keys SET revoked_seq = ? WHERE fingerprint = ? "
-                          "AND revoked_seq IS NULL", (seq, fingerprint))
-
-    def insert_tree_nodes(self, nodes: list[tuple[int, int, bytes]]) -> None:
-        """Queue tree nodes; interior ones are written in one statement before the commit
-        (leaves are derived from the entries themselves)."""
-        for level, idx, h in nodes:
-            self._nodes[(level, idx)] = h
-            if level:
-                self._pending.append((level, idx, h))
-
-    def flush(self) -> None:
-        if self._pending:
-            self.conn.executemany("INSERT INTO tree (level, idx, hash) VALUES (?,?,?)",
-                                  self._pending)
-            self._pending = []
-
-    def tree_node(self, level: int, idx: int) -> bytes:
-        """A tree node, from this transaction's own writes when it made it (a batch of appends
-        then reads its siblings from memory, not from the table)."""
-        h = self._nodes.get((level, idx))
-        return h if h is not None else self.store.tree_node(level, idx)
-
-    def remember_once(self, key: str, digest: str) -> None:
-        self.conn.execute("INSERT INTO once_keys (key, digest) VALUES (?,?)", (key, digest))
+def _is_ledger(conn: sqlite3.Connection) -> bool:
+    """Whether the database holds logbook's tables (any schema version; migrations follow)."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                        "name = 'entries'").fetchone() is not None
 
 
 def _environment(exc: sqlite3.OperationalError, path: Path) -> EnvironmentProblem:
@@ -391,4 +363,6 @@ def _environment(exc: sqlite3.OperationalError, path: Path) -> EnvironmentProble
     if "locked" in text or "busy" in text:
         return EnvironmentProblem(f"ledger {path} is locked by another process past the "
                                   "timeout (LOGBOOK_LOCK_TIMEOUT)")
+    if "readonly" in text or "read-only" in text:
+        return EnvironmentProblem(f"ledger {path} cannot be written: it is read-only ({text})")
     return EnvironmentProblem(f"ledger {path} cannot be opened: {text}")

@@ -84,13 +84,16 @@ def test_compare_lists_confounds_left_out_and_historical(ledger_dir: Path,
     assert run_cli("append", str(write_json(tmp_path / "o.json", other))).code == 0
     r = run_cli("compare", "kv-q8-vs-f16:f16", "kv-q8-vs-f16:q8,session:s2",
                 "--variable", "kv_cache_precision", "--json")
+    assert r.code == 2 and "--variable kv_cache_precision: no selected run" in r.err  # a typo
+    r = run_cli("compare", "kv-q8-vs-f16:f16", "kv-q8-vs-f16:q8,session:s2",
+                "--variable", "model", "--json")
     assert r.code == 0, r.err
     res = r.json
     assert "engine_build" in res["confounds"]
     assert res["historical_baseline"] is True
     assert len(res["left_out"]) == 3  # the s1 q8 runs: narrowed, never hidden
     r = run_cli("compare", "kv-q8-vs-f16:f16", "kv-q8-vs-f16:q8,session:s1",
-                "--variable", "kv_cache_precision", "--variable", "engine_build", "--json")
+                "--variable", "model", "--variable", "engine_build", "--json")
     res = r.json
     assert res["confounds"] == {} and res["historical_baseline"] is False
     assert res["verdict"].startswith("indistinguishable")
@@ -133,7 +136,9 @@ def test_band_needs_five_identical_runs(ledger_dir: Path, tmp_path: Path) -> Non
     body = r.json["entry"]["body"]
     assert body["k"] == 5 and body["band"] == __import__("pytest").approx(2 * body["sd"])
     r = run_cli("band", "kv-q8-vs-f16:q8,session:nope")
-    assert r.code == 2 and "at least 5" in r.err
+    assert r.code == 2 and "matches no run" in r.err
+    r = run_cli("band", "kv-q8-vs-f16:q8,decoding.seed=50")  # one run: too few for a band
+    assert r.code == 2 and "at least 5" in r.err, r.err
     drifted = _run_with_score(plan, "f16", 0.7, 200, 9)
     drifted["body"]["apparatus"]["engine_build"] = "other"
     assert run_cli("append", str(write_json(tmp_path / "d.json", drifted))).code == 0

@@ -267,7 +267,8 @@ def statement_figures(claim: Claim, targets: Iterable[float]) -> list[tuple[int,
 
 def mean_sd(xs: list[float]) -> tuple[float, float]:
     m = sum(xs) / len(xs)
-    var = sum((x - m) ** 2 for x in xs) / (len(xs) - 1) if len(xs) > 1 else 0.0
+    # d * d, not d ** 2: a huge score gives inf, where ** raises OverflowError
+    var = sum((x - m) * (x - m) for x in xs) / (len(xs) - 1) if len(xs) > 1 else 0.0
     return m, math.sqrt(var)
 
 
@@ -347,6 +348,8 @@ def select_rules(only: Iterable[str] = (), skip: Iterable[str] = ()) -> list[Rul
         return out
 
     wanted, unwanted = ids(only, "--only"), ids(skip, "--skip")
+    if any(True for _ in only) and not wanted:
+        raise InputError("--only names no rule (give ids such as A01,A02)")
     return [r for r in known.values() if (not wanted or r.id in wanted)
             and r.id not in unwanted]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from logbook.analysis.selectors import select
@@ -15,6 +16,8 @@ MIN_RUNS = 5
 def band_body(view: LedgerView, selector: str, z: float = 2.0) -> dict[str, Any]:
     from logbook import stats
 
+    if not (math.isfinite(z) and z > 0):
+        raise InputError(f"--z {z}: must be a positive number (2 gives ± 2 sd)")
     runs = [r for r in select(view, selector) if r.usable and r.score is not None]
     if len(runs) < MIN_RUNS:
         raise InputError(f"selector {selector!r} matches {len(runs)} completed runs; a band "

@@ -12,6 +12,7 @@ from typing import Any
 from logbook.analysis.report import SEED, item_mean_arrays, paired_arrays
 from logbook.analysis.selectors import select
 from logbook.analysis.view import LedgerView, RunView, is_identity
+from logbook.errors import InputError
 
 
 def confounds(a: list[RunView], b: list[RunView], variable: list[str]) -> dict[str, Any]:
@@ -33,6 +34,10 @@ def compare(view: LedgerView, sel_a: str, sel_b: str, variable: list[str],
     from logbook import stats
 
     runs_a, runs_b = select(view, sel_a), select(view, sel_b)
+    for field in variable:
+        if not any(field in r.apparatus for r in runs_a + runs_b):
+            raise InputError(f"--variable {field}: no selected run has that apparatus field "
+                             "(dotted names, as `logbook show` prints them)")
     use_a = [r for r in runs_a if r.usable]
     use_b = [r for r in runs_b if r.usable]
     chosen = {r.digest for r in runs_a + runs_b}

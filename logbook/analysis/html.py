@@ -67,14 +67,21 @@ def _short(s: Any, n: int = 60) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def write_html(rep: dict[str, Any], path: Path | str) -> None:
-    """Write the report ``rep`` (from ``build_report``) as one self-contained HTML file."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError as exc:
-        raise EnvironmentProblem(
-            "the HTML report needs matplotlib: pip install 'logbook[html]'") from exc
-    Path(path).write_text(render_html(rep), encoding="utf-8")
+def write_html(rep: dict[str, Any], path: Path | str, what: str = "--html") -> None:
+    """Write the report ``rep`` (from ``build_report``) as one self-contained HTML file.
+
+    ``path`` is opened (a temporary file beside it) before matplotlib is imported or anything
+    is drawn, so a directory or a missing folder is refused first; the file is whole or absent.
+    """
+    from logbook.files import atomic_writer
+
+    with atomic_writer(path, what) as fh:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError as exc:
+            raise EnvironmentProblem(
+                "the HTML report needs matplotlib: pip install 'logbook[html]'") from exc
+        fh.write(render_html(rep))
 
 
 def forest_svg(rep: dict[str, Any]) -> str:

@@ -31,12 +31,16 @@ def parse(view: LedgerView, selector: str) -> Callable[[RunView], bool]:
         if not term:
             raise InputError(f"selector {selector!r} has an empty term")
         if term.startswith("session:"):
-            sid = term.split(":", 1)[1]
+            sid = term.split(":", 1)[1].strip()
+            if not sid:
+                raise InputError(f"selector term {term!r} names no session (session:ID)")
             terms.append(lambda r, sid=sid: r.session == sid)
         elif "=" in term:
-            field, value = term.split("=", 1)
-            terms.append(lambda r, f=field.strip(), v=value: _value_matches(r.apparatus.get(f),
-                                                                             v))
+            field, value = (part.strip() for part in term.split("=", 1))
+            if not field or not value:
+                raise InputError(f"selector term {term!r} needs a field and a value "
+                                 "(FIELD=VALUE, e.g. engine_build=b1234)")
+            terms.append(lambda r, f=field, v=value: _value_matches(r.apparatus.get(f), v))
         elif ":" in term:
             plan_ref, arm = term.rsplit(":", 1)
             plan = view.plan(plan_ref)
@@ -51,5 +55,9 @@ def parse(view: LedgerView, selector: str) -> Callable[[RunView], bool]:
 
 
 def select(view: LedgerView, selector: str) -> list[RunView]:
+    """Every run the selector matches; InputError when it matches none (a typo, most often)."""
     pred = parse(view, selector)
-    return [r for r in view.runs if pred(r)]
+    runs = [r for r in view.runs if pred(r)]
+    if not runs:
+        raise InputError(f"selector {selector!r} matches no run of the ledger")
+    return runs

@@ -14,13 +14,13 @@ keys_app = typer.Typer(help="Signing keys: list, new, add, revoke, export.",
                        no_args_is_help=True)
 
 
-def _public_from(value: str) -> str:
+def _public_from(value: str, argument: str) -> str:
     """Base64 public key from an exported public-key file, or base64 given directly."""
     from logbook.crypto import PublicKey, read_trust
 
     path = Path(value)
-    if path.is_file():
-        _, pk = read_trust(value)
+    if path.exists():  # a directory or a binary is refused by read_trust, naming ARGUMENT
+        _, pk = read_trust(value, argument)
         if pk is None:  # pragma: no cover - read_trust returns a key for files
             raise InputError(f"{value} holds no public key")
         return pk.b64
@@ -51,13 +51,14 @@ def list_keys(as_json: bool = typer.Option(False, "--json")) -> None:
 def new(out: Path = typer.Option(None, "--out", help="Where to write the private key "
                                  "(default: LOGBOOK_KEY or the default key path).")) -> None:
     """Create a new private key file (mode 0600); prints its public fingerprint."""
-    from logbook.crypto import SigningKey, default_key_path
+    from logbook.crypto import SigningKey, default_key_path, key_path_name
 
     path = out or default_key_path()
-    if path.exists():
-        raise InputError(f"key file {path} already exists; it is never overwritten")
+    what = "--out" if out is not None else key_path_name()
     key = SigningKey.generate()
-    key.write(path)
+    # refuses a directory and an existing file; --out must name a file in an existing folder,
+    # while the default key's folder is created
+    key.write(path, what, parents=out is None)
     print(f"created {path}", file=sys.stderr)
     print(key.public.fingerprint)
 
@@ -72,7 +73,8 @@ def add(
     """Register another signing key, in an entry signed by a key valid now."""
     from logbook.cli.write import _key, _print_appended
 
-    body = {"action": "add", "name": name, "public": _public_from(public), "reason": reason}
+    body = {"action": "add", "name": name, "public": _public_from(public, "PUBLIC"),
+            "reason": reason}
     key = _key()
     with state.open_ledger(write=True) as ledger:
         _print_appended([ledger.append("key", body, key)], as_json)
@@ -93,7 +95,7 @@ def revoke(
         if ref.lower() in known:
             name, pub = known[ref.lower()]
         else:
-            pub = _public_from(ref)
+            pub = _public_from(ref, "REF")
             name = next((n for n, p in known.values() if p == pub), "key")
         body = {"action": "revoke", "name": name, "public": pub, "reason": reason}
         _print_appended([ledger.append("key", body, key)], as_json)
@@ -107,7 +109,10 @@ def export(
 ) -> None:
     """Print a public key in the form `--trust` takes."""
     from logbook.crypto import PublicKey, load_key, public_key_text
+    from logbook.files import check_writable, write_atomic
 
+    if out is not None:
+        check_writable(out, "--out")
     if fingerprint is None:
         key = load_key()
         text = public_key_text(key.public, "default")
@@ -119,7 +124,7 @@ def export(
         name, pub = rows[fingerprint.lower()]
         text = public_key_text(PublicKey.from_b64(pub), name)
     if out is not None:
-        out.write_text(text)
+        write_atomic(out, text, "--out")
         print(f"wrote {out}", file=sys.stderr)
     else:
         sys.stdout.write(text)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import base64
-import os
 import sys
+from contextlib import nullcontext
 from typing import Any
 
 import typer
@@ -29,19 +29,19 @@ def checkpoint(
     from logbook.checkpoint import parse_checkpoint, verifier_key
     from logbook.checkpoints import make_checkpoint
     from logbook.crypto import load_key
+    from logbook.files import atomic_writer
 
-    key = load_key()
-    with state.open_ledger(write=True) as ledger:
-        note = make_checkpoint(ledger, key)
+    # --out is opened (as a temporary file beside it) before anything is signed or kept: a
+    # path that cannot be written is refused with the ledger unchanged, and the temporary file
+    # is removed whatever fails
+    with atomic_writer(out, "--out") if out is not None else nullcontext() as fh:
+        key = load_key()
+        with state.open_ledger(write=True) as ledger:
+            note = make_checkpoint(ledger, key)
+        if fh is not None:
+            fh.write(note)
     cp, _ = parse_checkpoint(note)
     if out is not None:
-        tmp = out + ".tmp"
-        try:
-            with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(note)
-            os.replace(tmp, out)
-        except OSError as exc:
-            raise InputError(f"--out {out} cannot be written: {exc.strerror}") from None
         print(f"wrote checkpoint of size {cp.size} to {out}", file=sys.stderr)
     if as_json:
         state.emit_json({"origin": cp.origin, "ledger": cp.origin.split("/", 1)[1],

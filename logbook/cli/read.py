@@ -108,18 +108,14 @@ def export(
                 fh.write(orjson.dumps(e.export_line()) + b"\n")
             fh.flush()
             return
-        import os
+        from logbook.files import atomic_writer
 
-        tmp = out + ".tmp"
         count = 0
-        try:
-            with open(tmp, "wb") as fh:
-                for e in ledger.entries():
-                    fh.write(orjson.dumps(e.export_line()) + b"\n")
-                    count += 1
-            os.replace(tmp, out)  # an export is whole or absent, never half-written
-        except OSError as exc:
-            raise InputError(f"--out {out} cannot be written: {exc.strerror}") from None
+        with atomic_writer(out, "--out") as text:  # whole or absent, never half-written
+            fh = text.buffer  # type: ignore[assignment]
+            for e in ledger.entries():
+                fh.write(orjson.dumps(e.export_line()) + b"\n")
+                count += 1
     print(f"exported {count} entries to {out}", file=sys.stderr)
 
 

@@ -52,6 +52,8 @@ def _check_plan(ledger: Any, plan: str | None, arm: str | None) -> str | None:
         if arm is not None:
             raise InputError("--arm needs --plan")
         return None
+    if arm is None:
+        raise InputError(f"--plan {plan} needs --arm: the arm of the plan these runs belong to")
     digest = ledger.resolve(plan, "--plan")
     if ledger.store.kind_of(digest)[1] != "plan":
         raise InputError(f"--plan {plan}: that entry is not a plan")
@@ -146,6 +148,9 @@ def run(
         raise InputError("say where the outcomes will be: --outcomes FILE or --from SOURCE PATH")
     if not command:
         raise InputError("CMD is required after --")
+    if outcomes is not None and Path(outcomes).is_dir():
+        raise InputError(f"--outcomes {outcomes} is a directory: name the JSON Lines file the "
+                         "command will write")
     declared = _declared(apparatus)
     key = load_key()
     with state.open_ledger(write=True) as ledger:

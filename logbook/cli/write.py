@@ -196,8 +196,11 @@ def amend(
             if not isinstance(base, dict):
                 raise InputError(f"--set {field}: plan field {top!r} is not an object")
             node = base = _deep_copy(base)
-            for part in rest[:-1]:
+            for i, part in enumerate(rest[:-1]):
                 node = node.setdefault(part, {})
+                if not isinstance(node, dict):
+                    raise InputError(f"--set {field}: plan field "
+                                     f"{'.'.join([top, *rest[:i + 1]])!r} is not an object")
             node[rest[-1]] = _parse_value(value)
             changes[top] = base
         body = {"plan": digest, "changes": changes, "reason": reason}

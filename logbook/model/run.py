@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from logbook.model.base import Digest, Record, Text
 
 Status = Literal["completed", "failed", "aborted"]
+MAX_SCORE = 1e100  # beyond any metric's scale; sums and cubes of a suite's scores stay finite
 
 
 class Outcomes(Record):
@@ -35,9 +36,15 @@ class Outcomes(Record):
                                  f"outcomes.id has {n}")
         errors = self.error or [None] * n
         for i, (s, e) in enumerate(zip(self.score, errors, strict=True)):
-            if s is None and not e:
-                raise ValueError(f"outcomes.score[{i}] (item {self.id[i]!r}) is null without an "
-                                 "error: a missing item must say why in outcomes.error")
+            if s is None:
+                if not e:
+                    raise ValueError(f"outcomes.score[{i}] (item {self.id[i]!r}) is null "
+                                     "without an error: a missing item must say why in "
+                                     "outcomes.error")
+            elif not -MAX_SCORE <= s <= MAX_SCORE:
+                raise ValueError(f"outcomes.score[{i}] (item {self.id[i]!r}) is {s:g}: item "
+                                 f"scores lie within ±{MAX_SCORE:g}, so that a suite's sums "
+                                 "and cubes stay finite")
         samples = self.sample or [0] * n
         seen: set[tuple[str, int]] = set()
         for i, key in enumerate(zip(self.id, samples, strict=True)):

@@ -19,6 +19,8 @@ from collections.abc import Callable
 
 from ._validate import check_finite, check_int, check_open_unit
 
+MAX_ITEMS = 1e15  # beyond any suite: a delta that needs more is a typo, not a plan
+
 
 def _z(alpha: float, power: float) -> tuple[float, float]:
     from ._dist import ndtri
@@ -78,7 +80,13 @@ def sample_size(
     if delta == 0 or not 0.0 < p + delta < 1.0:
         raise ValueError(f"delta: p + delta must lie in (0, 1) and delta != 0, got {delta}")
     za, zb = _z(alpha, power)
-    n = _n_raw(delta, p, za, zb, paired, discordance)
+    try:
+        n = _n_raw(delta, p, za, zb, paired, discordance)
+    except (ZeroDivisionError, OverflowError):  # delta**2 underflowed
+        n = math.inf
+    if not n <= MAX_ITEMS:
+        raise ValueError(f"delta: {delta:g} is too small to plan for: detecting it would take "
+                         f"more than {MAX_ITEMS:.0e} items")
     # Forgive float noise so that sample_size(min_detectable_effect(n)) == n exactly.
     return max(1, math.ceil(n - 1e-9 * n))
 

@@ -147,8 +147,11 @@ def _bca_constants(
     if prop <= 0.0 or prop >= 1.0:
         return None
     d = np.average(jack, weights=w) - jack
-    den = 6.0 * float(w @ d**2) ** 1.5
-    accel = float(w @ d**3) / den if den > 0 else 0.0
+    with np.errstate(over="ignore", invalid="ignore"):  # numpy scalars: inf, not an error
+        den = 6.0 * np.float64(w @ d**2) ** 1.5
+        accel = float(np.float64(w @ d**3) / den) if den > 0 else 0.0
+    if not math.isfinite(accel):  # values so large their cubes overflow: no acceleration
+        return None
     return float(ndtri(prop)), accel
 
 

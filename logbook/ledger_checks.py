@@ -1,0 +1,122 @@
+"""Checks an entry must pass against the ledger as it stands, inside the append transaction
+(the body's own shape is checked before, by the models). Each refusal is one InputError that
+names the field at fault; nothing is written."""
+
+from __future__ import annotations
+
+import base64
+from typing import TYPE_CHECKING, Any
+
+from logbook import crypto, merkle
+from logbook.errors import InputError
+
+if TYPE_CHECKING:
+    from logbook.ledger import Ledger
+    from logbook.store import Store, Txn
+
+BOUNDED_KINDS = ("proportion", "pass_at_k")  # metric kinds whose item scores lie in [0, 1]
+
+
+def check_state(ledger: Ledger, txn: Txn, kind: str, body: dict[str, Any], size: int,
+                key: crypto.SigningKey) -> None:
+    store = txn.store
+    if kind != "genesis":
+        ledger.check_key(key)
+    if kind == "run" and body.get("plan"):
+        expect(store, body["plan"], "plan", "body.plan")
+        plan = ledger.plan_body(body["plan"])
+        _arm_of(plan, body.get("arm"), "body.arm")
+        _scores_fit(plan, body.get("outcomes"))
+    elif kind == "amendment":
+        expect(store, body["plan"], "plan", "body.plan")
+        from logbook.model.validate import validate_body
+
+        amended = {**ledger.plan_body(body["plan"]), **body["changes"]}
+        try:
+            validate_body("plan", amended)
+        except InputError as exc:
+            raise InputError(f"body.changes: the amended plan is invalid: {exc}") from None
+    elif kind == "retraction":
+        _retractable(store, body["target"])
+    elif kind == "claim":
+        if body.get("plan"):
+            expect(store, body["plan"], "plan", "body.plan")
+            plan = ledger.plan_body(body["plan"])
+            arms = body.get("arm")
+            for i, arm in enumerate(arms if isinstance(arms, list) else [arms]):
+                if arm is not None:
+                    _arm_of(plan, arm, "body.arm" if not isinstance(arms, list)
+                            else f"body.arm[{i}]")
+        for i, r in enumerate(body.get("runs") or []):
+            expect(store, r, "run", f"body.runs[{i}]")
+        n = body["ledger_size"]
+        if n > size:
+            raise InputError(f"body.ledger_size: {n} is beyond the ledger's size {size}")
+        root = merkle.root_from_nodes(n, store.tree_node).hex()
+        if root != body["ledger_root"]:
+            raise InputError(f"body.ledger_root: does not match the ledger's Merkle root "
+                             f"at size {n} ({root})")
+    elif kind == "band":
+        for i, r in enumerate(body.get("runs") or []):
+            expect(store, r, "run", f"body.runs[{i}]")
+    elif kind == "key":
+        _key_change(store, body)
+
+
+def expect(store: Store, digest: str, kind: str | None, field: str) -> tuple[int, str]:
+    """(seq, kind) of the entry ``digest`` names; InputError if none, or not of ``kind``."""
+    found = store.kind_of(digest)
+    if found is None:
+        raise InputError(f"{field}: no entry has digest {digest}")
+    if kind is not None and found[1] != kind:
+        raise InputError(f"{field}: entry {digest[:12]} is a {found[1]}, not a {kind}")
+    return found
+
+
+def _arm_of(plan: dict[str, Any], arm: Any, field: str) -> None:
+    arms = [a.get("name") for a in plan.get("arms", [])]
+    if arm not in arms:
+        raise InputError(f"{field}: {arm!r} is not an arm of the plan "
+                         f"(its arms are {', '.join(map(str, arms))})")
+
+
+def _scores_fit(plan: dict[str, Any], outcomes: Any) -> None:
+    """Item scores of a proportion or pass@k plan lie in [0, 1]."""
+    kind = (plan.get("metric") or {}).get("kind")
+    if kind not in BOUNDED_KINDS or not isinstance(outcomes, dict):
+        return
+    for i, s in enumerate(outcomes.get("score") or ()):
+        if s is not None and not 0.0 <= s <= 1.0:
+            raise InputError(f"body.outcomes.score[{i}]: {s!r} lies outside [0, 1], and the "
+                             f"plan's metric {plan['metric'].get('name')!r} is a {kind}")
+
+
+def _retractable(store: Store, target: str) -> None:
+    seq, kind = expect(store, target, None, "body.target")
+    if kind == "genesis":
+        raise InputError("body.target: the genesis entry cannot be retracted (it is the "
+                         "ledger's identity; start a new ledger instead)")
+    if kind == "retraction":
+        raise InputError(f"body.target: entry @{seq} is a retraction, and a retraction cannot "
+                         "be withdrawn; append a note saying why, and the entry again if it "
+                         "should count")
+    if kind == "key":
+        raise InputError(f"body.target: entry @{seq} is a key entry; withdraw a key with "
+                         "`logbook keys revoke`")
+    earlier = store.retractions_of([target]).get(target)
+    if earlier:
+        raise InputError(f"body.target: entry @{seq} is already retracted (by "
+                         f"{earlier[0][:12]})")
+
+
+def _key_change(store: Store, body: dict[str, Any]) -> None:
+    fp = crypto.fingerprint(base64.b64decode(body["public"]))
+    known = {k[0]: k for k in store.signing_keys()}
+    if body["action"] == "add" and fp in known:
+        raise InputError("body.public: this key is already registered in the ledger")
+    if body["action"] == "revoke":
+        if fp not in known or known[fp][4] is not None:
+            raise InputError("body.public: this key is not a valid key of the ledger")
+        if not any(k[4] is None for f, k in known.items() if f != fp):
+            raise InputError("body.public: this is the ledger's only valid key; revoking it "
+                             "would leave no key able to sign (add another key first)")
