@@ -42,11 +42,14 @@ def keep(ledger_db: Path, name: str, data: bytes,
     path = folder / digest
     if not path.exists():
         tmp = folder / f".{digest}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        finally:  # a failed write (a full disk) leaves no temporary file behind
+            tmp.unlink(missing_ok=True)
     ref: dict[str, Any] = {"name": name, "sha256": f"sha256:{digest}", "size": len(data)}
     if text.strip():
         ref["excerpt"] = excerpt(text.encode("utf-8", "surrogateescape").decode("utf-8",

@@ -98,7 +98,7 @@ def read_trust_key(value: str, option: str = "--trust") -> tuple[str, PublicKey 
             raise InputError(f"{option}: {exc}") from None
         pk = PublicKey(raw)
         return pk.fingerprint, pk
-    return read_trust(value)
+    return read_trust(value, option)
 
 
 # --- verify --checkpoint ------------------------------------------------------------------
