@@ -213,3 +213,9 @@ def test_export_to_a_path_that_cannot_be_written_leaves_nothing(ledger: dict[str
     before = sorted(p.name for p in ledger["dir"].iterdir())
     refused("export", "--out", where, words=("--out", where))
     assert sorted(p.name for p in ledger["dir"].iterdir()) == before  # no stray .tmp
+
+
+def test_a_draft_that_names_a_member_twice_is_refused(ledger: dict[str, Any]) -> None:
+    f = ledger["tmp"] / "dup.json"
+    f.write_bytes(b'{"kind": "note", "body": {"text": "shown", "refs": [], "text": "signed"}}')
+    refused("append", str(f), words=("'text' appears twice",))

@@ -36,13 +36,34 @@ def parse_json(data: bytes, source: str) -> Any:
     from logbook.errors import InputError
 
     try:
-        return orjson.loads(data)
+        value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         where = _non_finite_path(data)
         if where:
             raise InputError(f"{source}: {where} is not a finite number (NaN and "
                              "infinities are refused)") from None
         raise InputError(f"{source} is not valid JSON ({exc})") from None
+    _no_duplicate_names(data, source)
+    return value
+
+
+def _no_duplicate_names(data: bytes, source: str) -> None:
+    """Refuse an object that names a member twice: parsers disagree on which one counts (the
+    last, for orjson), so what was signed could differ from what a reader of the file sees.
+    RFC 8785 takes I-JSON (RFC 7493), which forbids duplicate names."""
+    import json
+
+    from logbook.errors import InputError
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for name, _ in items:
+            if name in seen:
+                raise InputError(f"{source}: the name {name!r} appears twice in one object")
+            seen.add(name)
+        return dict(items)
+
+    json.loads(data, object_pairs_hook=pairs)
 
 
 class _NonFinite:
