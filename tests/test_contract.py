@@ -219,3 +219,9 @@ def test_a_draft_that_names_a_member_twice_is_refused(ledger: dict[str, Any]) ->
     f = ledger["tmp"] / "dup.json"
     f.write_bytes(b'{"kind": "note", "body": {"text": "shown", "refs": [], "text": "signed"}}')
     refused("append", str(f), words=("'text' appears twice",))
+
+
+def test_append_from_names_the_file_whose_scores_the_plan_refuses(ledger: dict[str, Any]) -> None:
+    items = write_jsonl(ledger["tmp"] / "items.jsonl", [{"id": "a", "score": 3}])
+    refused("append", "--from", "jsonl", str(items), "--plan", "kv-q8-vs-f16", "--arm", "q8",
+            words=(str(items), "score[0]", "[0, 1]"))

@@ -97,7 +97,10 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
             drafts.append(("run", scrub_run_body(body)))
         if not drafts:
             raise InputError(f"{path} holds no runs")
-        return ledger.append_many(drafts, key, once=once)
+        try:
+            return ledger.append_many(drafts, key, once=once)
+        except InputError as exc:  # a run the ledger refuses: say which file it came from
+            raise InputError(f"{path}: {exc}") from None
 
 
 class _Tee(threading.Thread):

@@ -10,6 +10,7 @@ import hashlib
 import json
 import math
 import re
+import reprlib
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +22,9 @@ from logbook.errors import InputError
 
 REDACTED = "[redacted]"
 MAX_SAFE_INT = 2**53 - 1
+# Deeper values are refused where a harness's header is read: hashing (orjson stops at 255
+# levels), redacting, pruning and canonicalising them all recurse. Real headers nest < 20 deep.
+MAX_DEPTH = 100
 # A key names a secret when it mentions one of these words; "tokenizer" and "author" do not.
 _SECRET_KEY = re.compile(r"key|token(?!iz)|secret|passw|credential|auth(?!or)", re.IGNORECASE)
 _URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
@@ -48,8 +52,19 @@ def _finite_or_none(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _int_as_orjson(text: str) -> int | float | None:
+    """An integer as orjson reads it: beyond the 64-bit range it is a float (None if infinite),
+    so that every value parsed by either parser can be hashed by :func:`digest`."""
+    value = int(text)
+    return value if -(2**63) <= value < 2**64 else _finite_or_none(text)
+
+
 def loads(data: bytes | str, where: str, *, strict: bool = False) -> Any:
-    """Parse JSON with orjson; unless strict, NaN/Infinity (Python's json writes them) -> None."""
+    """Parse JSON with orjson; unless strict, NaN/Infinity (Python's json writes them) -> None.
+
+    Whatever the parser, a string holding a lone surrogate (``"\\ud800"``, which no UTF-8 text
+    can carry) is refused with an InputError naming the field.
+    """
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -57,9 +72,46 @@ def loads(data: bytes | str, where: str, *, strict: bool = False) -> Any:
     if strict:
         raise InputError(f"{where}: not valid JSON ({first})") from None
     try:  # only the non-standard constants make orjson refuse a file the stdlib accepts
-        return json.loads(data, parse_constant=lambda _: None, parse_float=_finite_or_none)
+        value = json.loads(data, parse_constant=lambda _: None, parse_float=_finite_or_none,
+                           parse_int=_int_as_orjson)
     except (ValueError, RecursionError):
         raise InputError(f"{where}: not valid JSON ({first})") from None
+    check_text(value, where)  # the stdlib, unlike orjson, lets lone surrogates through
+    return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _bad_text(text: str) -> bool:
+    return not text.isascii() and _SURROGATE.search(text) is not None
+
+
+def field_name(parts: Iterable[str | int]) -> str:
+    """``("results", "scores", 0, "metrics")`` as ``results.scores[0].metrics``, printable."""
+    name = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
+    return name.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def check_text(value: Any, where: str) -> None:
+    """InputError naming the field when a string or key in ``value`` (parsed JSON) holds a lone
+    surrogate: it is not Unicode text, and no entry could be written with it."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, str):
+            if _bad_text(item):
+                what = f"field {field_name(at)}" if at else "the value"
+                raise InputError(f"{where}: {what} holds a lone surrogate, which is not valid "
+                                 "Unicode text")
+        elif isinstance(item, dict):
+            for key in item:
+                if _bad_text(key):
+                    raise InputError(f"{where}: field {field_name((*at, key))} has a name "
+                                     "holding a lone surrogate, which is not valid Unicode text")
+            stack.extend((sub, (*at, key)) for key, sub in reversed(item.items()))
+        elif isinstance(item, list):
+            stack.extend((sub, (*at, i)) for i, sub in reversed(list(enumerate(item))))
 
 
 def load_json_file(path: Path) -> Any:
@@ -75,6 +127,37 @@ def as_dict(value: Any) -> dict[str, Any]:
 def as_list(value: Any) -> list[Any]:
     """``value`` when it is a JSON array, else an empty list."""
     return value if isinstance(value, list) else []
+
+
+def whole(value: Any, low: int, high: int) -> int | None:
+    """``value`` when it is a JSON integer (not a bool) from ``low`` to ``high``, else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+        return value
+    return None
+
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxstring = _SHOWN.maxother = 60
+_SHOWN.maxlevel = 3
+
+
+def shown(value: Any) -> str:
+    """A short repr of a value read from a file, for an error message (however deep or long)."""
+    return _SHOWN.repr(value)
+
+
+def check_depth(value: Any, where: str) -> None:
+    """InputError naming the field when parsed JSON nests more than MAX_DEPTH levels deep."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, dict | list) and len(at) >= MAX_DEPTH:
+            raise InputError(f"{where}: field {field_name(at[:3])}... nests more than "
+                             f"{MAX_DEPTH} levels deep")
+        if isinstance(item, dict):
+            stack.extend((sub, (*at, key)) for key, sub in item.items())
+        elif isinstance(item, list):
+            stack.extend((sub, (*at, i)) for i, sub in enumerate(item))
 
 
 def is_secret_key(name: str) -> bool:

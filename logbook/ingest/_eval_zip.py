@@ -3,11 +3,14 @@
 A ``.eval`` file is a zip archive whose members are Zstandard-compressed (zip method 93), which
 :mod:`zipfile` lists but cannot decompress. Names, offsets and sizes come from the zip central
 directory; each member's bytes are read after its local header and decompressed with
-``zstandard``; size and CRC-32 are checked against the directory.
+``zstandard``; size and CRC-32 are checked against the directory. Sizes the directory or a
+zstd frame claims are checked against the file and against MAX_MEMBER_SIZE before anything is
+allocated, so a damaged or hostile archive cannot exhaust memory.
 """
 
 from __future__ import annotations
 
+import os
 import struct
 import zipfile
 import zlib
@@ -19,6 +22,8 @@ from logbook.ingest._common import fail
 
 INSTALL_HINT = "pip install 'logbook[inspect]'"
 ZSTD_METHOD = 93
+MAX_MEMBER_SIZE = 1 << 30  # 1 GiB uncompressed: far beyond any header or sample Inspect writes
+_CHUNK = 1 << 20
 _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, 22 bytes, name length, extra length
 
 
@@ -43,7 +48,8 @@ class EvalArchive:
             self._zip = zipfile.ZipFile(self._fh)
         except FileNotFoundError:
             raise fail(self.path, "file not found") from None
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError,
+                UnicodeDecodeError) as exc:  # the last two: a damaged directory's version, names
             self.close()
             raise fail(self.path, f"not a readable .eval (zip) archive ({exc})") from None
         except OSError as exc:
@@ -67,6 +73,11 @@ class EvalArchive:
         """One member's uncompressed bytes (zip method 93, or stored/deflated)."""
         assert self._zip is not None and self._fh is not None, "use within a with block"
         info, where = self.infos[name], f"member {name}"
+        if info.flag_bits & 0x1:
+            raise fail(self.path, f"{where}: is encrypted, which Inspect never does (corrupt)")
+        if info.file_size > MAX_MEMBER_SIZE:
+            raise fail(self.path, f"{where}: the zip directory gives it {info.file_size} bytes, "
+                                  f"more than the {MAX_MEMBER_SIZE} this reader takes")
         try:
             self._fh.seek(info.header_offset)
             head = self._fh.read(_LOCAL_HEADER.size)
@@ -75,7 +86,10 @@ class EvalArchive:
             signature, name_len, extra_len = _LOCAL_HEADER.unpack(head)
             if signature != b"PK\x03\x04":
                 raise fail(self.path, f"{where}: bad local header (corrupt archive)")
-            self._fh.seek(info.header_offset + _LOCAL_HEADER.size + name_len + extra_len)
+            start = info.header_offset + _LOCAL_HEADER.size + name_len + extra_len
+            if start + info.compress_size > os.fstat(self._fh.fileno()).st_size:
+                raise fail(self.path, f"{where}: archive is truncated")  # before allocating
+            self._fh.seek(start)
             raw = self._fh.read(info.compress_size)
             if len(raw) < info.compress_size:
                 raise fail(self.path, f"{where}: archive is truncated")
@@ -98,8 +112,16 @@ class EvalArchive:
         return bytes(data)
 
     def _decompress(self, raw: bytes, size: int, where: str) -> bytes:
+        """Decompress in chunks, stopping past ``size``: the frame's own content size (which
+        ``decompress`` would allocate at once) is never trusted."""
+        out = bytearray()
         try:
-            data: bytes = self._zstd.ZstdDecompressor().decompress(raw, max_output_size=size)
+            with self._zstd.ZstdDecompressor().stream_reader(raw) as reader:
+                while len(out) <= size:
+                    chunk = reader.read(_CHUNK)
+                    if not chunk:
+                        break
+                    out += chunk
         except self._zstd.ZstdError as exc:
             raise fail(self.path, f"{where}: zstd data is corrupt ({exc})") from None
-        return data
+        return bytes(out)

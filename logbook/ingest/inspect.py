@@ -21,8 +21,11 @@ from logbook.ingest._common import (
     as_dict,
     as_list,
     build_outcomes,
+    check_depth,
+    check_text,
     digest,
     fail,
+    field_name,
     item_id,
     load_json_file,
     loads,
@@ -30,11 +33,17 @@ from logbook.ingest._common import (
     prune,
     redact,
     rfc3339,
+    shown,
+    whole,
 )
 from logbook.ingest._eval_zip import INSTALL_HINT, EvalArchive
 
 SUPPORTED_VERSIONS = frozenset({2})
 NOT_RUN = "not run (evaluation ended early)"
+# Bounds on what a log may plan, so that a damaged count cannot exhaust memory: Inspect's
+# epochs are a handful, and a run is at most a few million (sample, epoch) pairs.
+MAX_EPOCHS = 10_000
+MAX_PLANNED = 5_000_000
 Reader = Literal["auto", "inspect_ai", "zstd"]
 Log = tuple[dict[str, Any], list[dict[str, Any]]]  # header without samples, minimal samples
 _STATUS = {"success": "completed", "error": "failed", "cancelled": "aborted",
@@ -85,10 +94,16 @@ def read_log(path: Path, *, reader: Reader = "auto") -> Log:
     else:
         header, samples = _read_eval_zip(path)
     version = header.get("version")
-    if "eval" in header and version not in SUPPORTED_VERSIONS:
-        raise fail(path, f"field version is {version!r}; supported Inspect log versions: "
+    if "eval" in header and not _supported(version):
+        raise fail(path, f"field version is {shown(version)}; supported Inspect log versions: "
                          f"{', '.join(map(str, sorted(SUPPORTED_VERSIONS)))}")
+    check_depth(header, str(path))  # its values are hashed and copied into the run
     return header, samples
+
+
+def _supported(version: Any) -> bool:
+    """True for a log version this reader knows (an integer: a list or object is not)."""
+    return whole(version, 0, max(SUPPORTED_VERSIONS)) in SUPPORTED_VERSIONS
 
 
 def _has_inspect_ai() -> bool:
@@ -116,6 +131,9 @@ def _read_with_inspect_ai(path: Path) -> Log:
     samples = [{"id": s.id, "epoch": s.epoch,
                 "scores": {k: {"value": v.value} for k, v in (s.scores or {}).items()},
                 "error": s.error.message if s.error else None} for s in log.samples or []]
+    check_text(header, str(path))  # as loads does for the other readers
+    for i, sample in enumerate(samples):
+        check_text(sample, f"{path}: sample {i}")
     return header, [_sample(path, s, i) for i, s in enumerate(samples)]
 
 
@@ -134,7 +152,7 @@ def _read_eval_zip(path: Path) -> Log:
             raise fail(path, "has neither header.json nor _journal/start.json")
         if not isinstance(header, dict):
             raise fail(path, "member header.json is not a JSON object")
-        if header.get("version") not in SUPPORTED_VERSIONS:
+        if not _supported(header.get("version")):
             return header, []  # read_log reports the version
         names = [n for n in archive.infos if n.startswith("samples/") and n.endswith(".json")]
         return header, [_sample(path, member(n), n) for n in names]
@@ -148,13 +166,19 @@ def _sample(path: Path, raw: Any, where: int | str) -> dict[str, Any]:
     sid, epoch = item_id(raw.get("id")), raw.get("epoch", 1)
     if sid is None:
         raise fail(path, f"{label}: field id is missing or not an id")
-    if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 0:
-        raise fail(path, f"{label}: field epoch is not a whole number")
-    error = raw.get("error")
+    if whole(epoch, 0, MAX_EPOCHS) is None:
+        raise fail(path, f"{label}: field epoch is not a whole number from 0 to {MAX_EPOCHS}")
+    return {"id": sid, "epoch": epoch, "scores": as_dict(raw.get("scores")),
+            "error": _error_text(raw.get("error"))}
+
+
+def _error_text(error: Any) -> str | None:
+    """An Inspect error (an object with a message, or a bare message) as text; None if none."""
     if isinstance(error, dict):
         error = error.get("message") or "error"
-    return {"id": sid, "epoch": epoch, "scores": as_dict(raw.get("scores")),
-            "error": str(error) if error else None}
+    if not error:
+        return None
+    return error if isinstance(error, str) else shown(error)
 
 
 def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], *,
@@ -164,15 +188,18 @@ def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], 
     if not isinstance(ev, dict):
         raise fail(path, "field eval is missing or not an object")
     status = header.get("status", "started")
-    if status not in _STATUS:
-        raise fail(path, f"field status is {status!r}, not one of {', '.join(_STATUS)}")
+    if not isinstance(status, str) or status not in _STATUS:
+        raise fail(path, f"field status is {shown(status)}, not one of {', '.join(_STATUS)}")
+    task = ev.get("task")
+    if task is not None and not isinstance(task, str):
+        raise fail(path, f"field eval.task is {shown(task)}, not a string")
     results = as_dict(header.get("results"))
     names = _scorers(ev, results, samples)
     if scorer is not None:
         if scorer not in names and samples:
             raise fail(path, f"no scorer named {scorer!r} (found: {', '.join(names) or 'none'})")
         names = [scorer]
-    planned, note = _planned(ev, samples)
+    planned, note = _planned(path, ev, samples)
     logged: dict[tuple[str, int], dict[str, Any]] = {}
     for s in samples:
         if (s["id"], s["epoch"]) in logged:
@@ -180,16 +207,15 @@ def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], 
         logged[(s["id"], s["epoch"])] = s
     planned_set = set(planned)
     keys = planned + [k for k in logged if k not in planned_set]
-    error = header.get("error")
-    message = str(as_dict(error).get("message") or error) if error else None
+    message = _error_text(header.get("error"))
     runs = []
     for name in names:
         body: dict[str, Any] = {
             "status": _STATUS[status],
-            "task": ev.get("task"),
+            "task": task,
             "apparatus": _apparatus(header, ev, name),
             "outcomes": _outcomes(name, keys, logged),
-            "reported": _reported(status, message, results, name),
+            "reported": _reported(path, status, message, results, name),
             "started": rfc3339(as_dict(header.get("stats")).get("started_at") or ev.get("created")),
             "finished": rfc3339(as_dict(header.get("stats")).get("completed_at")),
             "note": note,
@@ -210,14 +236,27 @@ def _scorers(ev: dict[str, Any], results: dict[str, Any], samples: list[Any]) ->
     return unique or ["score"]
 
 
-def _planned(ev: dict[str, Any], samples: list[Any]) -> tuple[list[tuple[str, int]], str | None]:
+def _planned(path: Path, ev: dict[str, Any],
+             samples: list[Any]) -> tuple[list[tuple[str, int]], str | None]:
     """Every (id, epoch) the eval meant to run, from the dataset's sample ids and epochs."""
     ids = [item_id(i) for i in as_list(as_dict(ev.get("dataset")).get("sample_ids"))]
-    epochs = as_dict(ev.get("config")).get("epochs")
-    if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
-        epochs = max((s["epoch"] for s in samples), default=1)
+    given = as_dict(ev.get("config")).get("epochs")
+    epochs = (max((s["epoch"] for s in samples), default=1) if given is None
+              else whole(given, 1, MAX_EPOCHS))
+    if epochs is None:
+        raise fail(path, f"field eval.config.epochs is {shown(given)}, not a whole number "
+                         f"from 1 to {MAX_EPOCHS}")
     if not ids or any(i is None for i in ids):
         return [], "log lists no dataset sample ids: items never run cannot be counted"
+    if len(ids) * epochs > MAX_PLANNED:
+        raise fail(path, f"fields eval.dataset.sample_ids and eval.config.epochs plan "
+                         f"{len(ids)} x {epochs} (sample, epoch) pairs, more than the "
+                         f"{MAX_PLANNED} one run can hold")
+    seen: set[str | None] = set()
+    for i in ids:
+        if i in seen:
+            raise fail(path, f"field eval.dataset.sample_ids lists sample {shown(i)} twice")
+        seen.add(i)
     return [(i, e) for i in ids if i is not None for e in range(1, epochs + 1)], None
 
 
@@ -234,7 +273,7 @@ def _outcomes(name: str, keys: list[tuple[str, int]],
             values.append((None, f"no score from scorer {name}"))
         else:
             values.append((as_dict(sample["scores"][name]).get("value"), None))
-    fields = list(dict.fromkeys(k for v, _ in values if isinstance(v, dict) for k in v))
+    fields = list(dict.fromkeys(k for v, _ in values if isinstance(v, dict) for k in v if k))
     getters: list[tuple[str, Callable[[Any], Any]]] = (
         [(f, lambda v, f=f: v.get(f) if isinstance(v, dict) else v) for f in fields]
         if fields else [(name, lambda v: v)])
@@ -278,19 +317,22 @@ def value_to_float(value: Any) -> tuple[float | None, str | None]:
     return None, f"score value is a {type(value).__name__}, not a number"
 
 
-def _reported(status: str, message: str | None, results: dict[str, Any],
+def _reported(path: Path, status: str, message: str | None, results: dict[str, Any],
               name: str) -> dict[str, Any]:
-    entries = [e for e in as_list(results.get("scores"))
-               if isinstance(e, dict) and (e.get("scorer") or e.get("name")) == name]
+    found = [(i, e) for i, e in enumerate(as_list(results.get("scores")))
+             if isinstance(e, dict) and (e.get("scorer") or e.get("name")) == name]
+    entries = [e for _, e in found]
     out: dict[str, Any] = {"status": status, "error": message, "scorer": name,
                            "total_samples": results.get("total_samples"),
                            "completed_samples": results.get("completed_samples")}
     if entries:
         first = entries[0]
-        metrics = {k: (m.get("value") if isinstance(m, dict) else m)
-                   for k, m in as_dict(first.get("metrics")).items()}
+        metrics = _metrics(path, first.get("metrics"), ("results", "scores", found[0][0],
+                                                         "metrics"))
         headline = as_dict(results.get("headline"))
         metric = headline.get("metric") if headline.get("scorer") == name else None
+        if metric is not None and not isinstance(metric, str):
+            raise fail(path, f"field results.headline.metric is {shown(metric)}, not a string")
         metric = metric if metric in metrics else next(iter(metrics), None)
         out |= {"metric": metric, "value": number(metrics.get(metric)),
                 "stderr": number(metrics.get("stderr")), "metrics": metrics,
@@ -300,6 +342,24 @@ def _reported(status: str, message: str | None, results: dict[str, Any],
         if len(entries) > 1:
             out["scores"] = entries
     return out
+
+
+def _metrics(path: Path, raw: Any, at: tuple[str | int, ...]) -> dict[str, Any]:
+    """A scorer's metrics as {name: value}; each is an object with a numeric value (or, in
+    older logs, a bare number)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise fail(path, f"field {field_name(at)} is {shown(raw)}, not an object")
+    metrics: dict[str, Any] = {}
+    for key, entry in raw.items():
+        value, where = entry, (*at, key)
+        if isinstance(entry, dict):
+            value, where = entry.get("value"), (*where, "value")
+        if not (value is None or isinstance(value, bool | int | float)):
+            raise fail(path, f"field {field_name(where)} is {shown(value)}, not a number")
+        metrics[key] = value
+    return metrics
 
 
 def _apparatus(header: dict[str, Any], ev: dict[str, Any], scorer: str) -> dict[str, Any]:

@@ -13,7 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from logbook.errors import InputError
-from logbook.ingest._common import build_outcomes, fail, item_id, loads, number, read_bytes
+from logbook.ingest._common import (
+    MAX_SAFE_INT,
+    build_outcomes,
+    fail,
+    item_id,
+    loads,
+    number,
+    read_bytes,
+    whole,
+)
 
 FIELDS = ("id", "score", "cluster", "error", "sample")
 
@@ -62,8 +71,9 @@ def parse(data: bytes, path: Path | str, *, metric: str = "score") -> dict[str, 
             raise fail(path, f"{where}: field id must be a non-empty string or an integer")
         score, error = _score(line, path, where)
         sample = line.get("sample")
-        if sample is not None and (not isinstance(sample, int) or isinstance(sample, bool)):
-            raise fail(path, f"{where}: field sample must be an integer")
+        if sample is not None and whole(sample, -MAX_SAFE_INT, MAX_SAFE_INT) is None:
+            raise fail(path, f"{where}: field sample must be an integer (at most 2^53 in "
+                             "magnitude)")
         cluster = line.get("cluster")
         if cluster is not None:
             cluster = item_id(cluster)

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from logbook.ingest._common import (
+    MAX_SAFE_INT,
     as_dict,
     as_list,
     build_outcomes,
+    check_depth,
     digest,
     fail,
     item_id,
@@ -27,6 +29,8 @@ from logbook.ingest._common import (
     redact,
     rfc3339,
     sha256_tag,
+    shown,
+    whole,
 )
 
 HARNESS = "lm-evaluation-harness"
@@ -55,6 +59,7 @@ def read_results(path: Path, *, metric: str | None = None) -> list[dict[str, Any
     doc = load_json_file(path)
     if not isinstance(doc, dict):
         raise fail(path, "expected a JSON object (an lm-eval results file)")
+    check_depth(doc, str(path))  # its values are hashed and copied into the runs
     version = doc.get("lm_eval_version")
     if not isinstance(version, str) or not version.startswith("0.4."):
         found = "is missing" if version is None else f"is {version!r}"
@@ -73,6 +78,9 @@ def read_results(path: Path, *, metric: str | None = None) -> list[dict[str, Any
     for task in configs:
         if task in groups or task not in results or not isinstance(configs[task], dict):
             continue  # a group: its subtasks carry the items
+        if "/" in task or "\x00" in task:
+            raise fail(path, f"field configs names task {shown(task)}, which cannot be part of "
+                             "a samples file name")
         samples = path.with_name(f"samples_{task}_{match['ts']}.jsonl")
         runs.append(_task_run(doc, path, task, samples, parents, metric))
     if not runs:
@@ -83,8 +91,9 @@ def read_results(path: Path, *, metric: str | None = None) -> list[dict[str, Any
 def _parents(group_subtasks: dict[str, Any]) -> dict[str, str]:
     parents: dict[str, str] = {}
     for group, subtasks in group_subtasks.items():
-        for sub in subtasks if isinstance(subtasks, list) else []:
-            parents[str(sub)] = str(group)
+        for sub in as_list(subtasks):
+            if isinstance(sub, str):
+                parents[sub] = group
     return parents
 
 
@@ -107,7 +116,10 @@ def _task_run(doc: dict[str, Any], path: Path, task: str, samples_path: Path,
         did = item_id(line.get("doc_id"))
         if did is None:
             raise fail(samples_path, f"line {lineno}: field doc_id is missing or not an id")
-        rows = by_filter.setdefault(str(line.get("filter", "none")), {})
+        name = line.get("filter", "none")
+        if not isinstance(name, str):
+            raise fail(samples_path, f"line {lineno}: field filter is {shown(name)}, not a string")
+        rows = by_filter.setdefault(name, {})
         if did in rows:
             raise fail(samples_path, f"line {lineno}: doc_id {did} appears twice")
         rows[did] = line
@@ -163,14 +175,15 @@ def _primary(config: dict[str, Any], reported: dict[str, Any], lines: list[Any],
              wanted: str | None, path: Path, task: str) -> tuple[str, str]:
     """(metric, filter): the requested one, else the first of metric_list under filter 1."""
     filters = [f.get("name") for f in as_list(config.get("filter_list")) if isinstance(f, dict)]
-    filt = str(filters[0]) if filters and filters[0] else "none"
+    filt = filters[0] if filters and isinstance(filters[0], str) and filters[0] else "none"
     if wanted:
         metric, _, chosen = wanted.partition(",")
         return metric, chosen or filt
     names = [m.get("metric") for m in as_list(config.get("metric_list")) if isinstance(m, dict)]
-    names = [str(n) for n in names if isinstance(n, str)]
+    names = [n for n in names if isinstance(n, str) and n]
     if not names:  # older configs: the results keys are "metric,filter"
-        names = [k.split(",")[0] for k in reported if "," in k and "_stderr," not in k]
+        names = [k.split(",")[0] for k in reported
+                 if "," in k and "_stderr," not in k and not k.startswith(",")]
     if not names:
         raise fail(path, f"field configs.{task}.metric_list is missing or empty")
     if f"{names[0]},{filt}" not in reported:
@@ -182,11 +195,10 @@ def _primary(config: dict[str, Any], reported: dict[str, Any], lines: list[Any],
 
 
 def _expected_count(doc: dict[str, Any], task: str, reported: dict[str, Any]) -> int | None:
-    counts = _sub(doc, "n-samples", task)
-    if isinstance(counts, dict) and isinstance(counts.get("effective"), int):
-        return int(counts["effective"])
-    size = reported.get("sample_len")
-    return size if isinstance(size, int) else None
+    effective = whole(as_dict(_sub(doc, "n-samples", task)).get("effective"), 0, MAX_SAFE_INT)
+    if effective is not None:
+        return effective
+    return whole(reported.get("sample_len"), 0, MAX_SAFE_INT)
 
 
 def _extra(by_filter: dict[str, dict[str, dict[str, Any]]], ids: list[str], metric: str,
@@ -338,4 +350,5 @@ def _int(value: Any) -> int | None:
 
 
 def _str(value: Any) -> str | None:
-    return None if value is None else str(value)
+    """A version (a string or number) as text; None for anything else."""
+    return str(value) if isinstance(value, str | int | float) else None
