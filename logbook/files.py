@@ -67,16 +67,27 @@ def read_text(path: str | Path, what: str = "file", *, limit: int | None = None,
                          "text)") from None
 
 
-def _write_error(exc: OSError, path: str | Path, what: str) -> LogbookError:
-    """The one-sentence error for a failed write of ``path``."""
+def _path_problem(path: str | Path, what: str) -> InputError | None:
+    """What is wrong with ``path`` as an output before writing: a directory, or a folder that
+    does not exist or is not a folder; None when the path looks writable."""
     target = Path(path)
-    if isinstance(exc, IsADirectoryError) or target.is_dir():
+    if target.is_dir():
         return InputError(f"{what} {path} is a directory")
     folder = target.parent
     if not folder.exists():
         return InputError(f"{what} {path} cannot be written: folder {folder} does not exist")
     if not folder.is_dir():
         return InputError(f"{what} {path} cannot be written: {folder} is not a folder")
+    return None
+
+
+def _write_error(exc: OSError, path: str | Path, what: str) -> LogbookError:
+    """The one-sentence error for a failed write of ``path``."""
+    if isinstance(exc, IsADirectoryError):
+        return InputError(f"{what} {path} is a directory")
+    problem = _path_problem(path, what)
+    if problem is not None:
+        return problem
     if exc.errno in _ENVIRONMENT_ERRNOS:
         return EnvironmentProblem(f"{what} {path} cannot be written: {exc.strerror}")
     return InputError(f"{what} {path} cannot be written: {exc.strerror}")
@@ -85,14 +96,9 @@ def _write_error(exc: OSError, path: str | Path, what: str) -> LogbookError:
 def check_writable(path: str | Path, what: str = "file") -> None:
     """Refuse, before anything is done, an output path that is a directory or whose folder
     does not exist (the checks that need no write)."""
-    target = Path(path)
-    if target.is_dir():
-        raise InputError(f"{what} {path} is a directory")
-    folder = target.parent
-    if not folder.exists():
-        raise InputError(f"{what} {path} cannot be written: folder {folder} does not exist")
-    if not folder.is_dir():
-        raise InputError(f"{what} {path} cannot be written: {folder} is not a folder")
+    problem = _path_problem(path, what)
+    if problem is not None:
+        raise problem
 
 
 @contextmanager

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import struct
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -60,4 +62,27 @@ def write_json(path: Path, value: Any) -> Path:
 
 def write_jsonl(path: Path, values: list[Any]) -> Path:
     path.write_bytes(b"".join(orjson.dumps(v) + b"\n" for v in values))
+    return path
+
+
+def write_eval(path: Path, members: dict[str, bytes],
+               packed: dict[str, bytes] | None = None) -> Path:
+    """A .eval archive as Inspect writes it (zstd members, zip method 93); ``packed`` gives a
+    member's compressed bytes as they are, instead of compressing its data."""
+    import zstandard
+
+    body, directory = bytearray(), bytearray()
+    for name, data in members.items():
+        raw_name = name.encode()
+        blob = (packed or {}).get(name) or zstandard.ZstdCompressor().compress(data)
+        sizes = (zlib.crc32(data), len(blob), len(data), len(raw_name))
+        offset = len(body)
+        body += struct.pack("<4s5H3I2H", b"PK\x03\x04", 63, 0, 93, 0, 33, *sizes, 0)
+        body += raw_name + blob
+        directory += struct.pack("<4s6H3I5H2I", b"PK\x01\x02", 63, 63, 0, 93, 0, 33, *sizes,
+                                 0, 0, 0, 0, 0, offset)
+        directory += raw_name
+    n = len(members)
+    end = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, n, n, len(directory), len(body), 0)
+    path.write_bytes(bytes(body + directory + end))
     return path

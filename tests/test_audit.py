@@ -393,14 +393,20 @@ def test_a12_outside_the_band(ledger_dir: Path, tmp_path: Path) -> None:
     assert f["entries"] == [late[0], r.json["digest"]] and "band" in f["message"]
 
 
-def test_a18_runs_beyond_their_band(ledger_dir: Path, tmp_path: Path) -> None:
-    # A calibration plan on the same suite measures the q8 pipeline's band: five runs with
-    # sd 0.01. The plan's q8 runs then vary far more (sd 0.064, F = 41 on 4 and 4 df).
-    cal = make_plan(tmp_path, "cal", runs=5, arms_spec=[{"name": "q8", "role": "control"}])
-    append(tmp_path, [scored(cal, "q8", s, 100 + k) for k, s in
-                      enumerate((0.70, 0.72, 0.70, 0.72, 0.71))], "cal.jsonl")
+def calibrated_band(tmp: Path) -> dict[str, Any]:
+    """A calibration plan on the shared suite whose five q8 runs (0.70, 0.72, 0.70, 0.72,
+    0.71: mean 0.71, sd 0.01) measure the q8 pipeline's band, ±0.02; the band entry."""
+    cal = make_plan(tmp, "cal", runs=5, arms_spec=[{"name": "q8", "role": "control"}])
+    append(tmp, [scored(cal, "q8", s, 100 + k) for k, s in
+                 enumerate((0.70, 0.72, 0.70, 0.72, 0.71))], "cal.jsonl")
     band = run_cli("band", "cal:q8", "--json")
     assert band.code == 0, band.err
+    return dict(band.json)
+
+
+def test_a18_runs_beyond_their_band(ledger_dir: Path, tmp_path: Path) -> None:
+    # The plan's q8 runs vary far more than the band's (sd 0.064, F = 41 on 4 and 4 df).
+    band_entry = calibrated_band(tmp_path)
     plan = make_plan(tmp_path, runs=5)
     pairs = honest_runs(plan, control=(0.70, 0.71, 0.69, 0.70, 0.71),
                         treatment=(0.72, 0.70, 0.80, 0.62, 0.71))
@@ -411,7 +417,7 @@ def test_a18_runs_beyond_their_band(ledger_dir: Path, tmp_path: Path) -> None:
     assert "A12" not in checks(result)  # the last q8 run is back inside the band
     f = no_errors(result, "A18")
     q8 = [first[1], first[3], later[1], later[3], later[5]]
-    assert f["entries"] == [plan, band.json["digest"], *q8]
+    assert f["entries"] == [plan, band_entry["digest"], *q8]
     assert "F = 41 on 4 and 4 df, p = 0.0017" in f["message"]  # scipy.stats.f.sf: 0.00169
     documented(f)
 

@@ -214,12 +214,9 @@ def test_brief_lists_plans_whose_runs_disagree_beyond_their_band(ledger_dir: Pat
                                                                  tmp_path: Path) -> None:
     # The audit's A18 (an arm's runs vary more than the band of their apparatus) is stored by
     # `logbook audit`; the brief reads it from there, beside the runs to re-measure (A12).
-    from test_audit import append, honest_runs, make_plan, scored
+    from test_audit import append, calibrated_band, honest_runs, make_plan
 
-    cal = make_plan(tmp_path, "cal", runs=5, arms_spec=[{"name": "q8", "role": "control"}])
-    append(tmp_path, [scored(cal, "q8", s, 100 + k) for k, s in
-                      enumerate((0.70, 0.72, 0.70, 0.72, 0.71))], "cal.jsonl")
-    assert run_cli("band", "cal:q8").code == 0
+    calibrated_band(tmp_path)
     plan = make_plan(tmp_path, runs=5)
     append(tmp_path, honest_runs(plan, control=(0.70, 0.71, 0.69, 0.70, 0.71),
                                  treatment=(0.72, 0.70, 0.80, 0.62, 0.71)))

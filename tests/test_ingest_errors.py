@@ -5,15 +5,13 @@ Each broken input is built in tmp_path from a real fixture.
 
 from __future__ import annotations
 
-import struct
 import sys
-import zlib
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-import zstandard
+from builders import write_eval
 
 from logbook.errors import InputError
 from logbook.ingest import inspect as inspect_log
@@ -40,24 +38,6 @@ def eval_members(path: Path) -> dict[str, bytes]:
     """Uncompressed members of a .eval archive, in archive order."""
     with EvalArchive(path) as archive:
         return {name: archive.read(name) for name in archive.infos}
-
-
-def write_eval(path: Path, members: dict[str, bytes]) -> Path:
-    """A .eval archive as Inspect writes it: every member zstd-compressed, zip method 93."""
-    body, directory = bytearray(), bytearray()
-    for name, data in members.items():
-        packed, raw_name = zstandard.ZstdCompressor().compress(data), name.encode()
-        crc, offset = zlib.crc32(data), len(body)
-        sizes = (crc, len(packed), len(data), len(raw_name))
-        body += struct.pack("<4s5H3I2H", b"PK\x03\x04", 63, 0, 93, 0, 33, *sizes, 0)
-        body += raw_name + packed
-        directory += struct.pack("<4s6H3I5H2I", b"PK\x01\x02", 63, 63, 0, 93, 0, 33, *sizes,
-                                 0, 0, 0, 0, 0, offset)
-        directory += raw_name
-    n = len(members)
-    end = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, n, n, len(directory), len(body), 0)
-    path.write_bytes(bytes(body + directory + end))
-    return path
 
 
 def with_header(members: dict[str, bytes], **changes: Any) -> dict[str, bytes]:

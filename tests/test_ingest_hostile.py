@@ -12,7 +12,6 @@ import functools
 import importlib.util
 import json
 import struct
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 import orjson
 import pytest
 import zstandard
-from builders import plan_body, write_json
+from builders import plan_body, write_eval, write_json
 from conftest import run_cli
 
 from logbook.errors import InputError
@@ -47,27 +46,6 @@ def dump(value: Any) -> bytes:
 def eval_members() -> dict[str, bytes]:
     with EvalArchive(EVAL_LOG) as archive:
         return {name: archive.read(name) for name in archive.infos}
-
-
-def write_eval(path: Path, members: dict[str, bytes],
-               packed: dict[str, bytes] | None = None) -> Path:
-    """A .eval archive as Inspect writes it (zstd members, zip method 93); ``packed`` gives a
-    member's compressed bytes as they are, instead of compressing its data."""
-    body, directory = bytearray(), bytearray()
-    for name, data in members.items():
-        raw_name = name.encode()
-        blob = (packed or {}).get(name) or zstandard.ZstdCompressor().compress(data)
-        sizes = (zlib.crc32(data), len(blob), len(data), len(raw_name))
-        offset = len(body)
-        body += struct.pack("<4s5H3I2H", b"PK\x03\x04", 63, 0, 93, 0, 33, *sizes, 0)
-        body += raw_name + blob
-        directory += struct.pack("<4s6H3I5H2I", b"PK\x01\x02", 63, 63, 0, 93, 0, 33, *sizes,
-                                 0, 0, 0, 0, 0, offset)
-        directory += raw_name
-    n = len(members)
-    end = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, n, n, len(directory), len(body), 0)
-    path.write_bytes(bytes(body + directory + end))
-    return path
 
 
 def inspect_json(change: Callable[[dict[str, Any]], Any], field: str) -> Callable[[Path], Case]:

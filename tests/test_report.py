@@ -230,13 +230,9 @@ def test_a_retracted_amendment_no_longer_applies(ledger_dir: Path, tmp_path: Pat
 def test_report_shows_the_band_of_each_arms_apparatus(ledger_dir: Path, tmp_path: Path) -> None:
     # issue 7: reports use the latest band measured on the arm's apparatus (whose stamp, the
     # evaluator config hash, is part of that apparatus), and name the runs outside it.
-    from test_audit import append, honest_runs, make_plan, scored
+    from test_audit import append, calibrated_band, honest_runs, make_plan
 
-    cal = make_plan(tmp_path, "cal", runs=5, arms_spec=[{"name": "q8", "role": "control"}])
-    append(tmp_path, [scored(cal, "q8", s, 100 + k) for k, s in
-                      enumerate((0.70, 0.72, 0.70, 0.72, 0.71))], "cal.jsonl")
-    band = run_cli("band", "cal:q8", "--json")
-    assert band.code == 0, band.err
+    band = calibrated_band(tmp_path)
     plan = make_plan(tmp_path, runs=3)
     append(tmp_path, honest_runs(plan, treatment=(0.72, 0.74, 0.70)))
     r = run_cli("report", "kv", "--json")
@@ -244,7 +240,7 @@ def test_report_shows_the_band_of_each_arms_apparatus(ledger_dir: Path, tmp_path
     arms = {a["name"]: a for a in r.json["arms"]}
     assert arms["f16"]["band"] is None  # no band was measured on the f16 apparatus
     b = arms["q8"]["band"]
-    assert (b["seq"], b["digest"], b["k"]) == (band.json["seq"], band.json["digest"], 5)
+    assert (b["seq"], b["digest"], b["k"]) == (band["seq"], band["digest"], 5)
     assert b["mean"] == pytest.approx(0.71) and b["band"] == pytest.approx(0.02)
     q8_seqs = [row["seq"] for row in arms["q8"]["runs"]]
     assert b["outside"] == [q8_seqs[1]]  # 0.74 lies outside 0.71 ± 0.02; 0.72, 0.70 do not
