@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -26,6 +27,23 @@ _ENVIRONMENT_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.E
                                  errno.EDQUOT, errno.EIO})
 
 
+_ESCAPED_BYTE = re.compile(r"\\x([89a-f][0-9a-f])")
+
+
+def on_disk(path: str | Path) -> str | Path:
+    """``path``, or the file it names when the command line escaped bytes that are not UTF-8.
+
+    cli.main turns such argv bytes into ``\\xNN`` text (so that text can enter entries); a
+    file whose name holds them is then found by undoing exactly that escape, when the path as
+    written does not exist.
+    """
+    text = str(path)
+    if "\\x" not in text or Path(path).exists():
+        return path
+    raw = _ESCAPED_BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), text)
+    return raw if Path(raw).exists() else path
+
+
 def read_bytes(path: str | Path, what: str = "file", *, limit: int | None = None,
                kind: str | None = None, missing: type[LogbookError] = InputError,
                unreadable: type[LogbookError] = InputError) -> bytes:
@@ -37,7 +55,7 @@ def read_bytes(path: str | Path, what: str = "file", *, limit: int | None = None
     exist or cannot be read (a key file the environment should provide: exit 3).
     """
     try:
-        with open(path, "rb") as fh:
+        with open(on_disk(path), "rb") as fh:
             data = fh.read() if limit is None else fh.read(limit + 1)
     except FileNotFoundError:
         raise missing(f"{what} {path} does not exist") from None

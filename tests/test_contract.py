@@ -225,3 +225,21 @@ def test_append_from_names_the_file_whose_scores_the_plan_refuses(ledger: dict[s
     items = write_jsonl(ledger["tmp"] / "items.jsonl", [{"id": "a", "score": 3}])
     refused("append", "--from", "jsonl", str(items), "--plan", "kv-q8-vs-f16", "--arm", "q8",
             words=(str(items), "score[0]", "[0, 1]"))
+
+
+def test_a_file_whose_name_is_not_utf8_can_be_named(ledger: dict[str, Any]) -> None:
+    # argv bytes that are not UTF-8 are escaped before parsing (so that text can enter
+    # entries); a file whose name holds such bytes must still be found
+    import os
+    import subprocess
+    import sys
+
+    folder = os.fsencode(ledger["tmp"])
+    name = folder + b"/note-\xff\xfe.json"
+    with open(name, "wb") as fh:
+        fh.write(b'{"kind": "note", "body": {"text": "from a Latin-1 file name"}}')
+    before = state()
+    r = subprocess.run([sys.executable.encode(), b"-m", b"logbook", b"append", name],
+                       cwd=ledger["dir"], capture_output=True, timeout=60, env=dict(os.environ))
+    assert r.returncode == 0, r.stderr
+    assert state()[0] == before[0] + 1
