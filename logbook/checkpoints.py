@@ -50,8 +50,12 @@ def origin_of(ledger_uuid: str) -> str:
 # --- making checkpoints -------------------------------------------------------------------
 
 
-def make_checkpoint(ledger: Any, key: SigningKey) -> str:
-    """Sign the current tree head with `key` (a valid key of the ledger), store it, return it."""
+def make_checkpoint(ledger: Any, key: SigningKey,
+                    publish: Callable[[str], None] | None = None) -> str:
+    """Sign the current tree head with `key` (a valid key of the ledger), store it, return it.
+
+    ``publish`` receives the note before it is stored: a note that cannot be written out
+    (a full disk) is not kept either, so the audit never counts a checkpoint nobody holds."""
     from logbook.ledger import now_rfc3339
 
     valid = {fp for fp, _, _, _, revoked in ledger.store.signing_keys() if revoked is None}
@@ -63,6 +67,8 @@ def make_checkpoint(ledger: Any, key: SigningKey) -> str:
     root = ledger.root(size)
     origin = origin_of(ledger.uuid)
     note = sign_checkpoint(Checkpoint(origin, size, root), origin, key.sign, key.public.raw)
+    if publish is not None:
+        publish(note)
     ledger.store.add_checkpoint(size, root.hex(), note, now_rfc3339())
     return note
 

@@ -99,7 +99,7 @@ def _path_problem(path: str | Path, what: str) -> InputError | None:
     return None
 
 
-def _write_error(exc: OSError, path: str | Path, what: str) -> LogbookError:
+def write_error(exc: OSError, path: str | Path, what: str) -> LogbookError:
     """The one-sentence error for a failed write of ``path``."""
     if isinstance(exc, IsADirectoryError):
         return InputError(f"{what} {path} is a directory")
@@ -133,7 +133,7 @@ def atomic_writer(path: str | Path, what: str = "file") -> Iterator[TextIO]:
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except OSError as exc:
-        raise _write_error(exc, path, what) from None
+        raise write_error(exc, path, what) from None
     done = False
     fh = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
     try:
@@ -144,7 +144,7 @@ def atomic_writer(path: str | Path, what: str = "file") -> Iterator[TextIO]:
             fh.close()
             os.replace(tmp, target)
         except OSError as exc:
-            raise _write_error(exc, path, what) from None
+            raise write_error(exc, path, what) from None
         done = True
     finally:
         if not fh.closed:
@@ -182,7 +182,7 @@ def write_new(path: str | Path, text: str, what: str = "file", *, mode: int = 0o
     except FileExistsError:
         raise InputError(f"{what} {path} already exists; it is never overwritten") from None
     except OSError as exc:
-        raise _write_error(exc, path, what) from None
+        raise write_error(exc, path, what) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
@@ -192,5 +192,5 @@ def write_new(path: str | Path, text: str, what: str = "file", *, mode: int = 0o
         with suppress(OSError):
             target.unlink()
         if isinstance(exc, OSError):
-            raise _write_error(exc, path, what) from None
+            raise write_error(exc, path, what) from None
         raise

@@ -36,8 +36,12 @@ def check_state(ledger: Ledger, txn: Txn, kind: str, body: dict[str, Any], size:
             validate_body("plan", amended)
         except InputError as exc:
             raise InputError(f"body.changes: the amended plan is invalid: {exc}") from None
+        _runs_fit(ledger, body["plan"], amended, "body.changes")
     elif kind == "retraction":
         _retractable(store, body["target"])
+        if store.kind_of(body["target"])[1] == "amendment":  # the plan reverts: do its runs fit?
+            plan = _body_of(store, body["target"])["plan"]
+            _runs_fit(ledger, plan, _plan_without(ledger, plan, body["target"]), "body.target")
     elif kind == "claim":
         if body.get("plan"):
             expect(store, body["plan"], "plan", "body.plan")
@@ -89,6 +93,45 @@ def _scores_fit(plan: dict[str, Any], outcomes: Any) -> None:
         if s is not None and not 0.0 <= s <= 1.0:
             raise InputError(f"body.outcomes.score[{i}]: {s!r} lies outside [0, 1], and the "
                              f"plan's metric {plan['metric'].get('name')!r} is a {kind}")
+
+
+def _body_of(store: Store, digest: str) -> dict[str, Any]:
+    import orjson
+
+    stored = store.entry_by_digest(digest)
+    assert stored is not None
+    return dict(orjson.loads(stored.entry)["body"])
+
+
+def _plan_without(ledger: Ledger, plan: str, amendment: str) -> dict[str, Any]:
+    """The plan as its standing amendments but ``amendment`` make it."""
+    from logbook.model import apply_amendments
+
+    store = ledger.store
+    amendments = store.entries_where("amendment", plan)
+    withdrawn = store.retractions_of([a.digest for a in amendments])
+    changes = [_body_of(store, a.digest)["changes"] for a in amendments
+               if a.digest != amendment and a.digest not in withdrawn]
+    return apply_amendments(_body_of(store, plan), changes)
+
+
+def _runs_fit(ledger: Ledger, plan: str, body: dict[str, Any], field: str) -> None:
+    """A plan whose metric becomes a proportion or pass@k: its standing runs' scores must
+    already lie in [0, 1] (amendments are rare; this reads the plan's runs)."""
+    kind = (body.get("metric") or {}).get("kind")
+    if kind not in BOUNDED_KINDS:
+        return
+    store = ledger.store
+    runs = store.entries_where("run", plan)
+    withdrawn = store.retractions_of([r.digest for r in runs])
+    for r in runs:
+        if r.digest in withdrawn:
+            continue
+        try:
+            _scores_fit(body, _body_of(store, r.digest).get("outcomes"))
+        except InputError as exc:
+            raise InputError(f"{field}: the plan's metric would be a {kind}, but run @{r.seq} "
+                             f"has scores outside [0, 1] ({exc})") from None
 
 
 def _retractable(store: Store, target: str) -> None:

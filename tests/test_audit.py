@@ -422,6 +422,22 @@ def test_a18_runs_beyond_their_band(ledger_dir: Path, tmp_path: Path) -> None:
     documented(f)
 
 
+def test_a_band_whose_runs_were_retracted_no_longer_counts(ledger_dir: Path,
+                                                           tmp_path: Path) -> None:
+    band_entry = calibrated_band(tmp_path)
+    plan = make_plan(tmp_path, runs=5)
+    append(tmp_path, honest_runs(plan, control=(0.70, 0.71, 0.69, 0.70, 0.71),
+                                 treatment=(0.72, 0.70, 0.80, 0.62, 0.71)))
+    assert "A18" in checks(audit(code=0))
+    cal_runs = run_cli("show", band_entry["digest"], "--json").json["entry"]["body"]["runs"]
+    for digest in cal_runs[:4]:  # a harness defect voids the calibration: one run stands
+        assert run_cli("retract", digest, "--reason", "harness defect",
+                       "--category", "harness_defect").code == 0
+    assert "A18" not in checks(audit())
+    q8 = next(a for a in run_cli("report", "kv", "--json").json["arms"] if a["name"] == "q8")
+    assert q8["band"] is None
+
+
 def test_a13_false_precision(ledger_dir: Path, tmp_path: Path) -> None:
     plan = make_plan(tmp_path)
     append(tmp_path, honest_runs(plan, treatment=(0.70, 0.71, 0.71)))

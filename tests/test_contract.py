@@ -243,3 +243,84 @@ def test_a_file_whose_name_is_not_utf8_can_be_named(ledger: dict[str, Any]) -> N
                        cwd=ledger["dir"], capture_output=True, timeout=60, env=dict(os.environ))
     assert r.returncode == 0, r.stderr
     assert state()[0] == before[0] + 1
+
+
+# -- from a review of this session's changes -------------------------------------------------
+def _mean_run(plan: str, arm: str, value: float, seed: int) -> dict[str, Any]:
+    return draft("run", {"plan": plan, "arm": arm, "status": "completed",
+                         "apparatus": {"model": "m", "decoding": {"seed": seed}},
+                         "outcomes": {"metric": "x", "id": ["i1", "i2"],
+                                      "score": [value, value]}})
+
+
+def _mean_plan(tmp: Path, slug: str, arms: tuple[str, ...], runs: int = 5) -> str:
+    body = plan_body(slug, runs_per_arm=runs, n_items=2, arms=arms)
+    body["metric"] = {"name": "x", "kind": "mean"}
+    del body["success"], body["failure"]
+    r = run_cli("plan", str(write_json(tmp / f"{slug}.json", body)), "--json")
+    assert r.code == 0, r.err
+    return str(r.json["digest"])
+
+
+def test_a18_with_huge_scores_is_a_finding_not_a_crash(ledger: dict[str, Any]) -> None:
+    tmp = ledger["tmp"]
+    cal = _mean_plan(tmp, "cal", ("a",))
+    drafts = [_mean_run(cal, "a", v, k) for k, v in enumerate((0, 1e-60, 0, 1e-60, 0))]
+    assert run_cli("append", "--jsonl", str(write_jsonl(tmp / "c.jsonl", drafts))).code == 0
+    assert run_cli("band", "cal:a").code == 0
+    plan = _mean_plan(tmp, "big", ("a", "b"))
+    drafts = [_mean_run(plan, "a", 0, 10), _mean_run(plan, "a", 1e99, 11)]
+    assert run_cli("append", "--jsonl", str(write_jsonl(tmp / "b.jsonl", drafts))).code == 0
+    r = run_cli("audit", "--json")
+    assert r.code in (0, 1), r.err
+    assert "A18" in {f["check"] for f in r.json["findings"]}
+    assert run_cli("report", "big").code == 0
+
+
+def test_an_amendment_cannot_make_a_plans_runs_out_of_range(ledger: dict[str, Any]) -> None:
+    tmp = ledger["tmp"]
+    plan = _mean_plan(tmp, "scale", ("a", "b"))
+    assert run_cli("append", "--jsonl", str(write_jsonl(tmp / "s.jsonl", [
+        _mean_run(plan, "a", 5.0, 1)]))).code == 0
+    refused("amend", "scale", "--set", "metric.kind=proportion", "--reason", "r",
+            words=("body.changes", "proportion", "outside [0, 1]"))
+
+
+def test_retracting_an_amendment_cannot_leave_runs_out_of_range(ledger: dict[str, Any]) -> None:
+    # kv-q8-vs-f16 measures a proportion; amended to a mean, it takes a score of 5, and
+    # withdrawing the amendment would make that run a proportion of 5
+    r = run_cli("amend", "kv-q8-vs-f16", "--set", "metric.kind=mean", "--reason", "r", "--json")
+    assert r.code == 0, r.err
+    body = run_body("kv-q8-vs-f16", "q8")
+    body["outcomes"]["score"][0] = 5.0
+    f = write_json(ledger["tmp"] / "five.json", draft("run", body))
+    assert run_cli("append", str(f)).code == 0
+    refused("retract", r.json["digest"], "--reason", "undo", "--category", "other",
+            words=("body.target", "outside [0, 1]"))
+
+
+def test_deeply_nested_json_is_refused_not_a_crash(ledger: dict[str, Any]) -> None:
+    f = ledger["tmp"] / "deep.json"
+    f.write_bytes(b'{"kind":"note","body":{"text":"x","refs":[],"extra":' + b"[" * 990
+                  + b"]" * 990 + b"}}")
+    refused("append", str(f), words=("deep.json",))
+
+
+def test_a_checkpoint_that_cannot_be_written_out_is_not_kept(ledger: dict[str, Any],
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    import errno
+    import os
+
+    kept = run_cli("log", "--checkpoints", "--json").json
+
+    def full(_fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", full)
+    r = run_cli("checkpoint", "--out", str(ledger["tmp"] / "cp.txt"))
+    monkeypatch.setattr(os, "fsync", real)
+    assert r.code == 3 and "No space left" in r.err, r.err
+    assert run_cli("log", "--checkpoints", "--json").json == kept
+    assert not (ledger["tmp"] / "cp.txt").exists()

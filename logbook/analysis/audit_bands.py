@@ -82,7 +82,8 @@ def a18_beyond_band(ctx: Context) -> Iterator[Finding]:
                 _m, sd = mean_sd([ctx.score(r) for r in runs])  # type: ignore[misc]
                 sd_band, k_band = float(band.body["sd"]), int(band.body["k"])
                 if sd_band > 0:
-                    f = (sd / sd_band) ** 2
+                    ratio = sd / sd_band
+                    f = ratio * ratio  # not ** 2: a huge ratio gives inf, not OverflowError
                     p = fdtrc(len(runs) - 1, k_band - 1, f)
                     if p >= A18_ALPHA:
                         continue

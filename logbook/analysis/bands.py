@@ -42,9 +42,12 @@ def latest_bands(view: LedgerView) -> dict[tuple[Any, ...], Entry]:
     the key includes the evaluator config hash the band is stamped with)."""
     bands: dict[tuple[Any, ...], Entry] = {}
     for b in view.entries_of("band"):
-        first = view.runs_by_digest.get((b.body.get("runs") or [""])[0])
-        if first is not None and not view.retracted_by(b.digest):
-            bands[view.apparatus_key(first)] = b
+        runs = [view.runs_by_digest.get(d) for d in b.body.get("runs") or []]
+        standing = [r for r in runs if r is not None and r.usable]
+        # a band stands while it stands and at least two of its runs still count: a band
+        # whose calibration runs were retracted describes nothing
+        if len(standing) >= 2 and runs[0] is not None and not view.retracted_by(b.digest):
+            bands[view.apparatus_key(runs[0])] = b
     return bands
 
 

@@ -244,8 +244,12 @@ def effect(plan: PlanView, control: str, treatment: str, confidence: float) -> d
     # a and b are already on one id axis (paired_arrays): pairing by position is pairing by id
     est = stats.paired(a, b, method=method, confidence=confidence, seed=SEED)
     hib = body["metric"].get("higher_is_better", True)
+    # the worst case imputes 0 or 1 to dropped items: only for scores that lie in [0, 1]
+    # (logbook refuses others for such metrics, but a ledger written around it may hold them)
+    bounded = body["metric"]["kind"] != "mean" and bool(
+        ((a != a) | ((a >= 0) & (a <= 1))).all() and ((b != b) | ((b >= 0) & (b <= 1))).all())
     wc = stats.worst_case_bounds(a, b, direction=1 if est.point >= 0 else -1,
-                                 low=0.0, high=1.0) if body["metric"]["kind"] != "mean" else None
+                                 low=0.0, high=1.0) if bounded else None
     res = {**out, "point": est.point, "low": est.low, "high": est.high, "pvalue": est.pvalue,
            "method": est.method, "n": est.n, "n_dropped": est.n_dropped,
            "higher_is_better": hib,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 import sys
 from contextlib import nullcontext
 from typing import Any
@@ -29,17 +30,26 @@ def checkpoint(
     from logbook.checkpoint import parse_checkpoint, verifier_key
     from logbook.checkpoints import make_checkpoint
     from logbook.crypto import load_key
-    from logbook.files import atomic_writer
+    from logbook.files import atomic_writer, write_error
 
     # --out is opened (as a temporary file beside it) before anything is signed or kept: a
     # path that cannot be written is refused with the ledger unchanged, and the temporary file
     # is removed whatever fails
     with atomic_writer(out, "--out") if out is not None else nullcontext() as fh:
+
+        def publish(note: str) -> None:  # on disk (synced) before the checkpoint is kept
+            if fh is None:
+                return
+            try:
+                fh.write(note)
+                fh.flush()
+                os.fsync(fh.fileno())
+            except OSError as exc:
+                raise write_error(exc, out, "--out") from None
+
         key = load_key()
         with state.open_ledger(write=True) as ledger:
-            note = make_checkpoint(ledger, key)
-        if fh is not None:
-            fh.write(note)
+            note = make_checkpoint(ledger, key, publish)
     cp, _ = parse_checkpoint(note)
     if out is not None:
         print(f"wrote checkpoint of size {cp.size} to {out}", file=sys.stderr)

@@ -63,7 +63,10 @@ def _no_duplicate_names(data: bytes, source: str) -> None:
             seen.add(name)
         return dict(items)
 
-    json.loads(data, object_pairs_hook=pairs)
+    try:
+        json.loads(data, object_pairs_hook=pairs)
+    except RecursionError:
+        raise InputError(f"{source}: values are nested too deeply") from None
 
 
 class _NonFinite:
@@ -76,7 +79,7 @@ def _non_finite_path(data: bytes) -> str | None:
 
     try:
         value = json.loads(data, parse_constant=lambda _c: _NonFinite())
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or too deep to walk: no field to name
         return None
 
     def walk(v: Any, path: str) -> str | None:
@@ -94,4 +97,7 @@ def _non_finite_path(data: bytes) -> str | None:
                     return found
         return None
 
-    return walk(value, "")
+    try:
+        return walk(value, "")
+    except RecursionError:
+        return None
