@@ -40,3 +40,18 @@ def run_checked(args: list[str], **kw: object) -> None:
 
 def report(name: str, ratio: float, budget: str, detail: str) -> None:
     print(f"{name}: ratio {ratio:.2f} (budget {budget}); {detail}", flush=True)
+
+
+def compare_commands(name: str, ours: list[str], peer: list[str], budget: str,
+                     env: dict[str, str], repeat: int = 7) -> None:
+    """Time `logbook OURS` against `logbook PEER` on the same ledger (alternating, after a
+    warm-up; see paired_medians) and print the ratio."""
+    import sys
+    from pathlib import Path
+
+    exe = str(Path(sys.executable).parent / "logbook")
+    t_ours, t_peer = paired_medians(lambda: run_checked([exe, *ours], env=env),
+                                    lambda: run_checked([exe, *peer], env=env), repeat)
+    report(name, t_ours / t_peer, budget,
+           f"logbook {' '.join(ours)} {t_ours:.2f} s, logbook {' '.join(peer)} {t_peer:.2f} s "
+           f"(medians of {repeat}, alternating)")

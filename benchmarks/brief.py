@@ -11,9 +11,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import paired_medians, report, run_checked
-
-BIN = Path(sys.executable).parent
+from _common import compare_commands
 
 
 def build(folder: Path, plans: int = 4000, runs_per_arm: int = 12) -> int:
@@ -56,13 +54,8 @@ def main() -> None:
     try:
         size = build(tmp)
         env = {**os.environ, "LOGBOOK_DIR": str(tmp)}
-        t_brief, t_log = paired_medians(
-            lambda: run_checked([str(BIN / "logbook"), "brief", "--json"], env=env),
-            lambda: run_checked([str(BIN / "logbook"), "log", "-n", "20", "--json"], env=env),
-            7)
-        report(f"brief ({size:,} entries)", t_brief / t_log, "<= 3.0",
-               f"logbook brief --json {t_brief:.2f} s, logbook log -n 20 --json {t_log:.2f} s "
-               "(medians of 7, alternating)")
+        compare_commands(f"brief ({size:,} entries)", ["brief", "--json"],
+                         ["log", "-n", "20", "--json"], "<= 3.0", env)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -11,9 +11,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import paired_medians, report, run_checked
-
-BIN = Path(sys.executable).parent
+from _common import compare_commands
 
 
 def build(folder: Path) -> None:
@@ -50,13 +48,8 @@ def main() -> None:
     try:
         build(tmp)
         env = {**os.environ, "LOGBOOK_DIR": str(tmp)}
-        t_report, t_verify = paired_medians(
-            lambda: run_checked([str(BIN / "logbook"), "report", "bench-plan", "--json"],
-                                env=env),
-            lambda: run_checked([str(BIN / "logbook"), "verify"], env=env), 7)
-        report("report (2 arms x 10 runs x 10,000 items)", t_report / t_verify, "<= 2.0",
-               f"logbook report {t_report:.2f} s, logbook verify {t_verify:.2f} s "
-               "(medians of 7, alternating)")
+        compare_commands("report (2 arms x 10 runs x 10,000 items)",
+                         ["report", "bench-plan", "--json"], ["verify"], "<= 2.0", env)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -183,8 +183,9 @@ class Ledger:
         stored = self.store.entries_where(kind, plan_digest, last)
         return [Entry.from_stored(s) for s in stored]
 
-    def plan_body(self, plan_digest: str) -> dict[str, Any]:
-        """A plan's body with its amendments applied in ledger order."""
+    def plan_body(self, plan_digest: str, without: str | None = None) -> dict[str, Any]:
+        """A plan's body with its standing amendments applied in ledger order (all but the
+        amendment ``without``: what the plan becomes if that one is withdrawn)."""
         from logbook.model import apply_amendments
 
         stored = self.store.entry_by_digest(plan_digest)
@@ -194,7 +195,7 @@ class Ledger:
         amendments = self.store.entries_where("amendment", plan_digest)
         withdrawn = self.store.retractions_of([s.digest for s in amendments])
         changes = [orjson.loads(s.entry)["body"]["changes"] for s in amendments
-                   if s.digest not in withdrawn]
+                   if s.digest not in withdrawn and s.digest != without]
         return apply_amendments(plan, changes)
 
     def root(self, size: int | None = None) -> bytes:

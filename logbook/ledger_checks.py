@@ -41,7 +41,8 @@ def check_state(ledger: Ledger, txn: Txn, kind: str, body: dict[str, Any], size:
         _retractable(store, body["target"])
         if store.kind_of(body["target"])[1] == "amendment":  # the plan reverts: do its runs fit?
             plan = _body_of(store, body["target"])["plan"]
-            _runs_fit(ledger, plan, _plan_without(ledger, plan, body["target"]), "body.target")
+            _runs_fit(ledger, plan, ledger.plan_body(plan, without=body["target"]),
+                      "body.target")
     elif kind == "claim":
         if body.get("plan"):
             expect(store, body["plan"], "plan", "body.plan")
@@ -101,18 +102,6 @@ def _body_of(store: Store, digest: str) -> dict[str, Any]:
     stored = store.entry_by_digest(digest)
     assert stored is not None
     return dict(orjson.loads(stored.entry)["body"])
-
-
-def _plan_without(ledger: Ledger, plan: str, amendment: str) -> dict[str, Any]:
-    """The plan as its standing amendments but ``amendment`` make it."""
-    from logbook.model import apply_amendments
-
-    store = ledger.store
-    amendments = store.entries_where("amendment", plan)
-    withdrawn = store.retractions_of([a.digest for a in amendments])
-    changes = [_body_of(store, a.digest)["changes"] for a in amendments
-               if a.digest != amendment and a.digest not in withdrawn]
-    return apply_amendments(_body_of(store, plan), changes)
 
 
 def _runs_fit(ledger: Ledger, plan: str, body: dict[str, Any], field: str) -> None:

@@ -1,5 +1,5 @@
-"""The summaries `brief` reads from the index (part of the store: SQL lives here, in store.py
-and in store_schema.py only). A finished plan is never parsed, and what rests on a
+"""The summaries `brief` reads from the index (part of the store: SQL lives only here and in
+store.py, store_schema.py and store_txn.py). A finished plan is never parsed, and what rests on a
 retraction is found by a byte search before any entry is parsed."""
 
 from __future__ import annotations

@@ -46,17 +46,22 @@ def run_cli(*args: str, stdin: bytes = b"") -> CliResult:
     return CliResult(code, out_b.getvalue().decode(), err_b.getvalue().decode())
 
 
+def isolate(mp: pytest.MonkeyPatch, home: Path, work: Path) -> None:
+    """A user of their own: config and keys under ``home``, no LOGBOOK_* settings, working in
+    ``work`` (created)."""
+    mp.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    mp.setenv("HOME", str(home))
+    for var in ("LOGBOOK_DIR", "LOGBOOK_KEY", "LOGBOOK_TEST_FAULT", "LOGBOOK_SESSION"):
+        mp.delenv(var, raising=False)
+    work.mkdir(parents=True, exist_ok=True)
+    mp.chdir(work)
+
+
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     home = tmp_path / "home"
     home.mkdir()
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
-    monkeypatch.setenv("HOME", str(home))
-    for var in ("LOGBOOK_DIR", "LOGBOOK_KEY", "LOGBOOK_TEST_FAULT", "LOGBOOK_SESSION"):
-        monkeypatch.delenv(var, raising=False)
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
+    isolate(monkeypatch, home, tmp_path / "work")
     yield
 
 

@@ -142,8 +142,6 @@ def test_what_cannot_be_retracted(ledger: dict[str, Any]) -> None:
 
 
 def test_revoking_the_only_key_is_refused(ledger: dict[str, Any]) -> None:
-    key = run_cli("keys", "list", "--json")
-    assert key.code == 0, key.err
     pub = ledger["tmp"] / "me.pub"
     assert run_cli("keys", "export", "--out", str(pub)).code == 0
     refused("keys", "revoke", str(pub), "--reason", "lost", words=("only valid key",))

@@ -28,7 +28,7 @@ import orjson
 import pytest
 import rfc8785
 from builders import draft, plan_body, run_body, write_json, write_jsonl
-from conftest import CliResult, run_cli
+from conftest import CliResult, isolate, run_cli
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from hypothesis import HealthCheck, given, settings
@@ -74,13 +74,8 @@ def build_scenario(base: Path) -> Scenario:
     """Build the honest ledger in `base` with its own config home (no test's fixtures)."""
     base.mkdir(parents=True, exist_ok=True)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("XDG_CONFIG_HOME", str(base / "config"))
-        mp.setenv("HOME", str(base))
-        for var in ("LOGBOOK_DIR", "LOGBOOK_KEY", "LOGBOOK_TEST_FAULT", "LOGBOOK_SESSION"):
-            mp.delenv(var, raising=False)
         root = base / "ledger"
-        root.mkdir()
-        mp.chdir(root)
+        isolate(mp, base, root)
         fp_a = ok(run_cli("init", str(root), "--name", "tamper", "--json")).json["fingerprint"]
         pub_a, key_b, pub_b = base / "a.pub", base / "b.key", base / "b.pub"
         ok(run_cli("keys", "export", "--out", str(pub_a)))

@@ -13,21 +13,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from logbook.analysis.audit import Context, at, mean_sd, scored_items
+from logbook.analysis.bands import latest_bands
 from logbook.analysis.view import RunView, suite_key
 from logbook.findings import Finding
-from logbook.ledger import Entry
 
 A12_SE = 3.0      # A12: standard errors of a new run predicted from the earlier ones
 A12_MIN_EARLIER = 2
 A18_ALPHA = 0.01  # A18: one-sided F-test of an arm's run variance against its band's
 EPS = 1e-9
-
-
-def latest_bands(ctx: Context) -> dict[tuple[Any, ...], Entry]:
-    """The latest unretracted band of each apparatus (the apparatus of its first run)."""
-    from logbook.analysis.bands import latest_bands as of_view
-
-    return of_view(ctx.view)
 
 
 def a12_surprise(ctx: Context) -> Iterator[Finding]:
@@ -38,7 +31,7 @@ def a12_surprise(ctx: Context) -> Iterator[Finding]:
     groups: dict[tuple[Any, ...], list[RunView]] = {}
     for r in runs:
         groups.setdefault(ctx.apparatus_key(r), []).append(r)
-    bands = latest_bands(ctx)
+    bands = latest_bands(ctx.view)
     for key, group in groups.items():
         if ctx.scope is not None and all(r.plan != ctx.scope for r in group):
             continue
@@ -67,7 +60,7 @@ def a18_beyond_band(ctx: Context) -> Iterator[Finding]:
     F-test of their variances, s² / sd_band², on (k - 1, k_band - 1) degrees of freedom."""
     from logbook.stats._dist import fdtrc
 
-    bands = latest_bands(ctx)
+    bands = latest_bands(ctx.view)
     if not bands:
         return
     for plan in ctx.scoped_plans():

@@ -246,8 +246,7 @@ def effect(plan: PlanView, control: str, treatment: str, confidence: float) -> d
     hib = body["metric"].get("higher_is_better", True)
     # the worst case imputes 0 or 1 to dropped items: only for scores that lie in [0, 1]
     # (logbook refuses others for such metrics, but a ledger written around it may hold them)
-    bounded = body["metric"]["kind"] != "mean" and bool(
-        ((a != a) | ((a >= 0) & (a <= 1))).all() and ((b != b) | ((b >= 0) & (b <= 1))).all())
+    bounded = body["metric"]["kind"] != "mean" and _in_unit(a) and _in_unit(b)
     wc = stats.worst_case_bounds(a, b, direction=1 if est.point >= 0 else -1,
                                  low=0.0, high=1.0) if bounded else None
     res = {**out, "point": est.point, "low": est.low, "high": est.high, "pvalue": est.pvalue,
@@ -263,6 +262,13 @@ def effect(plan: PlanView, control: str, treatment: str, confidence: float) -> d
                               "treatment_better": m.b_better, "control_better": m.a_better,
                               "note": "secondary: exact McNemar over one run per arm"}
     return res
+
+
+def _in_unit(x: Any) -> bool:
+    """Whether every score that is not NaN lies in [0, 1]."""
+    import numpy as np
+
+    return bool(np.all(np.isnan(x) | ((x >= 0) & (x <= 1))))
 
 
 def paired_arrays(a_runs: list[RunView], b_runs: list[RunView]) -> tuple[list[str], Any, Any]:
