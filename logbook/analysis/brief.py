@@ -86,7 +86,7 @@ def resting_on(ledger: Ledger, retractions: list[Entry]) -> list[dict[str, Any]]
         return []
     first = min(ledger.store.kind_of(t)[0] for t in targets if ledger.store.kind_of(t))
     rows = []
-    # SQLite finds the candidates by bytes; parsing confirms the digest is a reference
+    # a byte search finds the candidates (store_summaries); parsing confirms each reference
     for stored in ledger.store.entries_mentioning(("claim", "note"), first, sorted(targets)):
         e = Entry.from_stored(stored)
         b = e.body
