@@ -116,7 +116,7 @@ def _distribution(
             sums.size, n_resamples, stream, lambda i: sums[i].sum(axis=1) / sizes[i].sum(axis=1)
         )
         jack = (total - sums) / (count - sizes)
-        return total / count, boot, jack, np.ones_like(jack)
+        return float(total / count), boot, jack, np.ones_like(jack)
     if statistic == "mean":
         uniq, counts = np.unique(x, return_counts=True)
         jack = (x.sum() - uniq) / (n - 1)
