@@ -100,7 +100,9 @@ def item_mean_arrays(runs: list[RunView]) -> tuple[list[str], Any, dict[str, str
             stack[row, [index[i] for i in rids]] = vals
     present = ~np.isnan(stack)
     counts = present.sum(axis=0)
-    sums = np.where(present, stack, 0.0).sum(axis=0)
+    from logbook.stats._exact import column_sums
+
+    sums = column_sums(np.where(present, stack, 0.0))  # the same digits on any numpy
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
     return list(ids), means, clusters
@@ -274,6 +276,8 @@ def spread_over_runs(runs: list[RunView], rl: dict[str, Any] | None,
 
     import numpy as np
 
+    from logbook.stats._exact import xvar
+
     if rl is None:
         return None
     item_var = []
@@ -281,7 +285,7 @@ def spread_over_runs(runs: list[RunView], rl: dict[str, Any] | None,
         _, values = r.item_arrays
         v = values[~np.isnan(values)]
         if v.size >= 2:
-            item_var.append(float(v.var(ddof=1)) / v.size)
+            item_var.append(xvar(v) / v.size)
     if not item_var:
         return None
     items = math.sqrt(sum(item_var) / len(item_var))
