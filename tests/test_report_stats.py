@@ -74,8 +74,9 @@ def test_logit_t_interval_against_a_direct_computation() -> None:
     half = sps.t.ppf(0.975, 2) * logit.std(ddof=1) / math.sqrt(3)
     expit = lambda z: 1 / (1 + math.exp(-z))  # noqa: E731
     est = stats.logit_t_interval(p, n)
-    assert est.low == pytest.approx(expit(logit.mean() - half), rel=1e-12)
-    assert est.high == pytest.approx(expit(logit.mean() + half), rel=1e-12)
+    # logbook's t quantile agrees with scipy's to a relative 1e-10 (tests/test_stats_dist.py)
+    assert est.low == pytest.approx(expit(logit.mean() - half), rel=1e-9)
+    assert est.high == pytest.approx(expit(logit.mean() + half), rel=1e-9)
     assert est.point == pytest.approx(p.mean()) and est.sd == pytest.approx(p.std(ddof=1))
 
 
