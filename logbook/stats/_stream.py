@@ -12,12 +12,13 @@ transcendental function), whose results are exact on every conforming platform:
 * indices in ``[0, n)``: the words read as 32-bit values (low half, then high half), each
   mapped by Lemire's multiply-and-reject method, so every index is exactly uniform;
 * a uniform in ``[0, 1)`` from a word: ``(w >> 11) * 2**-53``;
-* Binomial(N, q): N written in binary, ``N = sum of 2**i`` over its set bits, and one draw
-  from a fixed table of Binomial(2**i, q) for each set bit (a sum of independent binomials of
-  one q is a binomial), lowest bit first. A table is the inverse CDF of Binomial(2**i, q) built
-  from the mode outwards with the ratio pmf(k+1)/pmf(k) = (m-k)q / ((k+1)(1-q)), cut where a
-  weight falls below 2**-80 of the mode's (so what is cut weighs less than 1e-20), summed in
-  order and normalised; the draw is the first k whose cumulative weight exceeds one uniform.
+* Binomial(N, q) for a batch: Binomial(min N, q) plus, for each 5-bit group h of
+  N - min N, Binomial(h * 32**t, q) (a sum of independent binomials of one q is a binomial),
+  every row drawing once per group. A table is the inverse CDF of Binomial(m, q) built from
+  the mode outwards with the ratio pmf(k+1)/pmf(k) = (m-k)q / ((k+1)(1-q)), cut where a
+  weight falls below 2**-80 of the mode's (what is cut weighs less than 1e-20), summed in
+  order and normalised; the draw is the first k whose cumulative weight exceeds one uniform
+  (tested in integers: ceil(cdf * 2**53) > w >> 11).
 
 docs/statistics.md states this stream for auditors who recompute a figure.
 """
