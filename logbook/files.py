@@ -1,8 +1,10 @@
 """Files named by the user: one sentence naming the file when it cannot be read or written.
 
-Reading: ``read_bytes`` / ``read_text``. Writing: ``atomic_writer`` / ``write_atomic`` (the file
-is whole or absent: a temporary file in the same folder, renamed over the target, removed on any
-failure) and ``write_new`` (exclusive creation, for key files that are never overwritten).
+Reading: ``read_bytes`` / ``read_text``. Writing: ``atomic_writer`` / ``write_atomic`` (a
+regular file is whole or absent: a temporary file in the same folder, synced, renamed over the
+target, removed on any failure; a symlink is followed and its target written so; a character
+device or FIFO is written through, never replaced) and ``write_new`` (exclusive creation, for key
+files that are never overwritten).
 
 A path that is a directory, lies in a folder that does not exist, or holds the wrong content is
 bad input (InputError, exit 2); a folder or medium that refuses the write (permission denied,
@@ -15,10 +17,10 @@ import errno
 import os
 import re
 import secrets
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TextIO
 
 from logbook.errors import EnvironmentProblem, InputError, LogbookError
 
@@ -85,12 +87,33 @@ def read_text(path: str | Path, what: str = "file", *, limit: int | None = None,
                          "text)") from None
 
 
+def _resolved(path: str | Path, what: str) -> tuple[Path, os.stat_result | None]:
+    """The file ``path`` names once symlinks are followed, and its stat (None when absent)."""
+    real = Path(os.path.realpath(path))
+    try:
+        return real, os.stat(real)
+    except FileNotFoundError:
+        return real, None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(f"{what} {path} cannot be written: it is a loop of symlinks") \
+                from None
+        return real, None
+
+
 def _path_problem(path: str | Path, what: str) -> InputError | None:
-    """What is wrong with ``path`` as an output before writing: a directory, or a folder that
-    does not exist or is not a folder; None when the path looks writable."""
-    target = Path(path)
-    if target.is_dir():
+    """What is wrong with ``path`` as an output before writing: a directory, a special file
+    that cannot be written through, or a folder that does not exist or is not a folder; None
+    when the path looks writable. A symlink is judged by the file it points to."""
+    target, st = _resolved(path, what)
+    if st is not None and stat.S_ISDIR(st.st_mode):
         return InputError(f"{what} {path} is a directory")
+    if st is not None and not (stat.S_ISREG(st.st_mode) or stat.S_ISCHR(st.st_mode)
+                               or stat.S_ISFIFO(st.st_mode)):
+        kind = "a block device" if stat.S_ISBLK(st.st_mode) else (
+            "a socket" if stat.S_ISSOCK(st.st_mode) else "a special file")
+        return InputError(f"{what} {path} is {kind}: name a regular file, a character "
+                          "device or a FIFO")
     folder = target.parent
     if not folder.exists():
         return InputError(f"{what} {path} cannot be written: folder {folder} does not exist")
@@ -112,47 +135,141 @@ def write_error(exc: OSError, path: str | Path, what: str) -> LogbookError:
 
 
 def check_writable(path: str | Path, what: str = "file") -> None:
-    """Refuse, before anything is done, an output path that is a directory or whose folder
-    does not exist (the checks that need no write)."""
+    """Refuse, before anything is done, an output path that is a directory, a block device or
+    socket, or whose folder does not exist (the checks that need no write)."""
     problem = _path_problem(path, what)
     if problem is not None:
         raise problem
 
 
-@contextmanager
-def atomic_writer(path: str | Path, what: str = "file") -> Iterator[TextIO]:
-    """A text file (UTF-8, ``\\n`` line ends) that replaces ``path`` when the block ends.
+# what fsync says of a file that has nothing to sync (a character device, a pipe)
+_NO_SYNC_ERRNOS = frozenset({errno.EINVAL, errno.EROFS, errno.ENOTSUP, errno.EBADF})
+_BUFFER = 1 << 20
 
-    The temporary file is created on entry, so a path that cannot be written is refused before
-    the block runs; if the block or the write fails, the temporary file is removed and ``path``
-    is left as it was.
+
+class Output:
+    """An output being written: ``write`` text (UTF-8, ``\\n`` kept) or ``write_bytes``, then
+    ``commit`` (which ``atomic_writer`` calls at the end of its block if the caller did not).
+
+    A regular file is a temporary file beside the target, synced and renamed over it at
+    commit; a character device or FIFO is written through (no rename) and synced where it can
+    be. Every failed write is one sentence naming the path (exit 2, or 3 for a full disk).
     """
+
+    def __init__(self, fd: int, path: str | Path, what: str, tmp: Path | None,
+                 target: Path) -> None:
+        self._fd: int | None = fd
+        self.path, self.what, self.tmp, self.target = path, what, tmp, target
+        self._buf = bytearray()
+        self.committed = False
+
+    def write(self, text: str) -> None:
+        self.write_bytes(text.encode("utf-8"))
+
+    def write_bytes(self, data: bytes) -> None:
+        self._buf += data
+        if len(self._buf) >= _BUFFER:
+            self._flush()
+
+    def _flush(self) -> None:
+        assert self._fd is not None, "the output is closed"
+        view = memoryview(self._buf)
+        try:
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError as exc:
+            raise write_error(exc, self.path, self.what) from None
+        finally:
+            view.release()
+        self._buf.clear()
+
+    def commit(self) -> None:
+        """Write out, sync and (for a regular file) rename into place: after this returns the
+        bytes are on the medium, so what depends on them may be kept."""
+        if self.committed:
+            return
+        self._flush()
+        assert self._fd is not None
+        try:
+            os.fsync(self._fd)
+        except OSError as exc:
+            if self.tmp is not None or exc.errno not in _NO_SYNC_ERRNOS:
+                raise write_error(exc, self.path, self.what) from None
+        self.close()
+        if self.tmp is not None:
+            try:
+                os.replace(self.tmp, self.target)
+            except OSError as exc:
+                raise write_error(exc, self.path, self.what) from None
+            _sync_folder(self.target.parent)
+        self.committed = True
+
+    def close(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            with suppress(OSError):
+                os.close(fd)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (best effort: some file systems cannot)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _open_output(path: str | Path, what: str) -> Output:
+    """The Output for ``path``: see ``atomic_writer``."""
     check_writable(path, what)
-    target = Path(path)
+    target, st = _resolved(path, what)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        # a character device or FIFO: written through. A FIFO is opened without blocking, so
+        # one that nobody reads is refused rather than waited on for ever
+        fifo = stat.S_ISFIFO(st.st_mode)
+        try:
+            fd = os.open(target, os.O_WRONLY | (os.O_NONBLOCK if fifo else 0))
+        except OSError as exc:
+            if fifo and exc.errno == errno.ENXIO:
+                raise InputError(f"{what} {path} is a FIFO that nobody is reading") from None
+            raise write_error(exc, path, what) from None
+        if fifo:
+            os.set_blocking(fd, True)
+        return Output(fd, path, what, None, target)
     tmp = target.parent / f".logbook-{os.getpid()}-{secrets.token_hex(6)}.tmp"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except OSError as exc:
         raise write_error(exc, path, what) from None
-    done = False
-    fh = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+    return Output(fd, path, what, tmp, target)
+
+
+@contextmanager
+def atomic_writer(path: str | Path, what: str = "file") -> Iterator[Output]:
+    """An Output that replaces ``path`` when the block ends (or when it is committed).
+
+    A regular file (or a new one) is written atomically: a temporary file in the same folder,
+    synced, renamed over it; a symlink is followed and the file it points to is written so. A
+    character device or a FIFO is written through, never replaced; a FIFO nobody reads, a
+    block device or a socket is refused (exit 2). The output is opened on entry, so a path
+    that cannot be written is refused before the block runs; if the block or the write fails,
+    the temporary file is removed and ``path`` is left as it was.
+    """
+    out = _open_output(path, what)
     try:
-        yield fh
-        try:
-            fh.flush()
-            os.fsync(fh.fileno())
-            fh.close()
-            os.replace(tmp, target)
-        except OSError as exc:
-            raise write_error(exc, path, what) from None
-        done = True
+        yield out
+        out.commit()
     finally:
-        if not fh.closed:
+        out.close()
+        if not out.committed and out.tmp is not None:
             with suppress(OSError):
-                fh.close()
-        if not done:
-            with suppress(OSError):
-                tmp.unlink()
+                out.tmp.unlink()
 
 
 def write_atomic(path: str | Path, text: str, what: str = "file") -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import os
 import sys
 from contextlib import nullcontext
 from typing import Any
@@ -30,22 +29,17 @@ def checkpoint(
     from logbook.checkpoint import parse_checkpoint, verifier_key
     from logbook.checkpoints import make_checkpoint
     from logbook.crypto import load_key
-    from logbook.files import atomic_writer, write_error
+    from logbook.files import atomic_writer
 
-    # --out is opened (as a temporary file beside it) before anything is signed or kept: a
-    # path that cannot be written is refused with the ledger unchanged, and the temporary file
-    # is removed whatever fails
+    # --out is opened (as a temporary file beside it, or written through when it is a device
+    # or FIFO) before anything is signed or kept: a path that cannot be written is refused with
+    # the ledger unchanged, and the temporary file is removed whatever fails
     with atomic_writer(out, "--out") if out is not None else nullcontext() as fh:
 
-        def publish(note: str) -> None:  # on disk (synced) before the checkpoint is kept
-            if fh is None:
-                return
-            try:
+        def publish(note: str) -> None:  # on disk (synced, in place) before it is kept
+            if fh is not None:
                 fh.write(note)
-                fh.flush()
-                os.fsync(fh.fileno())
-            except OSError as exc:
-                raise write_error(exc, out, "--out") from None
+                fh.commit()
 
         key = load_key()
         with state.open_ledger(write=True) as ledger:
