@@ -102,7 +102,10 @@ def read_trust_key(value: str, option: str = "--trust") -> tuple[str, PublicKey 
             _, raw = parse_verifier_key(value.strip())
         except InputError as exc:
             raise InputError(f"{option}: {exc}") from None
-        pk = PublicKey(raw)
+        try:
+            pk = PublicKey.checked(raw, "the verifier key's public key")
+        except InputError as exc:
+            raise InputError(f"{option}: {exc}") from None
         return pk.fingerprint, pk
     return read_trust(value, option)
 

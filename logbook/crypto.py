@@ -43,9 +43,15 @@ class PublicKey:
         return base64.b64encode(self.raw).decode()
 
     def verify(self, signature: bytes, message: bytes) -> bool:
+        """libsodium's rules (no small-order key or R, a canonical key and S), then the
+        verification equation."""
         from cryptography.exceptions import InvalidSignature
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+        from logbook.ed25519_points import signature_problem
+
+        if signature_problem(self.raw, signature) is not None:
+            return False
         try:
             Ed25519PublicKey.from_public_bytes(self.raw).verify(signature, message)
         except (InvalidSignature, ValueError):
@@ -54,13 +60,29 @@ class PublicKey:
 
     @classmethod
     def from_b64(cls, text: str) -> PublicKey:
+        """A public key as it enters (a file, an argument): refused unless it is a usable
+        Ed25519 key (not of small order, canonical, on the curve, in the prime subgroup)."""
         try:
             raw = base64.b64decode(text, validate=True)
         except (binascii.Error, ValueError) as exc:
             raise InputError(f"public key {text!r} is not valid base64") from exc
         if len(raw) != 32:
             raise InputError(f"public key must be 32 bytes, got {len(raw)}")
+        return cls.checked(raw)
+
+    @classmethod
+    def checked(cls, raw: bytes, where: str = "public key") -> PublicKey:
+        """``raw`` as a key, or WeakKey (exit 2) saying why no ledger may take it."""
+        from logbook.ed25519_points import public_key_problem
+
+        problem = public_key_problem(raw)
+        if problem is not None:
+            raise WeakKey(f"{where} is refused: {problem}")
         return cls(raw)
+
+
+class WeakKey(InputError):
+    """A public key no ledger may take: of small order, non-canonical or off the curve."""
 
 
 class SigningKey:
@@ -201,6 +223,8 @@ def read_trust(value: str, option: str = "--trust") -> tuple[str, PublicKey | No
         raise InputError(f"{option} {value} is not {not_key}")
     try:
         pk = PublicKey.from_b64(lines[0])
+    except WeakKey as exc:
+        raise InputError(f"{option} {value}: the {exc}") from None
     except InputError:
         raise InputError(f"{option} {value} is not {not_key}: its key is not 32 bytes of "
                          "base64") from None

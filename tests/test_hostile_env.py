@@ -9,11 +9,15 @@ stderr, never 70, and the ledger verifies afterwards with every acknowledged ent
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
+import rfc8785
 from builders import draft, plan_body, run_body, write_json
 from conftest import CliResult, run_cli
 
@@ -116,3 +120,63 @@ def test_1_out_writes_through_devices_and_fifos_and_follows_symlinks(ledger_dir:
     assert len(run_cli("log", "--checkpoints", "--json").json) == 1
     assert stat.S_ISCHR(null.lstat().st_mode)
     assert verified(*acked) == 3
+
+
+# --- 6. weak public keys are refused where they enter, and verify nothing -------------------
+
+IDENTITY = bytes([1]) + bytes(31)  # the identity point: 8 * it = it, and any S = 0 forges
+NON_CANONICAL = bytes([0xEF]) + b"\xff" * 30 + b"\x7f"  # y = p + 2, which no encoder writes
+
+
+def _b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode()
+
+
+def test_6_small_order_keys_are_refused_and_forgeries_under_them_fail(ledger_dir: Path,
+                                                                      tmp_path: Path) -> None:
+    from test_tamper import Attacker, Row, read_private, reindex, sign_envelope
+
+    acked = populated(tmp_path)
+    before = head()
+    key_file = tmp_path / "weak.pub"
+    key_file.write_text(f"logbook-ed25519-public-key-v1\n{_b64(IDENTITY)}\n")
+    for weak, why in [(_b64(IDENTITY), "small order"), (_b64(NON_CANONICAL), "canonical"),
+                      (str(key_file), "small order")]:
+        r = run_cli("keys", "add", weak, "--name", "weak", "--reason", "test")
+        one_sentence(r, 2, "PUBLIC", why)
+    one_sentence(run_cli("verify", "--trust", str(key_file)), 2, str(key_file), "small order")
+    assert head() == before
+
+    # a ledger written by a logbook that took the identity key: the forgery fails to verify
+    db = ledger_dir / ".logbook" / "ledger.db"
+    owner = read_private(tmp_path / "home" / "config" / "logbook" / "keys" / "default.key")
+    attacker = Attacker(db)
+    last = attacker.rows()[-1]
+    genesis = attacker.rows()[0].env
+    added = sign_envelope({**last.env, "seq": last.seq + 1, "prev": last.digest,
+                           "kind": "key", "body": {"action": "add", "name": "weak",
+                                                   "public": _b64(IDENTITY),
+                                                   "reason": "an old logbook took it"}}, owner)
+    forged_env = {**genesis, "seq": added.seq + 1, "prev": added.digest, "kind": "note",
+                  "signer": hashlib.sha256(IDENTITY).hexdigest(), "ts": last.env["ts"],
+                  "body": {"text": "forged by anyone", "refs": []}}
+    raw = rfc8785.dumps(forged_env)
+    attacker.put(added)
+    attacker.put(Row(added.seq + 1, hashlib.sha256(raw).hexdigest(), raw,
+                     _b64(IDENTITY + bytes(32))))  # signature: R = identity, S = 0
+    attacker.close()
+    reindex(db)
+    r = run_cli("verify", "--trust", owner_fingerprint(owner), "--strict", "--json")
+    assert r.code == 1, r.out + r.err
+    checks = {(f["check"], f["seq"]) for f in r.json["findings"]}
+    assert ("key", added.seq) in checks  # the weak key is named where it was added
+    assert any(seq == added.seq + 1 for _, seq in checks)  # and the forgery does not verify
+    for d in acked:  # every entry made before is still there
+        assert run_cli("show", d).code == 0
+
+
+def owner_fingerprint(key: Any) -> str:
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    return hashlib.sha256(key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+                          ).hexdigest()
