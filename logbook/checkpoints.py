@@ -6,8 +6,9 @@
   signature, its origin, then the ledger's root at the checkpoint's size and a consistency
   proof from there to the current head. A failure is a `checkpoint` finding saying whether
   the ledger was cut, rewritten or forked, or the checkpoint is not validly signed.
-* `inclusion_proof` / `consistency_proof` give the proof JSON of `logbook prove`, read from
-  the stored tree in O(log n) node reads; `parse_proof` and `verify_proof` check it offline
+* `inclusion_proof` / `consistency_proof` give the proof JSON of `logbook prove`, from the
+  tree recomputed from the entries' digests (tree_check: a stored tree that disagrees is
+  refused, exit 1); `parse_proof` and `verify_proof` check it offline
   (`logbook verify-proof`), with nothing but the proof, the checkpoint and a public key.
 
 No SQL here: the ledger's store is reached through its reader methods only.
@@ -35,6 +36,7 @@ from logbook.checkpoint import (
 from logbook.crypto import PublicKey, SigningKey, read_trust
 from logbook.errors import EnvironmentProblem, InputError
 from logbook.findings import Finding
+from logbook.tree_check import Tree, recomputed_tree
 from logbook.verify import Result
 
 ORIGIN_PREFIX = "logbook/"
@@ -63,8 +65,8 @@ def make_checkpoint(ledger: Any, key: SigningKey,
         raise EnvironmentProblem(
             f"signing key {key.public.fingerprint[:16]}… is not a valid key of this ledger, "
             "so it cannot sign the ledger's checkpoint")
-    size = ledger.size()
-    root = ledger.root(size)
+    tree = recomputed_tree(ledger)  # never the stored tree unchecked
+    size, root = tree.size, tree.root(tree.size)
     origin = origin_of(ledger.uuid)
     note = sign_checkpoint(Checkpoint(origin, size, root), origin, key.sign, key.public.raw)
     if publish is not None:
@@ -201,11 +203,9 @@ def _check(result: Result, label: str, parsed: Parsed, ledger_uuid: str | None, 
 def check_ledger_against(ledger: Any, result: Result, checkpoint_path: str,
                          trusted_key: PublicKey | None,
                          trusted: str | None = None) -> CheckpointCheck:
-    """`verify --checkpoint` on a database, after `verify_store` filled `result`."""
-    _, parsed = read_checkpoint(checkpoint_path)
-    fp = trusted_key.fingerprint if trusted_key is not None else trusted
-    return _check(result, checkpoint_path, parsed, result.ledger, len(result.digests),
-                  result.keys, (fp, trusted_key), ledger.store.tree_node)
+    """`verify --checkpoint` on a database, after `verify_store` filled `result`: from the
+    digests verify recomputed from the entries' bytes, never the stored tree."""
+    return check_export_against(result, checkpoint_path, trusted_key, trusted)
 
 
 def check_export_against(result: Result, checkpoint_path: str,
@@ -231,25 +231,34 @@ def check_export_against(result: Result, checkpoint_path: str,
 # --- proofs from the stored tree ----------------------------------------------------------
 
 
-def inclusion_proof(ledger: Any, index: int, size: int) -> dict[str, Any]:
+def _source(ledger: Any, tree: Tree | None) -> tuple[int, merkle.GetNode]:
+    """(size, node reader): the checked tree `logbook prove` passes, else the stored tree
+    (O(log n) node reads, for callers that checked it themselves)."""
+    return (tree.size, tree.node) if tree is not None else (ledger.size(),
+                                                            ledger.store.tree_node)
+
+
+def inclusion_proof(ledger: Any, index: int, size: int,
+                    tree: Tree | None = None) -> dict[str, Any]:
     """The inclusion proof JSON of entry `index` in the tree of `size` entries."""
-    if not 0 <= index < size <= ledger.size():
+    have, get = _source(ledger, tree)
+    if not 0 <= index < size <= have:
         raise InputError(f"entry {index} is not in a tree of {size} entries")
     stored = ledger.store.entry(index)
     if stored is None:  # pragma: no cover - index < size <= ledger.size()
         raise InputError(f"there is no entry {index}")
-    get = ledger.store.tree_node
     return {"ledger": ledger.uuid, "index": index, "size": size, "leaf": stored.digest,
             "root": merkle.root_from_nodes(size, get).hex(),
             "path": [h.hex() for h in merkle.inclusion_proof_from_nodes(index, size, get)]}
 
 
-def consistency_proof(ledger: Any, old_size: int, size: int) -> dict[str, Any]:
+def consistency_proof(ledger: Any, old_size: int, size: int,
+                      tree: Tree | None = None) -> dict[str, Any]:
     """The consistency proof JSON from the tree of `old_size` entries to that of `size`."""
-    if not 0 < old_size <= size <= ledger.size():
+    have, get = _source(ledger, tree)
+    if not 0 < old_size <= size <= have:
         raise InputError(f"no consistency proof from size {old_size} to size {size} "
-                         f"(the ledger has {ledger.size()} entries)")
-    get = ledger.store.tree_node
+                         f"(the ledger has {have} entries)")
     return {"ledger": ledger.uuid, "old_size": old_size,
             "old_root": merkle.root_from_nodes(old_size, get).hex(), "size": size,
             "root": merkle.root_from_nodes(size, get).hex(),

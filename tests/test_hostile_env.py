@@ -180,3 +180,69 @@ def owner_fingerprint(key: Any) -> str:
 
     return hashlib.sha256(key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
                           ).hexdigest()
+
+
+# --- 7. a corrupted tree row is never signed, proved or trusted ------------------------------
+
+
+def test_7_checkpoint_prove_and_verify_never_trust_a_corrupted_tree(ledger_dir: Path,
+                                                                    tmp_path: Path) -> None:
+    import sqlite3
+
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+    from test_tamper import read_private
+
+    from logbook import merkle
+    from logbook.checkpoint import Checkpoint, sign_checkpoint
+
+    acked = populated(tmp_path)
+    for i in range(7):  # 10 entries: a level-3 node (entries 0-7) exists
+        r = run_cli("note", f"note {i}", "--json")
+        assert r.code == 0, r.err
+        acked.append(r.json["digest"])
+    good = tmp_path / "good.checkpoint"
+    assert run_cli("checkpoint", "--out", str(good)).code == 0
+    db = ledger_dir / ".logbook" / "ledger.db"
+    conn = sqlite3.connect(db)
+    with conn:
+        assert conn.execute("UPDATE tree SET hash = zeroblob(32) WHERE level = 3 AND idx = 0"
+                            ).rowcount == 1
+    conn.close()
+    before = head()
+
+    one_sentence(run_cli("checkpoint"), 1, "node (3, 0)", "reindex")
+    one_sentence(run_cli("checkpoint", "--out", str(tmp_path / "new.checkpoint")), 1,
+                 "node (3, 0)")
+    assert not (tmp_path / "new.checkpoint").exists()
+    assert len(run_cli("log", "--checkpoints", "--json").json) == 1  # only the good one
+    one_sentence(run_cli("prove", "@1", "--checkpoint", str(good)), 1, "node (3, 0)")
+    one_sentence(run_cli("prove", "--consistency", str(good)), 1, "node (3, 0)")
+
+    # a checkpoint signed over the corrupted tree (as before this fix) does not verify
+    owner = read_private(tmp_path / "home" / "config" / "logbook" / "keys" / "default.key")
+    raw_pub = owner.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    def stored(level: int, idx: int) -> bytes:  # what the old code read: the stored tree
+        if level == 0:
+            return merkle.leaf_hash(bytes.fromhex(run_cli("show", f"@{idx}", "--json")
+                                                  .json["digest"]))
+        c = sqlite3.connect(db)
+        try:
+            return bytes(c.execute("SELECT hash FROM tree WHERE level = ? AND idx = ?",
+                                   (level, idx)).fetchone()[0])
+        finally:
+            c.close()
+
+    uuid = run_cli("show", "@0", "--json").json["entry"]["ledger"]
+    wrong = merkle.root_from_nodes(before[0] + 1, stored)
+    bad = tmp_path / "bad.checkpoint"
+    bad.write_text(sign_checkpoint(Checkpoint(f"logbook/{uuid}", before[0] + 1, wrong),
+                                   f"logbook/{uuid}", owner.sign, raw_pub))
+    r = run_cli("verify", "--checkpoint", str(bad), "--checkpoint", str(good), "--json")
+    assert r.code == 1, r.out + r.err
+    by_path = {c["path"]: c["ok"] for c in r.json["checkpoints"]}
+    assert by_path == {str(bad): False, str(good): True}
+    assert head() == before
+    assert run_cli("reindex").code == 0  # the fix the sentence names
+    assert verified(*acked) == 10
+    r = run_cli("verify", "--checkpoint", str(good), "--checkpoint", str(bad), "--json")
+    assert r.code == 1 and [c["ok"] for c in r.json["checkpoints"]] == [True, False]

@@ -58,7 +58,7 @@ def checkpoint(
         sys.stdout.write(note)
 
 
-def _ledger_checkpoint(ledger: Any, file: str | None) -> Any:
+def _ledger_checkpoint(ledger: Any, file: str | None, tree: Any) -> Any:
     """The checkpoint to prove against (FILE, or the latest kept), checked against the ledger."""
     from logbook.checkpoints import latest_checkpoint, origin_of, read_checkpoint
 
@@ -74,13 +74,13 @@ def _ledger_checkpoint(ledger: Any, file: str | None) -> Any:
         name = "the latest checkpoint"
     if cp.origin != origin_of(ledger.uuid):
         raise InputError(f"{name} is for {cp.origin}, not this ledger ({origin_of(ledger.uuid)})")
-    size = ledger.size()
+    size = tree.size
     if cp.size > size:
         raise CheckFailed(f"{name} has size {cp.size} but the ledger has only {size} entries: "
                           "the ledger was cut (see `logbook verify --checkpoint`)")
     if cp.size == 0:
         raise InputError(f"{name} has size 0: there is nothing to prove against it")
-    if ledger.root(cp.size) != cp.root:
+    if tree.root(cp.size) != cp.root:
         raise CheckFailed(f"{name} does not match the ledger's root at size {cp.size}: the "
                           "ledger was rewritten or forked (see `logbook verify --checkpoint`)")
     return cp
@@ -105,6 +105,7 @@ def prove(
     prefix of the current one (or of NEW's).
     """
     from logbook.checkpoints import consistency_proof, inclusion_proof
+    from logbook.tree_check import recomputed_tree
 
     if (ref is None) == (consistency is None):
         raise InputError("give either REF (an inclusion proof) or --consistency "
@@ -114,20 +115,21 @@ def prove(
     if checkpoint_file is not None and consistency is not None:
         raise InputError("--checkpoint is for inclusion proofs; with --consistency use --to")
     with state.open_ledger() as ledger:
+        tree = recomputed_tree(ledger)  # refused, exit 1, when the stored tree disagrees
         if ref is not None:
-            cp = _ledger_checkpoint(ledger, checkpoint_file)
+            cp = _ledger_checkpoint(ledger, checkpoint_file, tree)
             entry = ledger.get(ref)
             if entry.seq >= cp.size:
                 raise InputError(f"REF: entry {entry.seq} is beyond the checkpoint's size "
                                  f"{cp.size} (make a newer one with `logbook checkpoint`)")
-            proof = inclusion_proof(ledger, entry.seq, cp.size)
+            proof = inclusion_proof(ledger, entry.seq, cp.size, tree)
         else:
-            old = _ledger_checkpoint(ledger, consistency)
-            size = ledger.size() if to is None else _ledger_checkpoint(ledger, to).size
+            old = _ledger_checkpoint(ledger, consistency, tree)
+            size = tree.size if to is None else _ledger_checkpoint(ledger, to, tree).size
             if size < old.size:
                 raise InputError(f"--to {to} has size {size}, smaller than the old "
                                  f"checkpoint's {old.size}")
-            proof = consistency_proof(ledger, old.size, size)
+            proof = consistency_proof(ledger, old.size, size, tree)
     if as_json:
         state.emit_json(proof)
         return
