@@ -79,7 +79,7 @@ def read_checkpoint(path: str | Path, option: str = "--checkpoint") -> tuple[str
     """The text of a checkpoint file and its parse; InputError naming the file otherwise."""
     from logbook.files import read_bytes
 
-    data = read_bytes(path, option)
+    data = read_bytes(path, option, limit=64 * 1024, kind="a checkpoint")
     try:
         cp, sigs = parse_checkpoint(data)
     except InputError as exc:

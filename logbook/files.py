@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import secrets
 import stat
 from collections.abc import Iterator
@@ -23,68 +22,23 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from logbook.errors import EnvironmentProblem, InputError, LogbookError
+from logbook.reading import (
+    bounded_lines,
+    max_input_bytes,
+    on_disk,
+    read_bytes,
+    read_stdin,
+    read_text,
+    read_timeout,
+)
+
+__all__ = ["Output", "atomic_writer", "bounded_lines", "check_writable", "max_input_bytes",
+           "on_disk", "read_bytes", "read_stdin", "read_text", "read_timeout", "write_atomic",
+           "write_error", "write_new"]
 
 # errors of the machine rather than of the path the user named
 _ENVIRONMENT_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC,
                                  errno.EDQUOT, errno.EIO})
-
-
-_ESCAPED_BYTE = re.compile(r"\\x([89a-f][0-9a-f])")
-
-
-def on_disk(path: str | Path) -> str | Path:
-    """``path``, or the file it names when the command line escaped bytes that are not UTF-8.
-
-    cli.main turns such argv bytes into ``\\xNN`` text (so that text can enter entries); a
-    file whose name holds them is then found by undoing exactly that escape, when the path as
-    written does not exist.
-    """
-    text = str(path)
-    if "\\x" not in text or Path(path).exists():
-        return path
-    raw = _ESCAPED_BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), text)
-    return raw if Path(raw).exists() else path
-
-
-def read_bytes(path: str | Path, what: str = "file", *, limit: int | None = None,
-               kind: str | None = None, missing: type[LogbookError] = InputError,
-               unreadable: type[LogbookError] = InputError) -> bytes:
-    """The file's bytes; InputError (exit 2) naming ``what`` and the path otherwise.
-
-    ``limit`` refuses a file larger than that many bytes (a key file named by mistake as
-    /dev/zero or a binary); ``kind`` (e.g. "a logbook private key") is what the refusal says
-    the file is not; ``missing`` and ``unreadable`` choose the error for a file that does not
-    exist or cannot be read (a key file the environment should provide: exit 3).
-    """
-    try:
-        with open(on_disk(path), "rb") as fh:
-            data = fh.read() if limit is None else fh.read(limit + 1)
-    except FileNotFoundError:
-        raise missing(f"{what} {path} does not exist") from None
-    except IsADirectoryError:
-        raise InputError(f"{what} {path} is a directory") from None
-    except NotADirectoryError:
-        raise InputError(f"{what} {path} does not exist: a part of it is not a folder") from None
-    except OSError as exc:
-        raise unreadable(f"{what} {path} cannot be read: {exc.strerror}") from None
-    if limit is not None and len(data) > limit:
-        why = f"it is larger than {limit} bytes"
-        raise InputError(f"{what} {path} is not {kind} ({why})" if kind else
-                         f"{what} {path} is too large ({why})")
-    return data
-
-
-def read_text(path: str | Path, what: str = "file", *, limit: int | None = None,
-              kind: str | None = None, missing: type[LogbookError] = InputError,
-              unreadable: type[LogbookError] = InputError) -> str:
-    """The file's UTF-8 text (see ``read_bytes``); InputError naming it for a binary file."""
-    data = read_bytes(path, what, limit=limit, kind=kind, missing=missing,
-                      unreadable=unreadable)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{what} {path} is not {kind or 'a text file'} (it is not UTF-8 "
-                         "text)") from None
 
 
 def _resolved(path: str | Path, what: str) -> tuple[Path, os.stat_result | None]:

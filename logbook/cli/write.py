@@ -123,14 +123,25 @@ def append(
 def _load_plan_file(file: str) -> dict[str, Any]:
     import tomllib
 
-    data = state.read_input(file, "plan file")
+    from logbook.files import read_bytes
+    from logbook.limits import MAX_PLAN_BYTES, check_nesting, check_value_depth
+
+    data = (state.read_input(file, "plan file") if file == "-" else
+            read_bytes(file, "plan file", limit=MAX_PLAN_BYTES, kind="a plan"))
+    if len(data) > MAX_PLAN_BYTES:
+        raise InputError(f"plan file {file} is not a plan (it is larger than {MAX_PLAN_BYTES} "
+                         "bytes)")
     if file.endswith(".json") or data.lstrip()[:1] == b"{":
         value = state.parse_json(data, file)
     else:
+        check_nesting(data, file, toml=True)  # tomllib recurses: bound it before parsing
         try:
             value = tomllib.loads(data.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise InputError(f"{file} is not valid TOML ({exc})") from None
+        except RecursionError:  # pragma: no cover - check_nesting refuses such text first
+            raise InputError(f"{file}: values nest too deeply") from None
+        check_value_depth(value, file)  # dotted keys and table headers nest without brackets
     if not isinstance(value, dict):
         raise InputError(f"{file}: a plan must be an object")
     return value
