@@ -246,3 +246,113 @@ def test_7_checkpoint_prove_and_verify_never_trust_a_corrupted_tree(ledger_dir: 
     assert verified(*acked) == 10
     r = run_cli("verify", "--checkpoint", str(good), "--checkpoint", str(bad), "--json")
     assert r.code == 1 and [c["ok"] for c in r.json["checkpoints"]] == [True, False]
+
+
+# --- 3. memory: every file named is read with a bound -----------------------------------------
+
+MEMORY_LIMIT = 1 << 30  # address space for each command: far less than what it was asked to read
+
+
+def limited(*args: str, cwd: Path, env: dict[str, str] | None = None) -> CliResult:
+    """`logbook ARGS` in a subprocess whose address space the test limits (RLIMIT_AS)."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+    p = subprocess.run([sys.executable, "-m", "logbook", *args], cwd=cwd,
+                       env={**os.environ, **(env or {})}, preexec_fn=limit,
+                       capture_output=True, text=True, timeout=300, check=False)
+    return CliResult(p.returncode, p.stdout, p.stderr)
+
+
+def zstd_zeros(size: int) -> bytes:
+    """A zstd frame of ``size`` zero bytes, made without holding them."""
+    import zstandard
+
+    c = zstandard.ZstdCompressor(level=1).compressobj()
+    chunk, parts = bytes(1 << 26), []
+    for start in range(0, size, len(chunk)):
+        parts.append(c.compress(chunk[: min(len(chunk), size - start)]))
+    return b"".join([*parts, c.flush()])
+
+
+def zip_bombs(tmp_path: Path) -> list[Path]:
+    """A .eval whose sample member inflates to 3 GiB: once declared honestly in the zip
+    directory, once declared as 2 bytes."""
+    import zlib
+
+    from builders import write_eval
+    from test_ingest_hostile import eval_members
+
+    members = eval_members()
+    name = next(n for n in members if n.startswith("samples/"))
+    size = 3 << 30
+    bomb = zstd_zeros(size)
+    crc, chunk = 0, bytes(1 << 26)
+    for _ in range(size // len(chunk)):
+        crc = zlib.crc32(chunk, crc)
+    honest = write_eval(tmp_path / "honest.eval", members | {name: b"{}"}, packed={name: bomb},
+                        declared={name: (crc, size)})
+    lying = write_eval(tmp_path / "lying.eval", members | {name: b"{}"}, packed={name: bomb})
+    assert honest.stat().st_size < 1 << 20 and lying.stat().st_size < 1 << 20
+    return [honest, lying]
+
+
+def test_3_files_named_are_read_with_a_bound_and_entries_are_capped(ledger_dir: Path,
+                                                                     tmp_path: Path) -> None:
+    needs_root()
+    acked = populated(tmp_path)
+    zero, fifo = device(tmp_path / "zero", 5), tmp_path / "fifo"
+    os.mkfifo(fifo)
+    cp = tmp_path / "c.checkpoint"
+    assert run_cli("checkpoint", "--out", str(cp)).code == 0
+    before = head()
+    for args, word in [(("append", str(zero)), "too large"),
+                       (("append", "--jsonl", str(zero)), "too large"),
+                       (("plan", str(zero)), "not a plan"),
+                       (("verify", "--checkpoint", str(zero)), "not a checkpoint"),
+                       (("verify-proof", str(zero), "--checkpoint", str(cp)), "too large"),
+                       (("append", "--from", "jsonl", str(zero)), "too large")]:
+        one_sentence(limited(*args, cwd=ledger_dir), 2, str(zero), word)
+    # a FIFO that nobody writes is refused after the read timeout, never waited on for ever
+    one_sentence(limited("append", str(fifo), cwd=ledger_dir,
+                         env={"LOGBOOK_READ_TIMEOUT": "0.5"}), 2, str(fifo), "sent nothing")
+    # a zip bomb never reaches inspect_ai's reader (nor logbook's)
+    r = run_cli("plan", str(write_json(tmp_path / "arith.json",
+                                       plan_body("arith", arms=("a", "b")))), "--json")
+    assert r.code == 0, r.err
+    acked.append(r.json["digest"])
+    before = head()
+    for bomb, word in zip(zip_bombs(tmp_path), ("more than the", "inflates to more"),
+                          strict=True):
+        r = limited("append", "--from", "inspect", str(bomb), "--plan", "arith", "--arm", "a",
+                    cwd=ledger_dir)
+        one_sentence(r, 2, str(bomb), word)
+    # 500 levels of TOML in 1 KB
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 500 + "]" * 500 + "\n")
+    one_sentence(run_cli("plan", str(deep)), 2, str(deep), "nest")
+    # an entry larger than the cap: a 17 MiB note, as an argument and as a draft
+    big = "x" * (17 << 20)
+    one_sentence(run_cli("note", big), 2, "16 MiB")
+    one_sentence(run_cli("append", str(write_json(tmp_path / "big.json", draft(
+        "note", {"text": big, "refs": []})))), 2, "16 MiB")
+    assert head() == before
+
+    # under `run`, the run is never lost: the unreadable outcome or log is its reason or note
+    out = tmp_path / "items.jsonl"
+    r = limited("run", "--outcomes", str(zero), "--", "true", cwd=ledger_dir)
+    assert r.code == 0 and "appended run" in r.err, r.err
+    r = limited("run", "--outcomes", str(out), "--log", str(zero), "--", "python3", "-c",
+                f"open({str(out)!r}, 'w').write('{{\"id\": \"1\", \"score\": 1}}\\n')",
+                cwd=ledger_dir)
+    assert r.code == 0 and "appended run" in r.err, r.err
+    runs = run_cli("log", "--kind", "run", "-n", "2", "--json").json
+    assert runs[0]["entry"]["body"]["status"] == "failed"
+    assert "too large" in runs[0]["entry"]["body"]["reason"]
+    assert runs[1]["entry"]["body"]["status"] == "completed"
+    assert f"log file {zero} could not be read" in runs[1]["entry"]["body"]["note"]
+    assert verified(*acked) == before[0] + 3
