@@ -10,9 +10,12 @@ stderr, never 70, and the ledger verifies afterwards with every acknowledged ent
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import os
 import stat
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -356,3 +359,147 @@ def test_3_files_named_are_read_with_a_bound_and_entries_are_capped(ledger_dir: 
     assert runs[1]["entry"]["body"]["status"] == "completed"
     assert f"log file {zero} could not be read" in runs[1]["entry"]["body"]["note"]
     assert verified(*acked) == before[0] + 3
+
+
+# --- 4. full disks: a run is never lost, and --out says so -------------------------------------
+
+
+@contextlib.contextmanager
+def small_fs(path: Path, size: str = "4m") -> Iterator[Path]:
+    """A small tmpfs mounted at ``path`` for the test (unmounted whatever happens)."""
+    import subprocess
+
+    path.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+                   check=True)
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def fill(folder: Path) -> Path:
+    """Fill the file system holding ``folder``; the filler file, to remove later."""
+    filler = folder / "filler"
+    with open(filler, "wb") as fh:
+        try:
+            while True:
+                fh.write(bytes(1 << 16))
+                fh.flush()
+        except OSError:
+            pass
+    return filler
+
+
+FILL_AND_FAIL = """
+import sys
+print("x" * 200000)
+with open(sys.argv[1], "w") as fh:
+    fh.write('{"id": "1", "score": 1}\\n')
+with open(sys.argv[2], "wb") as fh:
+    try:
+        while True:
+            fh.write(bytes(1 << 16)); fh.flush()
+    except OSError:
+        pass
+sys.exit(5)
+"""
+
+
+def test_4_a_full_disk_loses_no_run_and_out_says_so(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    needs_root()
+    with small_fs(tmp_path / "m") as mnt, small_fs(tmp_path / "o", "1m") as outs:
+        assert run_cli("init", str(mnt), "--name", "small").code == 0
+        monkeypatch.setenv("LOGBOOK_DIR", str(mnt))
+        acked = populated(tmp_path)
+        outcomes = tmp_path / "items.jsonl"
+
+        # --out on a full disk: exit 3, one sentence; no checkpoint kept, no file left
+        filler = fill(outs)
+        one_sentence(run_cli("export", "--out", str(outs / "x.jsonl")), 3, "No space left")
+        one_sentence(run_cli("checkpoint", "--out", str(outs / "c.checkpoint")), 3,
+                     "No space left")
+        filler.unlink()
+        assert list(outs.iterdir()) == []
+        assert run_cli("log", "--checkpoints", "--json").json == []
+
+        # the blobs cannot be kept: the run is appended all the same, saying so
+        blobs = mnt / ".logbook" / "blobs"
+        blobs.write_text("not a folder")
+        r = run_cli("run", "--outcomes", str(outcomes), "--", sys.executable, "-c",
+                    FILL_AND_FAIL.replace("fh.write(bytes", "break; fh.write(bytes"),
+                    str(outcomes), str(tmp_path / "nofill"))
+        assert r.code == 5 and "appended run" in r.err, r.err
+        body = run_cli("show", f"@{head()[0]}", "--json").json["entry"]["body"]
+        assert body["status"] == "failed" and "status 5" in body["reason"]
+        assert "could not be kept" in body["reason"] and body["logs"][0]["name"] == "output"
+        acked.append(run_cli("show", f"@{head()[0]}", "--json").json["digest"])
+        blobs.unlink()
+
+        # the disk fills during the run: nothing can be written, so the record is on stderr
+        before = head()
+        r = run_cli("run", "--outcomes", str(outcomes), "--", sys.executable, "-c",
+                    FILL_AND_FAIL, str(outcomes), str(mnt / "filler"))
+        assert r.code == 5, r.err
+        sentence, *lines = r.err.splitlines()[-2:]
+        assert "could not be appended" in sentence and "nor kept beside the ledger" in sentence
+        (mnt / "filler").unlink()
+        assert head() == before
+        saved = tmp_path / "recovered.jsonl"
+        saved.write_text("\n".join(lines) + "\n")
+        r = run_cli("append", "--jsonl", str(saved), "--once", "recovered-1", "--json")
+        assert r.code == 0, r.err
+        body = r.json["entry"]["body"]
+        assert body["status"] == "failed" and "status 5" in body["reason"]
+        assert body["outcomes"]["id"] == ["1"]
+        acked.append(r.json["digest"])
+        assert verified(*acked) == before[0] + 2
+
+
+HOLD_LOCK = """
+import sqlite3, subprocess, sys, time
+holder = subprocess.Popen([sys.executable, "-c",
+    "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+    "c.execute('BEGIN IMMEDIATE'); open(sys.argv[2], 'w').close(); time.sleep(3)",
+    sys.argv[1], sys.argv[2]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+while True:
+    try:
+        open(sys.argv[2]).close()
+        break
+    except FileNotFoundError:
+        time.sleep(0.05)
+sys.exit(7)
+"""
+
+
+def test_4_a_locked_ledger_keeps_the_record_beside_it(ledger_dir: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    acked = populated(tmp_path)
+    before = head()
+    db = ledger_dir / ".logbook" / "ledger.db"
+    monkeypatch.setenv("LOGBOOK_LOCK_TIMEOUT", "0.5")
+    flag = tmp_path / "locked"
+    r = run_cli("run", "--outcomes", str(tmp_path / "none.jsonl"), "--", sys.executable, "-c",
+                HOLD_LOCK, str(db), str(flag))
+    assert r.code == 7, r.err
+    one_sentence(r, 7, "could not be appended", "locked", "logbook append --jsonl")
+    recovered = sorted(db.parent.glob("recovered-run-*.jsonl"))
+    assert len(recovered) == 1
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:  # until the lock holder is gone
+        r = run_cli("append", "--jsonl", str(recovered[0]), "--once", recovered[0].name,
+                    "--json")
+        if r.code != 3:
+            break
+        time.sleep(0.2)
+    assert r.code == 0, r.err
+    assert r.json["entry"]["body"]["status"] == "failed"
+    assert "status 7" in r.json["entry"]["body"]["reason"]
+    # appending it again changes nothing (the --once key the sentence gives)
+    again = run_cli("append", "--jsonl", str(recovered[0]), "--once", recovered[0].name,
+                    "--json")
+    assert again.code == 0 and again.json["digest"] == r.json["digest"]
+    assert verified(*acked, r.json["digest"]) == before[0] + 2
