@@ -503,3 +503,85 @@ def test_4_a_locked_ledger_keeps_the_record_beside_it(ledger_dir: Path, tmp_path
                     "--json")
     assert again.code == 0 and again.json["digest"] == r.json["digest"]
     assert verified(*acked, r.json["digest"]) == before[0] + 2
+
+
+# --- 2. a secret on the command line is scrubbed wherever the command echoes it --------------
+
+SECRET = "SECRETVALUE123"
+ECHO = """
+import sys
+print(sys.argv)
+print("connecting with key", sys.argv[-1], file=sys.stderr)
+open(sys.argv[1], "w").write('{"id": "1", "score": null, "error": "refused key %s"}\\n'
+                             % sys.argv[-1])
+open(sys.argv[2], "w").write("server log: auth with " + sys.argv[-1] + "\\n")
+"""
+
+
+def test_2_values_redacted_from_the_command_line_are_scrubbed_everywhere(
+        ledger_dir: Path, tmp_path: Path) -> None:
+    import subprocess
+
+    acked = populated(tmp_path)
+    items, log = tmp_path / "items.jsonl", tmp_path / "server.log"
+    # as a user runs it: the command's own terminal output is theirs and shows the value
+    r = subprocess.run([sys.executable, "-m", "logbook", "run", "--outcomes", str(items),
+                        "--log", str(log), "--note", f"run with {SECRET}", "--",
+                        sys.executable, "-c", ECHO, str(items), str(log), "--api-key", SECRET],
+                       cwd=ledger_dir, capture_output=True, text=True, timeout=120,
+                       check=False)
+    assert r.returncode == 0, r.stderr
+    assert "appended run" in r.stderr and SECRET not in r.stderr.splitlines()[-1]
+    digest = r.stderr.split("appended run ")[1].split()[1]
+    shown = run_cli("show", digest, "--json")
+    assert shown.code == 0
+    body = shown.json["entry"]["body"]
+    assert body["apparatus"]["captured"]["command"][-2:] == ["--api-key", "[redacted]"]
+    assert body["outcomes"]["error"] == ["refused key [redacted]"]
+    assert body["note"] == "run with [redacted]"
+    assert {ref["name"] for ref in body["logs"]} == {"output", "server.log"}
+    assert all("[redacted]" in ref["excerpt"] for ref in body["logs"])
+    # nothing logbook keeps or prints holds it: export, log, show, the database, the blobs
+    for args in (("export",), ("log", "--json"), ("show", digest, "--json")):
+        out = run_cli(*args)
+        assert out.code == 0 and SECRET not in out.out + out.err, args
+    kept = [p for p in (ledger_dir / ".logbook").rglob("*") if p.is_file()]
+    assert any(p.parent.name == "blobs" for p in kept)
+    for p in kept:
+        assert SECRET.encode() not in p.read_bytes(), p
+    assert verified(*acked, digest) == 4
+
+
+# --- 9. redaction never mangles paths, log names or digests -----------------------------------
+
+INSPECT_NAME = "2026-11-29T18-13-40-00-00_sums_AWmXtCZJkqs6wiwnaQaHoB.eval"
+BROKEN_LOG = 'import sys; open(sys.argv[1], "wb").write(b"not a zip archive"); sys.exit(1)'
+
+
+def test_9_redaction_keeps_inspect_log_paths_and_digests(ledger_dir: Path,
+                                                         tmp_path: Path) -> None:
+    import tempfile
+
+    acked = populated(tmp_path)
+    folder = tempfile.mkdtemp(dir=tmp_path)  # a temporary folder, random name and all
+    log = Path(folder) / INSPECT_NAME
+    r = run_cli("run", "--from", "inspect", str(log), "--", sys.executable, "-c", BROKEN_LOG,
+                str(log))
+    assert r.code == 1, r.err
+    body = run_cli("show", f"@{head()[0]}", "--json").json["entry"]["body"]
+    assert body["status"] == "failed"
+    # the path an auditor needs, the log's random id included, is there whole
+    assert f"outcomes not read: {log}: not a readable" in body["reason"], body["reason"]
+    assert "[redacted]" not in body["reason"]
+    acked.append(run_cli("show", f"@{head()[0]}", "--json").json["digest"])
+    # digests and log names in a note are kept as written; a pasted key is not
+    sha = hashlib.sha256(b"data").hexdigest()
+    text = (f"checked {acked[0]} and sha256:{sha}, blob {sha}; log {folder}/{INSPECT_NAME}; "
+            f"sha512 {hashlib.sha512(b'data').hexdigest()}")
+    r = run_cli("note", text, "--json")
+    assert r.code == 0 and r.json["entry"]["body"]["text"] == text, r.err
+    acked.append(r.json["digest"])
+    r = run_cli("note", "key sk-proj-FAKEfakeFAKE0123456789abcdefFAKE", "--json")
+    assert r.code == 0 and r.json["entry"]["body"]["text"] == "key [redacted]"
+    assert "replaced by [redacted]" in r.err
+    assert verified(*acked, r.json["digest"]) == 6

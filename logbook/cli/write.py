@@ -229,10 +229,18 @@ def note(
     refs: list[str] = typer.Option([], "--ref", help="An entry the note speaks about."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Append a note: findings, context, the belief you held before."""
+    """Append a note: findings, context, the belief you held before.
+
+    Secrets in the text (a pasted key, a URL with credentials) are redacted first."""
+    from logbook.redact import scrub_text
+
+    text, redacted = scrub_text(text, env=os.environ)
     key = _key()
     with state.open_ledger(write=True) as ledger:
         _print_appended([ledger.append("note", {"text": text, "refs": refs}, key)], as_json)
+    if redacted:
+        print(f"logbook: warning: {redacted} secret-looking value(s) in the note were "
+              "replaced by [redacted]", file=sys.stderr)
 
 
 def retract(
