@@ -126,9 +126,10 @@ class SigningKey:
         self.path = path
 
     @classmethod
-    def read(cls, path: Path, what: str = "key file") -> SigningKey:
+    def read(cls, path: Path, what: str = "key file", for_signing: bool = True) -> SigningKey:
         """The key in ``path``: a missing or unreadable file is the environment's problem
-        (exit 3); a directory, a binary or a malformed file is bad input (exit 2)."""
+        (exit 3); a directory, a binary or a malformed file is bad input (exit 2). For
+        signing, a key file that others can read or write is refused (exit 3), as ssh does."""
         from logbook.files import read_text
 
         not_key = "a logbook private key"
@@ -147,7 +148,24 @@ class SigningKey:
                              "Ed25519 seed")
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+        if for_signing:  # a key it is, but one others may have read: not for signing
+            _private_enough(path, what)
         return cls(Ed25519PrivateKey.from_private_bytes(seed), path)
+
+
+def _private_enough(path: Path, what: str) -> None:
+    """EnvironmentProblem when the key file at ``path`` is open to its group or others."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return  # reading it says what is wrong
+    if stat.S_ISREG(st.st_mode) and st.st_mode & 0o077:
+        raise EnvironmentProblem(
+            f"{what} {path} can be read or written by others (mode "
+            f"{stat.S_IMODE(st.st_mode):04o}), so it is not used to sign: run `chmod 600 "
+            f"{path}`")
 
 
 # a key file is two short lines, a public-key file four: anything this large was named by mistake
@@ -177,8 +195,9 @@ def load_or_create_key() -> tuple[SigningKey, bool]:
     return key, True
 
 
-def load_key() -> SigningKey:
-    """For every command that writes: the key must exist (exit 3 otherwise)."""
+def load_key(for_signing: bool = True) -> SigningKey:
+    """For every command that writes: the key must exist (exit 3 otherwise), and be private
+    to its owner when it will sign."""
     path = default_key_path()
     if not path.exists():
         env = os.environ.get("LOGBOOK_KEY")
@@ -192,7 +211,7 @@ def load_key() -> SigningKey:
             f"signing key {path} {named} does not exist: `logbook init` or `logbook keys new` "
             "creates one"
         )
-    return SigningKey.read(path, key_path_name())
+    return SigningKey.read(path, key_path_name(), for_signing=for_signing)
 
 
 def public_key_text(key: PublicKey, name: str = "") -> str:

@@ -232,21 +232,39 @@ def write_atomic(path: str | Path, text: str, what: str = "file") -> None:
         fh.write(text)
 
 
+def make_private_folders(folder: Path, what: str, path: str | Path) -> None:
+    """Create ``folder`` and any missing parents mode 0700, whatever the umask (a key's
+    folder: nobody else may list or replace the keys in it)."""
+    missing = []
+    here = folder
+    while not here.exists():
+        missing.append(here)
+        if here.parent == here:
+            break
+        here = here.parent
+    try:
+        for created in reversed(missing):
+            created.mkdir(mode=0o700)
+            os.chmod(created, 0o700)  # mkdir's mode is cut by the umask; this is not
+    except FileExistsError:
+        pass  # another process made it meanwhile
+    except OSError as exc:
+        cls = EnvironmentProblem if exc.errno in _ENVIRONMENT_ERRNOS else InputError
+        raise cls(f"{what} {path} cannot be written: folder {folder} cannot be "
+                  f"created ({exc.strerror})") from None
+
+
 def write_new(path: str | Path, text: str, what: str = "file", *, mode: int = 0o600,
               parents: bool = False) -> None:
-    """Create ``path`` holding ``text``, refusing to overwrite it; removed again on failure.
+    """Create ``path`` holding ``text`` with exactly ``mode`` (whatever the umask), refusing
+    to overwrite it; removed again on failure.
 
-    ``parents`` creates missing folders (the default key's folder); otherwise a path in a
-    folder that does not exist is refused.
+    ``parents`` creates missing folders, mode 0700 (the default key's folder); otherwise a
+    path in a folder that does not exist is refused.
     """
     target = Path(path)
     if parents:
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            cls = EnvironmentProblem if exc.errno in _ENVIRONMENT_ERRNOS else InputError
-            raise cls(f"{what} {path} cannot be written: folder {target.parent} cannot be "
-                      f"created ({exc.strerror})") from None
+        make_private_folders(target.parent, what, path)
     check_writable(path, what)
     try:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
@@ -255,6 +273,7 @@ def write_new(path: str | Path, text: str, what: str = "file", *, mode: int = 0o
     except OSError as exc:
         raise write_error(exc, path, what) from None
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             fh.flush()

@@ -585,3 +585,36 @@ def test_9_redaction_keeps_inspect_log_paths_and_digests(ledger_dir: Path,
     assert r.code == 0 and r.json["entry"]["body"]["text"] == "key [redacted]"
     assert "replaced by [redacted]" in r.err
     assert verified(*acked, r.json["digest"]) == 6
+
+
+# --- 8. key files: a private folder whatever the umask; a key others can read never signs ----
+
+
+def test_8_keys_folder_is_private_and_a_readable_key_is_refused(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    old = os.umask(0)
+    try:
+        r = run_cli("init", str(work), "--name", "umask-000", "--json")
+    finally:
+        os.umask(old)
+    assert r.code == 0, r.err
+    key = Path(r.json["key"])
+    assert stat.S_IMODE(key.parent.stat().st_mode) == 0o700  # keys/
+    assert stat.S_IMODE(key.parent.parent.stat().st_mode) == 0o700  # logbook/, made with it
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    acked = [r.json["digest"]]
+    r = run_cli("note", "signed while private", "--json")
+    assert r.code == 0, r.err
+    acked.append(r.json["digest"])
+    before = head()
+
+    key.chmod(0o644)
+    for args in (("note", "never signed"), ("checkpoint",)):
+        one_sentence(run_cli(*args), 3, str(key), "0644", f"chmod 600 {key}")
+    # reading and exporting the public key need no private key to be private
+    assert run_cli("keys", "export").code == 0
+    assert head() == before and run_cli("log", "--checkpoints", "--json").json == []
+    key.chmod(0o600)  # the fix the sentence gives
+    r = run_cli("note", "signed again", "--json")
+    assert r.code == 0, r.err
+    assert verified(*acked, r.json["digest"]) == 3

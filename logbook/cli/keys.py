@@ -117,7 +117,7 @@ def export(
     if out is not None:
         check_writable(out, "--out")
     if fingerprint is None:
-        key = load_key()
+        key = load_key(for_signing=False)  # only its public half is printed
         text = public_key_text(key.public, "default")
     else:
         with state.open_ledger() as ledger:
