@@ -150,9 +150,7 @@ class ChainVerifier:
         keys = body.get("keys") if isinstance(body.get("keys"), list) else []
         for i, k in enumerate(keys):
             pub = _public(k.get("public") if isinstance(k, dict) else None)
-            if pub is not None and not self._usable(pub, f"genesis: keys[{i}]", 0, label):
-                continue
-            if pub is not None:
+            if pub is not None and self._usable(pub, f"genesis: keys[{i}]", 0, label):
                 self.valid[hashlib.sha256(pub).hexdigest()] = Ed25519PublicKey.from_public_bytes(
                     pub)
         if not self.valid:
@@ -184,8 +182,7 @@ class ChainVerifier:
         self._signed_ok = True
 
     def _usable(self, pub: bytes, what: str, position: int, label: list[str]) -> bool:
-        """False, with a finding, for a key no ledger may hold (small order, non-canonical,
-        off the curve or outside the prime subgroup): nothing it signs verifies."""
+        """False, with a finding, for a weak key (ed25519_points): it never becomes valid."""
         problem = public_key_problem(pub)
         if problem is not None:
             self._find("key", f"{what} is a weak key: {problem}", position, label)

@@ -309,19 +309,25 @@ def _keep_logs(db: Path, output: bytes, logs: list[str],
     refs: list[dict[str, Any]] = []
     unreadable: list[str] = []
     lost: list[str] = []
-    named: list[tuple[str, bytes]] = [("output", output)] if output else []
-    for name in logs:
+
+    def one(label: str, data: bytes) -> None:
         try:
-            named.append((Path(name).name, read_bytes(name, "log file")))
-        except LogbookError as exc:
-            why = str(exc).removeprefix(f"log file {name} ")
-            unreadable.append(f"log file {name} could not be read: {why}")
-    for name, data in named:
-        try:
-            refs.append(keep(db, name, data, values=taken))
+            refs.append(keep(db, label, data, values=taken))
         except BlobNotKept as exc:
             refs.append(exc.ref)
             lost.append(exc.why)
+
+    if output:
+        one("output", output)
+    for name in logs:  # one at a time: each may be large
+        try:
+            data = read_bytes(name, "log file")
+        except LogbookError as exc:
+            why = str(exc).removeprefix(f"log file {name} ")
+            unreadable.append(f"log file {name} could not be read: {why}")
+            continue
+        one(Path(name).name, data)
+        del data
     return refs, unreadable, lost
 
 

@@ -167,3 +167,19 @@ class EvalArchive:
         except self._zstd.ZstdError as exc:
             raise fail(self.path, f"{where}: zstd data is corrupt ({exc})") from None
         return bytes(out)
+
+
+def check_before_reading(path: Path) -> None:
+    """Before a reader that inflates and loads a log whole (inspect_ai's): a .eval archive's
+    members are checked against their declared sizes and MAX_MEMBER_SIZE (a zip bomb is
+    refused, never inflated), a .json log against LOGBOOK_MAX_INPUT_BYTES."""
+    from logbook.files import max_input_bytes
+
+    if path.suffix == ".eval":
+        with EvalArchive(path) as archive:
+            archive.check_bounds()
+        return
+    limit = max_input_bytes()
+    if path.stat().st_size > limit:
+        raise fail(path, f"is too large (it is larger than {limit} bytes; "
+                         "LOGBOOK_MAX_INPUT_BYTES raises the limit)")

@@ -36,7 +36,7 @@ from logbook.ingest._common import (
     shown,
     whole,
 )
-from logbook.ingest._eval_zip import INSTALL_HINT, EvalArchive
+from logbook.ingest._eval_zip import INSTALL_HINT, EvalArchive, check_before_reading
 
 SUPPORTED_VERSIONS = frozenset({2})
 NOT_RUN = "not run (evaluation ended early)"
@@ -121,7 +121,7 @@ def _read_with_inspect_ai(path: Path) -> Log:
         raise fail(path, f"reading Inspect logs needs inspect_ai: {INSTALL_HINT}") from None
     if not path.is_file():
         raise fail(path, "file not found")
-    _bounded(path)
+    check_before_reading(path)  # inspect_ai inflates and loads a log whole
     try:
         log = read_eval_log(str(path))
     except Exception as exc:  # any failure of Inspect's reader is a problem with this file
@@ -136,22 +136,6 @@ def _read_with_inspect_ai(path: Path) -> Log:
     for i, sample in enumerate(samples):
         check_text(sample, f"{path}: sample {i}")
     return header, [_sample(path, s, i) for i, s in enumerate(samples)]
-
-
-def _bounded(path: Path) -> None:
-    """Before inspect_ai's reader, which inflates and loads a log whole: a .eval archive's
-    members are checked against their declared sizes and MAX_MEMBER_SIZE (a zip bomb is
-    refused, never inflated), a .json log against LOGBOOK_MAX_INPUT_BYTES."""
-    from logbook.files import max_input_bytes
-
-    if path.suffix == ".eval":
-        with EvalArchive(path) as archive:
-            archive.check_bounds()
-        return
-    limit = max_input_bytes()
-    if path.stat().st_size > limit:
-        raise fail(path, f"is too large (it is larger than {limit} bytes; "
-                         "LOGBOOK_MAX_INPUT_BYTES raises the limit)")
 
 
 def _read_eval_zip(path: Path) -> Log:
