@@ -137,7 +137,11 @@ def read_bytes(path: str | Path, what: str = "file", *, limit: int | None = None
             raise _too_large(path, what, limit, kind)
         os.set_blocking(fd, True)
         with os.fdopen(os.dup(fd), "rb") as fh:
-            data = fh.read(limit + 1)
+            # what its size says first (no buffer of the whole limit for a small file), then
+            # whatever it grew by (or holds, as /proc files do, beyond a size of 0)
+            data = fh.read(min(st.st_size, limit) + 1)
+            if len(data) > st.st_size:
+                data += fh.read(limit + 1 - len(data))
     except OSError as exc:
         if exc.errno == errno.EISDIR:
             raise InputError(f"{what} {path} is a directory") from None

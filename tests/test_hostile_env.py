@@ -94,6 +94,7 @@ def test_1_out_writes_through_devices_and_fifos_and_follows_symlinks(ledger_dir:
 
     # a FIFO nobody reads is refused at once (never waited on, never replaced)
     one_sentence(run_cli("export", "--out", str(fifo)), 2, str(fifo), "FIFO")
+    one_sentence(run_cli("report", SLUG, "--html", str(fifo)), 2, str(fifo), "FIFO")
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
     # a FIFO somebody reads gets the export, written through (it fits in the pipe's buffer)
     fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
@@ -148,6 +149,10 @@ def test_6_small_order_keys_are_refused_and_forgeries_under_them_fail(ledger_dir
         r = run_cli("keys", "add", weak, "--name", "weak", "--reason", "test")
         one_sentence(r, 2, "PUBLIC", why)
     one_sentence(run_cli("verify", "--trust", str(key_file)), 2, str(key_file), "small order")
+    from logbook.checkpoint import verifier_key
+
+    weak_verifier = verifier_key("logbook/x", IDENTITY)  # the C2SP form --trust also takes
+    one_sentence(run_cli("verify", "--trust", weak_verifier), 2, "--trust", "small order")
     assert head() == before
 
     # a ledger written by a logbook that took the identity key: the forgery fails to verify
@@ -176,6 +181,20 @@ def test_6_small_order_keys_are_refused_and_forgeries_under_them_fail(ledger_dir
     assert any(seq == added.seq + 1 for _, seq in checks)  # and the forgery does not verify
     for d in acked:  # every entry made before is still there
         assert run_cli("show", d).code == 0
+
+
+def test_6_the_small_order_encodings_are_libsodiums() -> None:
+    """The computed list is libsodium's blocklist: 7 encodings, each with either sign bit."""
+    from logbook.ed25519_points import small_order_encodings
+
+    ff = "ff" * 30
+    listed = ["00" * 32, "01" + "00" * 31,
+              "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+              "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+              f"ec{ff}7f", f"ed{ff}7f", f"ee{ff}7f"]
+    both = {bytes.fromhex(h) for h in listed} | {
+        bytes.fromhex(h)[:31] + bytes([bytes.fromhex(h)[31] | 0x80]) for h in listed}
+    assert small_order_encodings() == both
 
 
 def owner_fingerprint(key: Any) -> str:
@@ -320,6 +339,12 @@ def test_3_files_named_are_read_with_a_bound_and_entries_are_capped(ledger_dir: 
                        (("verify-proof", str(zero), "--checkpoint", str(cp)), "too large"),
                        (("append", "--from", "jsonl", str(zero)), "too large")]:
         one_sentence(limited(*args, cwd=ledger_dir), 2, str(zero), word)
+    # an export whose one "line" never ends is refused, not read whole
+    endless = tmp_path / "endless.jsonl"
+    with open(endless, "wb") as fh:
+        fh.truncate(40 << 20)  # sparse: 40 MiB of zero bytes, no line end
+    one_sentence(limited("verify", str(endless), cwd=ledger_dir), 2, str(endless),
+                 "line 1 is longer")
     # a FIFO that nobody writes is refused after the read timeout, never waited on for ever
     one_sentence(limited("append", str(fifo), cwd=ledger_dir,
                          env={"LOGBOOK_READ_TIMEOUT": "0.5"}), 2, str(fifo), "sent nothing")
