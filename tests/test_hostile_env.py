@@ -486,7 +486,7 @@ HOLD_LOCK = """
 import sqlite3, subprocess, sys, time
 holder = subprocess.Popen([sys.executable, "-c",
     "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
-    "c.execute('BEGIN IMMEDIATE'); open(sys.argv[2], 'w').close(); time.sleep(3)",
+    "c.execute('BEGIN IMMEDIATE'); open(sys.argv[2], 'w').close(); time.sleep(8)",
     sys.argv[1], sys.argv[2]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 while True:
     try:
