@@ -313,43 +313,6 @@ def strict_checks(result: Result, raw_and_envs: Iterable[tuple[int, bytes, Any]]
                                                label))
 
 
-def verify_store(store: Any, trusted: str | None = None, strict: bool = False) -> Result:
-    """Every check on a ledger database: chain, signatures, references, derived tables."""
-    chain = ChainVerifier(trusted)
-    kept: list[tuple[int, bytes, Any]] = []
-    index_rows: list[tuple[Any, ...]] = []
-    outcome_rows: list[tuple[Any, ...]] = []
-    keys: dict[str, list[Any]] = {}
-    for seq, stored_digest, raw, signature in store.raw_entries():
-        env = chain.feed(seq, stored_digest, raw, signature)
-        if env is None:
-            continue
-        if strict:
-            kept.append((seq, raw, env))
-        index_rows.append(derive.index_tuple(seq, chain.prev, env))
-        kind = env.get("kind")
-        if kind == "run":
-            oc = derive.outcome_tuple(seq, env)
-            if oc is not None:
-                outcome_rows.append(oc)
-        elif kind in ("genesis", "key"):
-            _track_keys(keys, seq, env)
-    result = chain.finish()
-    if strict:
-        strict_checks(result, kept)
-    digests = chain.digests
-    result.digests, result.keys = digests, _key_rows(keys)
-    compare_rows(result, "entry_index", index_rows, store.all_index_rows(), digests)
-    compare_rows(result, "outcomes", outcome_rows, store.all_outcome_rows(), digests)
-    compare_rows(result, "signing_keys", [tuple(v) for v in keys.values()],
-                 store.signing_keys(), digests)
-    tree = expected_tree(digests)
-    compare_rows(result, "tree", [((lv, ix), h) for (lv, ix), h in sorted(tree.items())
-                                  if lv],  # leaves are not stored: they are the digests
-                 (((lv, ix), bytes(h)) for lv, ix, h in store.all_tree_nodes()), digests)
-    return result
-
-
 def verify_export_lines(lines: Iterable[bytes], trusted: str | None = None,
                         source: str = "export", strict: bool = False) -> Result:
     """The same chain checks on an exported JSON Lines file, with no SQLite involved."""

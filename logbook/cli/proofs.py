@@ -31,6 +31,7 @@ def checkpoint(
     from logbook.checkpoints import make_checkpoint
     from logbook.crypto import load_key
     from logbook.files import atomic_writer, write_error
+    from logbook.integrity import check
 
     # --out is opened (as a temporary file beside it) before anything is signed or kept: a
     # path that cannot be written is refused with the ledger unchanged, and the temporary file
@@ -49,6 +50,7 @@ def checkpoint(
 
         key = load_key()
         with state.open_ledger(write=True) as ledger:
+            check(ledger.store)  # a ledger that does not verify is not signed (exit 1)
             note = make_checkpoint(ledger, key, publish)
     cp, _ = parse_checkpoint(note)
     if out is not None:
@@ -72,7 +74,11 @@ def _ledger_checkpoint(ledger: Any, file: str | None) -> Any:
         _, (cp, _) = read_checkpoint(file)
         name = f"--checkpoint {file}"
     else:
-        found = latest_checkpoint(ledger)
+        try:
+            found = latest_checkpoint(ledger)
+        except InputError as exc:  # the store's own row, not the user's input
+            raise CheckFailed(f"the latest checkpoint kept in the ledger is damaged ({exc}; "
+                              "`logbook verify` lists what is wrong)") from None
         if found is None:
             raise InputError("no checkpoint has been made in this ledger: run `logbook "
                              "checkpoint` first, or pass --checkpoint FILE")
