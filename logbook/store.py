@@ -21,7 +21,7 @@ from typing import Any
 from logbook.derive import INDEX_COLUMNS, OUTCOME_COLUMNS
 from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
 from logbook.merkle import leaf_hash
-from logbook.store_conn import connect_read, connect_write
+from logbook.store_conn import cannot_make_shm, connect_read, connect_write
 from logbook.store_schema import DERIVED_SCHEMA, MIGRATIONS
 from logbook.store_summaries import StoredEntry, Summaries
 from logbook.store_txn import Txn
@@ -381,6 +381,8 @@ def _environment(exc: sqlite3.OperationalError, path: Path) -> EnvironmentProble
     if "locked" in text or "busy" in text:
         return EnvironmentProblem(f"ledger {path} is locked by another process past the "
                                   "timeout (LOGBOOK_LOCK_TIMEOUT)")
-    if "readonly" in text or "read-only" in text:
-        return EnvironmentProblem(f"ledger {path} cannot be written: it is read-only ({text})")
+    if "readonly" in text or "read-only" in text or cannot_make_shm(path):
+        return EnvironmentProblem(f"ledger {path} cannot be written: it is read-only, or in a "
+                                  f"folder this user cannot write ({text}); reading commands "
+                                  "still work")
     return EnvironmentProblem(f"ledger {path} cannot be opened: {text}")

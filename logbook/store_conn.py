@@ -83,7 +83,8 @@ def connect_write(path: Path, timeout: float) -> Connection:
 
 
 def _uri(path: Path, query: str) -> str:
-    quoted = str(path.resolve()).replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    # not resolved: a relative path still opens from a folder whose parents we cannot search
+    quoted = str(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23")
     return f"file:{quoted}?{query}"
 
 
