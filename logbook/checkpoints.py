@@ -51,8 +51,11 @@ def origin_of(ledger_uuid: str) -> str:
 
 
 def make_checkpoint(ledger: Any, key: SigningKey,
-                    publish: Callable[[str], None] | None = None) -> str:
-    """Sign the current tree head with `key` (a valid key of the ledger), store it, return it.
+                    publish: Callable[[str], None] | None = None,
+                    size: int | None = None) -> str:
+    """Sign the tree head at `size` (default: the current one) with `key` (a valid key of the
+    ledger), store it, return it. `logbook checkpoint` passes the size it just verified: a
+    checkpoint vouches for the signatures below it (logbook.integrity).
 
     ``publish`` receives the note before it is stored: a note that cannot be written out
     (a full disk) is not kept either, so the audit never counts a checkpoint nobody holds."""
@@ -63,7 +66,7 @@ def make_checkpoint(ledger: Any, key: SigningKey,
         raise EnvironmentProblem(
             f"signing key {key.public.fingerprint[:16]}… is not a valid key of this ledger, "
             "so it cannot sign the ledger's checkpoint")
-    size = ledger.size()
+    size = ledger.size() if size is None else size
     root = ledger.root(size)
     origin = origin_of(ledger.uuid)
     note = sign_checkpoint(Checkpoint(origin, size, root), origin, key.sign, key.public.raw)

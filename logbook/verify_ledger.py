@@ -30,15 +30,19 @@ from logbook.verify import (
 KeyRow = tuple[str, str, str, int, int | None]
 
 
-def verify_store(store: Any, trusted: str | None = None, strict: bool = False) -> Result:
+def verify_store(store: Any, trusted: str | None = None, strict: bool = False,
+                 vouched: int = 0) -> Result:
     """Every check on a ledger database: chain, signatures, references, how each entry is
-    stored, the derived tables and the stored checkpoints, from one read transaction."""
+    stored, the derived tables and the stored checkpoints, from one read transaction.
+
+    ``vouched`` (logbook.integrity only): the signatures of entries below it, other than
+    genesis and key entries, are left to a stored checkpoint of that size, which must then
+    hold like every other (a finding otherwise)."""
     with store.snapshot():
-        return _verify(store, trusted, strict)
+        return _verify(store, ChainVerifier(trusted, vouched), strict)
 
 
-def _verify(store: Any, trusted: str | None, strict: bool) -> Result:
-    chain = ChainVerifier(trusted)
+def _verify(store: Any, chain: ChainVerifier, strict: bool) -> Result:
     kept: list[tuple[int, bytes, Any]] = []
     index_rows: list[tuple[Any, ...]] = []
     outcome_rows: list[tuple[Any, ...]] = []
@@ -66,6 +70,7 @@ def _verify(store: Any, trusted: str | None, strict: bool) -> Result:
         strict_checks(result, kept)
     digests = chain.digests
     result.digests, result.keys = digests, _key_rows(keys)
+    result.unchecked = chain.unchecked
     tree = expected_tree(digests)
     derived: list[tuple[str, Any, Any]] = [
         ("entry_index", index_rows, store.all_index_rows),

@@ -50,8 +50,10 @@ def checkpoint(
 
         key = load_key()
         with state.open_ledger(write=True) as ledger:
-            check(ledger.store)  # a ledger that does not verify is not signed (exit 1)
-            note = make_checkpoint(ledger, key, publish)
+            # only what was just verified is signed (exit 1 if it does not verify): a
+            # checkpoint vouches for the signatures below it (logbook.integrity)
+            checked = check(ledger.store)
+            note = make_checkpoint(ledger, key, publish, size=checked.entries)
     cp, _ = parse_checkpoint(note)
     if out is not None:
         print(f"wrote checkpoint of size {cp.size} to {out}", file=sys.stderr)
