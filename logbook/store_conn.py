@@ -11,11 +11,12 @@ Two things every connection does, whatever reads it:
 
 Read-only media. A WAL database opened read-only still needs its ``-shm`` file, which it
 cannot create in a folder it cannot write (a read-only mount, a `chmod 555` folder, another
-user's copy). There, and only when no ``-wal`` file exists (so no writer has the database
-open in WAL mode), the database is opened with SQLite's ``immutable=1``: no ``-shm``, no
-locks. A non-empty ``-wal`` beside it (a copy taken while a writer was active) holds
-committed entries that ``immutable`` would silently ignore, so the database and its ``-wal``
-are copied into a private temporary folder and read from there instead.
+user's copy). There a ``-shm`` and ``-wal`` pair already present is read as it is (SQLite
+can); otherwise, when no ``-wal`` file exists (so no writer has the database open in WAL
+mode), the database is opened with SQLite's ``immutable=1``: no ``-shm``, no locks. A lone
+non-empty ``-wal`` (a copy taken while a writer was active) holds committed entries that
+``immutable`` would silently ignore, so the database and its ``-wal`` are copied into a
+private temporary folder and read from there instead.
 """
 
 from __future__ import annotations
@@ -89,16 +90,18 @@ def _uri(path: Path, query: str) -> str:
 
 
 def cannot_make_shm(path: Path) -> bool:
-    """Whether SQLite could not create or write this database's ``-shm`` file."""
-    shm = Path(f"{path}-shm")
-    if shm.exists():
-        return not os.access(shm, os.R_OK)  # SQLite reads an existing -shm it cannot write
+    """Whether SQLite could not open this WAL database read-only the usual way: its folder
+    cannot be written (so no ``-shm`` can be made) and there is no ``-shm`` and ``-wal`` pair
+    it could read as they are."""
     folder = path.parent
     try:
         read_only_fs = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
     except OSError:
         read_only_fs = False
-    return read_only_fs or not os.access(folder, os.W_OK)
+    if not read_only_fs and os.access(folder, os.W_OK):
+        return False
+    shm, wal = Path(f"{path}-shm"), Path(f"{path}-wal")
+    return not (shm.exists() and wal.exists() and os.access(shm, os.R_OK))
 
 
 def connect_read(path: Path, timeout: float) -> Connection:

@@ -250,3 +250,16 @@ def test_analysis_needs_no_private_key_and_light_commands_stay_light(ledger_dir:
         heavy = r.stdout.rsplit("HEAVY:", 1)[1].strip()
         if args[0] in ("brief", "verify", "log"):  # none of these imported numpy before
             assert heavy == "", (args, heavy)
+
+
+def test_brief_suggests_a_checkpoint_when_many_signatures_were_checked(
+        ledger_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import logbook.analysis.brief as brief
+
+    build(ledger_dir, checkpoint=False)
+    monkeypatch.setattr(brief, "SLOW_SIGNATURES", 5)  # the real threshold is 10,000
+    next_steps = ok("brief", "--json").json["next"]
+    assert any(s.startswith("run `logbook checkpoint`: ") for s in next_steps), next_steps
+    ok("checkpoint")
+    next_steps = ok("brief", "--json").json["next"]
+    assert not any("checkpoint" in s for s in next_steps), next_steps

@@ -15,6 +15,7 @@ from logbook.ledger import Entry, Ledger
 from logbook.model import apply_amendments
 
 RECENT = 20
+SLOW_SIGNATURES = 10_000  # more checked one by one than this: suggest a checkpoint
 
 
 def _entries(ledger: Ledger, kind: str, last: int | None = None) -> list[Entry]:
@@ -181,6 +182,11 @@ def next_steps(b: dict[str, Any]) -> list[str]:
         steps.append(f"{len(b['audit']['errors'])} audit error(s) stand: see `logbook audit`")
     if not b["open_plans"]:
         steps.append("no open plans: write one (`logbook plan FILE`) before the next run")
+    checked = integ["verified"]
+    if checked is not None and checked.get("signatures_checked", 0) > SLOW_SIGNATURES:
+        steps.append(f"run `logbook checkpoint`: {checked['signatures_checked']} signatures were "
+                     "checked one by one before this brief; a checkpoint vouches for them next "
+                     "time")
     return steps[:3]
 
 
