@@ -51,6 +51,8 @@ class ItemLevel(_Out):
     high: float
     method: str
     n: int
+    clusters: int | None = None  # with a cluster field: how many clusters were resampled
+    design_effect: float | None = None  # (cluster-robust se / naive se) squared
 
 
 class ChosenInterval(_Out):
@@ -93,11 +95,33 @@ class ArmReport(_Out):
     line: str | None
 
 
+class WorstCase(_Out):
+    """The effect with every missing item-run imputed against (low) and for (high) it."""
+
+    low: float
+    high: float
+    missing: int  # missing item-runs on both sides
+
+
 class Effect(_Out):
-    model_config = ConfigDict(extra="allow")  # mcnemar, worst_case, reason when present
+    """Treatment minus control, a fraction of the metric's scale like every score here."""
+
+    model_config = ConfigDict(extra="allow")  # mcnemar, reason when present
     control: str
     treatment: str
     point: float | None
+    low: float | None = None
+    high: float | None = None
+    pvalue: float | None = None
+    method: str | None = None
+    n: int | None = None  # paired items, or runs when unit is "runs"
+    unit: str | None = None  # "items" (paired) or "runs" (Welch, unpaired)
+    n_dropped: int | None = None
+    n_resamples: int | None = None  # a bootstrap p-value is never below 1 / n_resamples
+    higher_is_better: bool | None = None
+    worst_case: WorstCase | None = None
+    clusters: int | None = None
+    design_effect: float | None = None
 
 
 class Condition(_Out):
@@ -135,7 +159,8 @@ class Finding(_Out):
 
 
 class Report(_Out):
-    """`logbook report PLAN --json`."""
+    """`logbook report PLAN --json`. Scores, intervals, effects and thresholds are fractions
+    of the metric's own scale (a proportion's 0.745 is what text forms print as 74.5 points)."""
 
     plan: dict[str, Any]
     ledger: dict[str, Any]

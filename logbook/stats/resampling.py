@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from ._multinomial import multinomial_counts
 from ._results import Estimate
+from ._stream import Stream
 from ._validate import as_float_array, as_labels, check_confidence, check_int
 
 Reducer = Callable[[NDArray[np.float64]], NDArray[np.float64]]
@@ -67,16 +68,15 @@ def _cluster_codes(clusters: Sequence[Any], n: int) -> NDArray[np.intp]:
 def _resample_indices(
     n: int,
     n_resamples: int,
-    rng: np.random.Generator,
-    reduce_idx: Callable[[NDArray[np.int32]], Any],
+    stream: Stream,
+    reduce_idx: Callable[[NDArray[np.intp]], Any],
 ) -> NDArray[np.float64]:
     """Apply reduce_idx to chunks of (m, n) index draws so that m * n <= _MAX_CELLS."""
     chunk = max(1, _MAX_CELLS // n)
     out = np.empty(n_resamples)
     for start in range(0, n_resamples, chunk):
         m = min(chunk, n_resamples - start)
-        # int32 indices: half the memory traffic of int64 for the gather that dominates.
-        out[start : start + m] = reduce_idx(rng.integers(0, n, size=(m, n), dtype=np.int32))
+        out[start : start + m] = reduce_idx(stream.indices(n, m * n).reshape(m, n))
     return out
 
 
@@ -101,7 +101,7 @@ def _distribution(
     x: NDArray[np.float64],
     statistic: StatisticArg,
     n_resamples: int,
-    rng: np.random.Generator,
+    stream: Stream,
     codes: NDArray[np.intp] | None,
 ) -> tuple[float, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """theta_hat, bootstrap values, jackknife values and their weights."""
@@ -113,23 +113,23 @@ def _distribution(
         sizes = np.bincount(codes).astype(np.float64)
         total, count = sums.sum(), sizes.sum()
         boot = _resample_indices(
-            sums.size, n_resamples, rng, lambda i: sums[i].sum(axis=1) / sizes[i].sum(axis=1)
+            sums.size, n_resamples, stream, lambda i: sums[i].sum(axis=1) / sizes[i].sum(axis=1)
         )
         jack = (total - sums) / (count - sizes)
-        return total / count, boot, jack, np.ones_like(jack)
+        return float(total / count), boot, jack, np.ones_like(jack)
     if statistic == "mean":
         uniq, counts = np.unique(x, return_counts=True)
         jack = (x.sum() - uniq) / (n - 1)
         if uniq.size <= _MAX_DISTINCT and uniq.size * 4 <= n:
-            draws = multinomial_counts(counts, n_resamples, rng, _MAX_CELLS)
+            draws = multinomial_counts(counts, n_resamples, stream, _MAX_CELLS)
             # theta_hat by the same arithmetic as the resamples, so that resamples equal to
             # the data compare equal to it (this matters for the BCa bias correction).
             return float(counts @ uniq) / n, draws @ uniq / n, jack, counts.astype(np.float64)
-        boot = _resample_indices(n, n_resamples, rng, lambda i: x[i].mean(axis=1))
+        boot = _resample_indices(n, n_resamples, stream, lambda i: x[i].mean(axis=1))
         return float(x.mean()), boot, jack, counts.astype(np.float64)
     reduce = _reducer(statistic)
     theta_hat = float(reduce(x[None, :])[0])
-    boot = _resample_indices(n, n_resamples, rng, lambda i: reduce(x[i]))
+    boot = _resample_indices(n, n_resamples, stream, lambda i: reduce(x[i]))
     jack, weights = _jackknife_general(x, reduce)
     return theta_hat, boot, jack, weights.astype(np.float64)
 
@@ -162,6 +162,7 @@ def _build(
     n_resamples: int,
     seed: int | None,
     codes: NDArray[np.intp] | None,
+    stream: Stream | None = None,
 ) -> _Dist:
     if method not in ("bca", "percentile"):
         raise ValueError(f"method: expected 'bca' or 'percentile', got {method!r}")
@@ -174,8 +175,9 @@ def _build(
             else float(_reducer(statistic)(x[None, :])[0])
         )
         return _Dist(theta, np.full(1, theta), 0.0, 0.0, f"{prefix}-{method}")
-    rng = np.random.default_rng(seed)
-    theta_hat, boot, jack, w = _distribution(x, statistic, n_resamples, rng, codes)
+    theta_hat, boot, jack, w = _distribution(
+        x, statistic, n_resamples, Stream(seed) if stream is None else stream, codes
+    )
     if not np.isfinite(boot).all() or not math.isfinite(theta_hat):
         raise ValueError("statistic: returned a non-finite value on the data or a resample")
     boot = np.sort(boot)
