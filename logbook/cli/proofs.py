@@ -31,7 +31,6 @@ def checkpoint(
     from logbook.checkpoints import make_checkpoint
     from logbook.crypto import load_key
     from logbook.files import atomic_writer, write_error
-    from logbook.integrity import check
 
     # --out is opened (as a temporary file beside it) before anything is signed or kept: a
     # path that cannot be written is refused with the ledger unchanged, and the temporary file
@@ -50,10 +49,7 @@ def checkpoint(
 
         key = load_key()
         with state.open_ledger(write=True) as ledger:
-            # only what was just verified is signed (exit 1 if it does not verify): a
-            # checkpoint vouches for the signatures below it (logbook.integrity)
-            checked = check(ledger.store)
-            note = make_checkpoint(ledger, key, publish, size=checked.entries)
+            note = make_checkpoint(ledger, key, publish)  # exit 1 if it does not verify
     cp, _ = parse_checkpoint(note)
     if out is not None:
         print(f"wrote checkpoint of size {cp.size} to {out}", file=sys.stderr)
