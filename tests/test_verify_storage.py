@@ -1,7 +1,7 @@
 """`verify` under load and on damaged storage (issue 14, item 2).
 
-* Eight processes append while `verify` runs in a loop: every verify reads one snapshot, so
-  none of them may report a finding.
+* Eight processes append while `verify` (and now and then `brief`) runs in a loop: each reads
+  one snapshot, so none of them may report a finding.
 * A file altered below logbook (an entry stored as SQLite TEXT, bytes that are not UTF-8, a
   derived table dropped or emptied, a stored checkpoint that does not hold) gives `verify`
   findings and exit 1, and the other commands that read it exit 0, 1 or 3 with one sentence:
@@ -188,9 +188,12 @@ def test_verify_while_eight_processes_append(ledger_dir: Path) -> None:
         env={**os.environ, "LOGBOOK_LOCK_TIMEOUT": "120"}, stderr=subprocess.PIPE)
         for w in range(8)]
     results: list[CliResult] = []
+    briefs: list[CliResult] = []  # the analysis check reads one snapshot too
     try:
         while any(p.poll() is None for p in writers) or len(results) < 5:
             results.append(run_cli("verify", "--json"))
+            if len(results) % 3 == 0:
+                briefs.append(run_cli("brief", "--json"))
             time.sleep(0.01)
     finally:
         for p in writers:
@@ -199,6 +202,8 @@ def test_verify_while_eight_processes_append(ledger_dir: Path) -> None:
                                                      if p.stderr]
     bad = [(r.code, r.out[:500]) for r in results if r.code != 0]
     assert not bad, f"{len(bad)} of {len(results)} verifies failed: {bad[:2]}"
+    bad = [(r.code, r.err[:500]) for r in briefs if r.code != 0]
+    assert briefs and not bad, f"{len(bad)} of {len(briefs)} briefs failed: {bad[:2]}"
     sizes = {r.json["entries"] for r in results}
     assert len(sizes) > 2  # verify really ran while the ledger grew
     assert run_cli("verify", "--json").json["entries"] == 1 + 8 * 60
