@@ -222,3 +222,46 @@ def test_welch_says_over_runs(ledger_dir: Path, tmp_path: Path) -> None:
     text = run_cli("report", "welch-runs").out
     line = next(ln for ln in text.splitlines() if ln.strip().startswith("b − a"))
     assert "over 6 runs" in line and "paired items" not in line
+
+
+def test_sampled_items_show_both_variance_components(ledger_dir: Path,
+                                                     tmp_path: Path) -> None:
+    plan = _plan(tmp_path, slug="sampled", runs_per_arm=1, n_items=40, arms=("a", "b"))
+    rng = np.random.default_rng(4)
+    p = rng.beta(1, 1, size=40)
+    drafts, pooled = [], {}
+    for arm in ("a", "b"):
+        ids, sample, score = _samples(rng, 40, 4, p)
+        drafts.append(_run(plan, arm, score, id=ids, sample=sample))
+        pooled[arm] = (score, ids)
+    _append(tmp_path, drafts)
+    rep = run_cli("report", "sampled", "--json").json
+    for arm in rep["arms"]:
+        want = stats.variance_components(pooled[arm["name"]][0], pooled[arm["name"]][1])
+        sc = arm["samples"]
+        assert sc["k"] == 4 and sc["n_items"] == 40
+        assert (sc["between"], sc["within"]) == pytest.approx((want.between, want.within))
+    text = run_cli("report", "sampled").out
+    assert "samples: k=4 per item over 40 items: sd between items" in text
+
+
+def test_spread_between_seeds_and_items_in_quadrature(ledger_dir: Path,
+                                                      tmp_path: Path) -> None:
+    plan = _plan(tmp_path, slug="seeds", runs_per_arm=5, n_items=60, arms=("a", "b"),
+                 total_spread=True)
+    drafts, scores = [], []
+    for k, acc in enumerate((0.717, 0.800, 0.733, 0.700, 0.750)):  # 003's five seeds
+        right = round(acc * 60)
+        score = [1.0] * right + [0.0] * (60 - right)
+        drafts.append(_run(plan, "a", score, seed=k))
+        drafts.append(_run(plan, "b", score, seed=k))
+        scores.append(score)
+    _append(tmp_path, drafts)
+    sp = run_cli("report", "seeds", "--json").json["arms"][0]["spread"]
+    means = [sum(s) / 60 for s in scores]
+    seeds = float(np.std(means, ddof=1))
+    items = math.sqrt(np.mean([np.var(s, ddof=1) / 60 for s in scores]))
+    assert (sp["seeds"], sp["items"]) == pytest.approx((seeds, items))
+    assert sp["total"] == pytest.approx(math.hypot(seeds, items))
+    assert 0.03 < sp["seeds"] < 0.045 and 0.05 < sp["items"] < 0.06  # 003: 0.038 and 0.052
+    assert "in quadrature" in run_cli("report", "seeds").out

@@ -160,8 +160,8 @@ def test_report_figures_pin() -> None:
 
 PINNED_FIGURES = [
     ("0x1.4f5c28f5c28f6p-1", "0x1.8f5c28f5c28f6p-1"),
-    ("0x1.521fb874acd34p+0", "0x1.ab727ca1490ddp+0"),
-    ("0x1.2c69bb3a26229p+0", "0x1.cb0406efbffbap+0"),
+    ("0x1.521fb874acd30p+0", "0x1.ab727ca1490d8p+0"),
+    ("0x1.2c69bb3a2622bp+0", "0x1.cb0406efbffbfp+0"),
     ("-0x1.ae147ae147ae1p-4", "0x1.ae147ae147ae1p-4"),
 ]
 

@@ -33,6 +33,20 @@ def arm_summary(arm: dict[str, Any], scale: float) -> list[str]:
                    f"{il['high'] * scale:.2f} ({il['method']}, n={il['n']}{deff})")
     if arm["wider"]:
         out.append(f"the {arm['wider'].replace('_', '-')} interval is wider; the line uses it")
+    sc = arm.get("samples")
+    if sc:
+        out.append(f"samples: k={sc['k']:.3g} per item over {sc['n_items']} items: sd between "
+                   f"items {sc['between'] ** 0.5 * scale:.2f}, sd within an item "
+                   f"{sc['within'] ** 0.5 * scale:.2f} ({sc['dominant']} dominates); the "
+                   "item-level interval resamples items with their sample means, so it "
+                   "carries both")
+    sp = arm.get("spread")
+    if sp:
+        total = ("" if sp["total"] is None else
+                 f"; in quadrature {sp['total'] * scale:.2f} (one run on a fresh sample of "
+                 "items)")
+        out.append(f"spread: between seeds sd {sp['seeds'] * scale:.2f}, between items "
+                   f"(the finite suite) sd {sp['items'] * scale:.2f}{total}")
     b = arm.get("band")
     if b:
         where = ("every run lies within it" if not b["outside"] else

@@ -100,7 +100,9 @@ def item_mean_arrays(runs: list[RunView]) -> tuple[list[str], Any, dict[str, str
             stack[row, [index[i] for i in rids]] = vals
     present = ~np.isnan(stack)
     counts = present.sum(axis=0)
-    sums = np.where(present, stack, 0.0).sum(axis=0)
+    from logbook.stats._exact import column_sums
+
+    sums = column_sums(np.where(present, stack, 0.0))  # the same digits on any numpy
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
     return list(ids), means, clusters
@@ -230,8 +232,66 @@ def arm_report(plan: PlanView, arm: dict[str, Any], confidence: float,
         {"low": chosen["low"], "high": chosen["high"], "kind": label},
         "differing_apparatus": differing_fields(usable),
         "band": band(usable) if band is not None and usable else None,
+        "samples": sample_components(usable),
+        "spread": spread_over_runs(usable, rl, bool(body.get("total_spread"))),
         "line": line,
     }
+
+
+def sample_components(runs: list[RunView]) -> dict[str, Any] | None:
+    """Items scored several times (the `sample` column): the between-item and within-item
+    variance of single scores (stats.variance_components, over the arm's runs' samples)."""
+    import numpy as np
+
+    from logbook import stats
+
+    ids: list[str] = []
+    scores: list[float] = []
+    for r in runs:
+        oc = r.body.get("outcomes") or {}
+        if not oc.get("sample"):
+            continue
+        for i, s in zip(oc.get("id") or [], oc.get("score") or [], strict=False):
+            if s is not None:
+                ids.append(i)
+                scores.append(float(s))
+    if not scores:
+        return None
+    codes, counts = np.unique(np.asarray(ids, dtype=object), return_counts=True)
+    repeated = set(codes[counts >= 2].tolist())
+    keep = [k for k, i in enumerate(ids) if i in repeated]
+    if len(repeated) < 2:
+        return None
+    vc = stats.variance_components([scores[k] for k in keep], [ids[k] for k in keep])
+    return {"k": vc.k_mean, "n_items": vc.n_items, "between": vc.between,
+            "within": vc.within, "se_mean": vc.se_mean, "dominant": vc.dominant}
+
+
+def spread_over_runs(runs: list[RunView], rl: dict[str, Any] | None,
+                     total: bool) -> dict[str, Any] | None:
+    """Seed (run-to-run) spread beside item spread (the finite suite: each run's item-level
+    standard error, root mean square over runs), and with ``total`` their sum in quadrature,
+    the spread of a single run on a fresh sample of items (003)."""
+    import math
+
+    import numpy as np
+
+    from logbook.stats._exact import xvar
+
+    if rl is None:
+        return None
+    item_var = []
+    for r in runs:
+        _, values = r.item_arrays
+        v = values[~np.isnan(values)]
+        if v.size >= 2:
+            item_var.append(xvar(v) / v.size)
+    if not item_var:
+        return None
+    items = math.sqrt(sum(item_var) / len(item_var))
+    seeds = float(rl["sd"])
+    return {"seeds": seeds, "items": items,
+            "total": math.sqrt(seeds**2 + items**2) if total else None}
 
 
 def effect(plan: PlanView, control: str, treatment: str, confidence: float) -> dict[str, Any]:

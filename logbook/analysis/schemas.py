@@ -74,6 +74,26 @@ class ArmBand(_Out):
     outside: list[int]  # seqs of the arm's completed runs outside mean ± band
 
 
+class SampleComponents(_Out):
+    """Items scored k times: variance of single scores between items and within an item."""
+
+    k: float  # mean samples per item
+    n_items: int
+    between: float
+    within: float
+    se_mean: float
+    dominant: str
+
+
+class Spread(_Out):
+    """Standard deviations: between seeds (runs), between items (each run's item-level se),
+    and their sum in quadrature when the plan sets total_spread."""
+
+    seeds: float
+    items: float
+    total: float | None
+
+
 class ArmReport(_Out):
     name: str
     role: str
@@ -92,6 +112,8 @@ class ArmReport(_Out):
     interval: ChosenInterval | None
     differing_apparatus: dict[str, list[str]]
     band: ArmBand | None
+    samples: SampleComponents | None
+    spread: Spread | None
     line: str | None
 
 

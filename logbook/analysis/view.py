@@ -161,7 +161,9 @@ class RunView:
 
         _, values = self.item_arrays
         present = values[~np.isnan(values)]
-        return float(present.mean()) if present.size else None
+        from logbook.stats._exact import xmean
+
+        return xmean(present) if present.size else None
 
     def missing(self, n_items: int | None) -> tuple[int, int]:
         """(missing items, denominator): items never written count as missing, not absent."""

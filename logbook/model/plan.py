@@ -76,6 +76,7 @@ class Plan(Record):
     failure: list[Condition] = Field(default_factory=list)
     stopping_rule: str = "fixed"
     max_missing_rate: float = Field(default=0.02, ge=0, le=1)
+    total_spread: bool = False  # report seed and item spread summed in quadrature (003)
     exclusions: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")

@@ -9,9 +9,11 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from ._exact import column_sums, xmean, xvar
+from ._intervals import _interval, _pvalue, _se
 from ._results import McNemarResult, PairedEstimate, WorstCaseBounds
 from ._validate import as_float_array, as_labels, check_confidence, check_finite, check_int
-from .resampling import _build, _cluster_codes, _interval, _pvalue, _se
+from .resampling import _build, _cluster_codes
 
 Scores = Sequence[float | None] | NDArray[np.floating[Any]]
 
@@ -96,10 +98,10 @@ def paired(
         return PairedEstimate(
             dist.theta_hat, _se(dist), low, high, confidence, name, n, n_dropped, _pvalue(dist)
         )
-    point = float(d.mean())
+    point = xmean(d)
     # All differences equal: the effect is exactly the point (avoid a rounding-noise se).
     degenerate = bool(np.all(d == d[0]))
-    se = 0.0 if degenerate else float(d.std(ddof=1)) / math.sqrt(n)
+    se = 0.0 if degenerate else math.sqrt(xvar(d)) / math.sqrt(n)
     half = float(ndtri(0.5 + confidence / 2.0)) * se
     p = float(2.0 * ndtr(-abs(point) / se)) if not degenerate else float(point == 0)
     return PairedEstimate(
@@ -147,12 +149,12 @@ def worst_case_bounds(
             raise ValueError(f"{name}: scores must lie within [low, high] = [{lo}, {hi}]")
     ma, mb = _item_means(sa), _item_means(sb)
     keep = ~(np.isnan(ma) | np.isnan(mb))
-    complete = float((mb[keep] - ma[keep]).mean()) if keep.any() else None
+    complete = xmean(mb[keep] - ma[keep]) if keep.any() else None
 
     def effect(fill_a: float, fill_b: float) -> float:
-        ia = np.where(np.isnan(sa), fill_a, sa).mean(axis=0)
-        ib = np.where(np.isnan(sb), fill_b, sb).mean(axis=0)
-        return float((ib - ia).mean())
+        ia = column_sums(np.where(np.isnan(sa), fill_a, sa)) / sa.shape[0]
+        ib = column_sums(np.where(np.isnan(sb), fill_b, sb)) / sb.shape[0]
+        return xmean(ib - ia)
 
     against = effect(hi, lo) if direction == 1 else effect(lo, hi)
     favour = effect(lo, hi) if direction == 1 else effect(hi, lo)
@@ -175,7 +177,7 @@ def _item_means(stack: NDArray[np.float64]) -> NDArray[np.float64]:
     """Each item's mean over the runs that scored it; NaN when none did."""
     present = ~np.isnan(stack)
     counts = present.sum(axis=0)
-    sums = np.where(present, stack, 0.0).sum(axis=0)
+    sums = column_sums(np.where(present, stack, 0.0))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._exact import xmean, xvar
 from ._results import MeanEstimate, VarianceBand, WelchEstimate
 from ._validate import as_float_array, check_confidence, check_int, check_positive
 
@@ -17,7 +18,7 @@ Values = Sequence[float] | NDArray[np.floating[Any]]
 
 def _var(x: NDArray[np.float64]) -> float:
     """Sample variance (ddof=1), exactly 0 for identical values (not rounding noise)."""
-    return 0.0 if bool(np.all(x == x[0])) else float(x.var(ddof=1))
+    return 0.0 if bool(np.all(x == x[0])) else xvar(x)
 
 
 def t_interval(values: Values, confidence: float = 0.95) -> MeanEstimate:
@@ -30,7 +31,7 @@ def t_interval(values: Values, confidence: float = 0.95) -> MeanEstimate:
     x = as_float_array("values", values, min_len=2)
     confidence = check_confidence(confidence)
     k = int(x.size)
-    mean = float(x.mean())
+    mean = xmean(x)
     sd = math.sqrt(_var(x))
     se = sd / math.sqrt(k)
     half = float(stdtrit(k - 1, 0.5 + confidence / 2.0)) * se
@@ -59,12 +60,12 @@ def logit_t_interval(
     if n.size != x.size:
         raise ValueError(f"n_items: has {n.size} counts but values has {x.size}")
     k = int(x.size)
-    logits = np.log((x * n + 0.5) / ((1.0 - x) * n + 0.5))
+    logits = np.array([math.log(v) for v in ((x * n + 0.5) / ((1.0 - x) * n + 0.5)).tolist()])
     lsd = math.sqrt(_var(logits))
     half = float(stdtrit(k - 1, 0.5 + confidence / 2.0)) * lsd / math.sqrt(k)
-    centre = float(logits.mean())
+    centre = xmean(logits)
     low, high = _expit(centre - half), _expit(centre + half)
-    mean = float(x.mean())
+    mean = xmean(x)
     sd = math.sqrt(_var(x))
     return MeanEstimate(mean, sd / math.sqrt(k), low, high, confidence, "logit-t", k, sd)
 
@@ -84,7 +85,7 @@ def welch(a: Values, b: Values, confidence: float = 0.95) -> WelchEstimate:
     va = as_float_array("a", a, min_len=2)
     vb = as_float_array("b", b, min_len=2)
     confidence = check_confidence(confidence)
-    diff = float(vb.mean() - va.mean())
+    diff = xmean(vb) - xmean(va)
     qa = _var(va) / va.size
     qb = _var(vb) / vb.size
     se = math.sqrt(qa + qb)
@@ -114,7 +115,7 @@ def variance_band(run_scores: Values, z: float = 2.0) -> VarianceBand:
     sd = math.sqrt(_var(x))
     return VarianceBand(
         k=k,
-        mean=float(x.mean()),
+        mean=xmean(x),
         sd=sd,
         band=z * sd,
         z=z,
