@@ -1,7 +1,7 @@
 """Checkpoints and proofs of a ledger (DESIGN §4.2): composes ledger, merkle and checkpoint.
 
-* `make_checkpoint` signs the current tree head as a C2SP `tlog-checkpoint` note (origin and
-  key name `logbook/<ledger uuid>`) and keeps it in the store.
+* `make_checkpoint` verifies the ledger, signs its tree head as a C2SP `tlog-checkpoint` note
+  (origin and key name `logbook/<ledger uuid>`) and keeps it in the store.
 * `check_ledger_against` / `check_export_against` are `verify --checkpoint`: the checkpoint's
   signature, its origin, then the ledger's root at the checkpoint's size and a consistency
   proof from there to the current head. A failure is a `checkpoint` finding saying whether
@@ -61,19 +61,23 @@ KeyRow = tuple[str, str, str, int, int | None]
 
 def make_checkpoint(ledger: Any, key: SigningKey,
                     publish: Callable[[str], None] | None = None) -> str:
-    """Sign the current tree head with `key` (a valid key of the ledger), store it, return it.
+    """Verify the ledger, then sign its tree head at the size just verified with `key` (a
+    valid key of the ledger), store it, return it. A ledger that does not verify is not
+    signed (exit 1): a checkpoint vouches for the signatures below it (logbook.integrity).
 
     ``publish`` receives the note before it is stored: a note that cannot be written out
     (a full disk) is not kept either, so the audit never counts a checkpoint nobody holds."""
+    from logbook.integrity import check
     from logbook.ledger import now_rfc3339
 
+    size = check(ledger.store).entries
     valid = {fp for fp, _, _, _, revoked in ledger.store.signing_keys() if revoked is None}
     if key.public.fingerprint not in valid:
         raise EnvironmentProblem(
             f"signing key {key.public.fingerprint[:16]}… is not a valid key of this ledger, "
             "so it cannot sign the ledger's checkpoint")
     tree = recomputed_tree(ledger)  # never the stored tree unchecked
-    size, root = tree.size, tree.root(tree.size)
+    root = tree.root(size)  # the size the check above verified
     origin = origin_of(ledger.uuid)
     note = sign_checkpoint(Checkpoint(origin, size, root), origin, key.sign, key.public.raw)
     if publish is not None:

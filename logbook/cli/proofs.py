@@ -43,7 +43,7 @@ def checkpoint(
 
         key = load_key()
         with state.open_ledger(write=True) as ledger:
-            note = make_checkpoint(ledger, key, publish)
+            note = make_checkpoint(ledger, key, publish)  # exit 1 if it does not verify
     cp, _ = parse_checkpoint(note)
     if out is not None:
         print(f"wrote checkpoint of size {cp.size} to {out}", file=sys.stderr)
@@ -66,7 +66,11 @@ def _ledger_checkpoint(ledger: Any, file: str | None, tree: Any) -> Any:
         _, (cp, _) = read_checkpoint(file)
         name = f"--checkpoint {file}"
     else:
-        found = latest_checkpoint(ledger)
+        try:
+            found = latest_checkpoint(ledger)
+        except InputError as exc:  # the store's own row, not the user's input
+            raise CheckFailed(f"the latest checkpoint kept in the ledger is damaged ({exc}; "
+                              "`logbook verify` lists what is wrong)") from None
         if found is None:
             raise InputError("no checkpoint has been made in this ledger: run `logbook "
                              "checkpoint` first, or pass --checkpoint FILE")

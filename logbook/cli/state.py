@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 LEDGER: str | None = None
@@ -13,6 +15,17 @@ def open_ledger(write: bool = False) -> Any:
     from logbook.ledger import Ledger
 
     return Ledger.open(LEDGER, write=write)
+
+
+@contextmanager
+def open_verified() -> Iterator[tuple[Any, Any]]:
+    """(ledger, what was verified) for a command that prints numbers: the ledger is checked
+    (logbook.integrity) and stays in the read transaction that was checked while the caller
+    computes. A ledger that fails the check exits 1 before any figure is printed."""
+    from logbook.integrity import verified
+
+    with open_ledger() as ledger, verified(ledger) as checked:
+        yield ledger, checked
 
 
 def emit_json(value: Any) -> None:
