@@ -80,9 +80,12 @@ def check(store: Any) -> Verified:
     if not result.ok:
         first = result.findings[0].message if result.findings else "it holds no entries"
         more = len(result.findings) - 1
+        derived = all(f.check == "derived" for f in result.findings)
         raise NotVerified(f"{BANNER}: {first}" + (
             f" (and {more} more finding{'s' if more > 1 else ''}: `logbook verify` lists "
-            "them)" if more > 0 else " (`logbook verify` says more)"))
+            "them)" if more > 0 else " (`logbook verify` says more)") + (
+            "; the entries verify, and `logbook reindex` rebuilds derived tables from them"
+            if derived else ""))
     return Verified(result.entries, result.head, result.ledger,
                     result.entries - result.unchecked, min(vouched, result.entries))
 

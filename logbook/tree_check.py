@@ -42,7 +42,10 @@ def recomputed_tree(ledger: Any) -> Tree:
     """The tree over every entry's digest, recomputed from the bytes; CheckFailed when the
     stored digests or tree rows disagree with it (a corrupted or tampered index)."""
     digests: list[bytes] = []
-    for seq, stored_digest, raw, _sig in ledger.store.raw_entries():
+    for seq, stored_digest, raw, _sig, stored_as in ledger.store.raw_entries():
+        if stored_as != "blob":  # text, or a number: not the bytes logbook wrote
+            raise CheckFailed(f"entry {seq} is stored as SQLite {stored_as}, not the bytes "
+                              f"logbook wrote: the ledger file was altered; run logbook verify")
         digest = hashlib.sha256(bytes(raw)).digest()
         if stored_digest != digest.hex():
             raise CheckFailed(f"the stored digest of entry {seq} is not the hash of its bytes: "
