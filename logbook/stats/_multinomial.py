@@ -18,8 +18,8 @@ def counts_path_is_cheaper(counts: NDArray[np.int64], n: int) -> bool:
     """Whether drawing counts over the distinct values costs less than drawing n items."""
     rare = counts < RARE
     common = int(np.count_nonzero(~rare))
-    if common == 0:  # every value rare: the counts path would draw every item anyway
-        return False
+    if common == 0 or common == counts.size:  # one conditional binomial per value
+        return LEVEL_NS * (counts.size - 1) < INDEX_NS * n
     return LEVEL_NS * common + RARE_NS * float(counts[rare].sum()) < INDEX_NS * n
 CACHE_CELLS = 1 << 18  # rare draws per chunk (measured: 4M-cell chunks cost 2-4x on first use)
 
