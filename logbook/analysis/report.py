@@ -12,7 +12,7 @@ from typing import Any
 
 from logbook.analysis.verdict import judge
 from logbook.analysis.view import LedgerView, PlanView, RunView, is_identity
-from logbook.model.plan import BOUNDED_KINDS
+from logbook.metrics import BOUNDED_KINDS
 
 SEED = 0  # explicit: the same ledger gives the same report
 PAIRED_RESAMPLES = 10_000  # the paired bootstrap's resamples (a p-value below 1/B prints so)
@@ -379,13 +379,14 @@ def item_stack(runs: list[RunView], ids: list[str]) -> Any:
     """Runs x items scores on the axis ``ids`` (NaN where a run has no score for an item)."""
     import numpy as np
 
-    index = {i: k for k, i in enumerate(ids)}
+    index: dict[str, int] | None = None  # built only when a run's items are in another order
     stack = np.full((len(runs), len(ids)), np.nan)
     for row, r in enumerate(runs):
         rids, vals = r.item_arrays
         if rids == ids:
             stack[row] = vals
         else:
+            index = index or {i: k for k, i in enumerate(ids)}
             stack[row, [index[i] for i in rids]] = vals
     return stack
 

@@ -6,11 +6,10 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from logbook.metrics import BOUNDED_KINDS, MetricKind  # noqa: F401  (re-exported)
 from logbook.model import apply_amendments  # noqa: F401  (re-exported)
 from logbook.model.base import Digest, Record, Text
 
-MetricKind = Literal["proportion", "mean", "pass_at_k"]
-BOUNDED_KINDS = ("proportion", "pass_at_k")  # metric kinds whose scores lie in [0, 1]
 Stat = Literal["effect", "effect_low", "effect_high", "mean", "mean_low", "mean_high"]
 Op = Literal[">", ">=", "<", "<="]
 Analysis = Literal["paired_bootstrap", "paired_normal", "welch", "bootstrap"]
