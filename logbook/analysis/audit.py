@@ -67,7 +67,12 @@ RULES: dict[str, tuple[str, str, str, str]] = {
             "a17_unanchored_plan"),
     "A18": ("warning", "runs beyond their band", "an arm's runs of one apparatus vary more "
             "than the band measured on it allows (F-test, p < 0.01)", "a18_beyond_band"),
+    "A22": ("error", "laundering retraction", "a retraction, made after later runs, removed "
+            "an arm's worst run or changed the verdict, and nothing replaced it",
+            "a22_laundering_retraction"),
 }
+# the modules that hold the rules' functions, by theme
+RULE_MODULES = ("audit_rules", "audit_bands", "audit_retractions")
 
 
 @dataclass(frozen=True)
@@ -321,10 +326,12 @@ def short(digest: str) -> str:
 
 # -- running -----------------------------------------------------------------------------------
 def rules() -> list[Rule]:
-    from logbook.analysis import audit_bands, audit_rules
+    import importlib
+
+    modules = [importlib.import_module(f"logbook.analysis.{m}") for m in RULE_MODULES]
 
     def check(fn: str) -> Callable[[Context], Iterable[Finding]]:
-        return getattr(audit_rules, fn, None) or getattr(audit_bands, fn)
+        return next(getattr(m, fn) for m in modules if hasattr(m, fn))
 
     return [Rule(rid, sev, title, what, check(fn)) for rid, (sev, title, what, fn)
             in RULES.items()]
@@ -343,7 +350,7 @@ def select_rules(only: Iterable[str] = (), skip: Iterable[str] = ()) -> list[Rul
                     continue
                 if rid not in known:
                     raise InputError(f"{option} {part.strip()!r} is not an audit rule "
-                                     f"(see `logbook audit --rules`: A01 to A{len(known):02d})")
+                                     f"(see `logbook audit --rules`: {min(known)} to {max(known)})")
                 out.add(rid)
         return out
 

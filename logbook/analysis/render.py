@@ -66,6 +66,9 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
                        f"{'holds' if c['holds'] else 'does not hold'}")
     if rep["line"]:
         out.append(f"  {rep['line']}")
+    from logbook.analysis.retractions import review_lines
+
+    out += review_lines(rep.get("retractions"))
     out.append("")
     for arm in rep["arms"]:
         out.append(f"{h}Arm {arm['name']} ({arm['role']}): {arm['completed']}/"
@@ -116,5 +119,7 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
     if rep["excluded"]:
         out.append(f"{h}Excluded from the figures (retracted)")
         for x in rep["excluded"]:
-            out.append(f"  @{x['seq']} {x['digest'][:12]} arm {x['arm']}: {x['reason']}")
+            out.append(f"  @{x['seq']} {x['digest'][:12]} arm {x['arm']}: {x['reason']}"
+                       + (f" ({x['category']})" if x.get("category") else "")
+                       + (f"; correction: {x['correction']}" if x.get("correction") else ""))
     return out
