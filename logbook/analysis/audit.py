@@ -54,8 +54,9 @@ RULES: dict[str, tuple[str, str, str, str]] = {
             "claim does not mention", "a10_hidden_failures"),
     "A11": ("warning", "many comparisons", "several comparisons test the same suite: "
             "Bonferroni and Benjamini-Hochberg verdicts", "a11_many_comparisons"),
-    "A12": ("warning", "surprise not re-measured", "a run lies outside its band or 3 standard "
-            "errors of earlier identical runs, and was not re-run", "a12_surprise"),
+    "A12": ("warning", "surprise not re-measured", "the last run of an apparatus lies outside "
+            "the prediction interval of its earlier runs or band, and was not re-run",
+            "a12_surprise"),
     "A13": ("warning", "false precision", "a claim's statement prints more digits than its "
             "interval supports", "a13_false_precision"),
     "A14": ("info", "unplanned claim", "a claim with no plan", "a14_unplanned_claim"),
@@ -67,12 +68,16 @@ RULES: dict[str, tuple[str, str, str, str]] = {
             "a17_unanchored_plan"),
     "A18": ("warning", "runs beyond their band", "an arm's runs of one apparatus vary more "
             "than the band measured on it allows (F-test, p < 0.01)", "a18_beyond_band"),
+    "A20": ("warning", "two runs disagree", "two runs of one apparatus disagree beyond their "
+            "sampling error, and no third run says which to believe", "a20_two_runs_disagree"),
+    "A21": ("warning", "fixed seed", "repeats of one apparatus sample (temperature > 0) with "
+            "one fixed seed, which hides the variance between runs", "a21_fixed_seed"),
     "A22": ("error", "laundering retraction", "a retraction, made after later runs, removed "
             "an arm's worst run or changed the verdict, and nothing replaced it",
             "a22_laundering_retraction"),
 }
 # the modules that hold the rules' functions, by theme
-RULE_MODULES = ("audit_rules", "audit_bands", "audit_retractions")
+RULE_MODULES = ("audit_rules", "audit_bands", "audit_repeats", "audit_retractions")
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,7 @@ class Context:
     scope: str | None = None
     _scores: dict[int, float | None] = field(default_factory=dict)
     _keys: dict[int, tuple[Any, ...]] = field(default_factory=dict)
+    _item_var: dict[int, tuple[float, int]] = field(default_factory=dict)
 
     # -- entries ---------------------------------------------------------------------------
     def retracted(self, digest: str) -> bool:
