@@ -276,8 +276,9 @@ def test_a06_confound(ledger_dir: Path, tmp_path: Path) -> None:
         d["body"]["apparatus"]["engine_build"] = "b9999"
     append(tmp_path, drafts)
     f = no_errors(audit(code=0), "A06")
-    assert "engine_build: 'b1234' vs 'b9999'" in f["message"]
-    assert "kv_cache_precision" in f["message"]  # named as the declared variable only
+    assert f["message"].splitlines()[1:] == ["  field        | f16     | q8",
+                                             "  engine_build | 'b1234' | 'b9999'"]
+    assert "kv_cache_precision" in f["message"].splitlines()[0]  # as the declared variable
     documented(f)
 
 

@@ -154,20 +154,22 @@ def a05_goalposts_moved(ctx: Context) -> Iterator[Finding]:
 
 
 def a06_confound(ctx: Context) -> Iterator[Finding]:
-    from logbook.analysis.compare import confounds
+    from logbook.analysis.confounds import confounds, table
 
     for plan in ctx.scoped_plans():
         variable = list(ctx.body(plan).get("variable") or [])
         for control, treatment in comparisons(plan):
             ctl, trt = ctx.usable(plan.runs, control), ctx.usable(plan.runs, treatment)
-            diff = confounds(ctl, trt, variable) if control and ctl and trt else {}
-            if diff:
-                what = "; ".join(f"{k}: {', '.join(v['a'])} vs {', '.join(v['b'])}"
-                                 for k, v in diff.items())
+            if not (control and ctl and trt):
+                continue
+            found = confounds(ctl, trt, variable, (control, treatment))
+            if found:
                 yield Finding("A06", "warning", f"plan {plan.slug}: {control} and {treatment} "
                               f"runs differ besides the declared variable "
-                              f"({', '.join(variable) or 'none'}) in {what}", plan.seq,
-                              [plan.digest, ctl[0].digest, trt[0].digest])
+                              f"({', '.join(variable) or 'none'}) in "
+                              f"{len(found.differ)} field(s):\n" + table(found, (control,
+                                                                               treatment)),
+                              plan.seq, [plan.digest, ctl[0].digest, trt[0].digest])
 
 
 def a07_historical_baseline(ctx: Context) -> Iterator[Finding]:
