@@ -77,7 +77,8 @@ RULES: dict[str, tuple[str, str, str, str]] = {
             "a22_laundering_retraction"),
 }
 # the modules that hold the rules' functions, by theme
-RULE_MODULES = ("audit_rules", "audit_bands", "audit_repeats", "audit_retractions")
+RULE_MODULES = ("audit_rules", "audit_claims", "audit_bands", "audit_repeats",
+                "audit_retractions")
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,7 @@ from logbook.analysis.audit import (
     interval_p,
     mean_sd,
     missing,
-    printed_numbers,
     short,
-    statement_figures,
     two_proportion_p,
 )
 from logbook.analysis.view import PlanView, RunView, suite_key
@@ -48,32 +46,6 @@ def a01_unreported_runs(ctx: Context) -> Iterator[Finding]:
                           f"the {len(held)} completed runs that plan {plan.slug} held for "
                           f"{arms} when it was made; it leaves out {at(left)}",
                           c.seq, c.evidence(*(r.digest for r in left)))
-
-
-def a02_best_of_n(ctx: Context) -> Iterator[Finding]:
-    for c, plan in ctx.planned_claims():
-        value = float(c.body["value"])
-        tol = max(min((0.5 * 10 ** -d / s for d, s in statement_figures(c, [value])),
-                      default=EPS), EPS)
-        hib = bool((ctx.body(plan).get("metric") or {}).get("higher_is_better", True))
-        best, worst = (max, min) if hib else (min, max)
-        top = ctx.usable(plan.runs, c.arms[-1], before=c.seq) if c.arms else []
-        if len(top) < 2:
-            continue
-        xs: list[float] = [ctx.score(r) for r in top]  # type: ignore[misc]
-        star, honest, picks = top[xs.index(best(xs))], mean_sd(xs)[0], [best(xs)]
-        if c.figure == "effect" and len(c.arms) == 2:
-            ys: list[float] = [ctx.score(r) for r in ctx.usable(  # type: ignore[misc]
-                plan.runs, c.arms[0], before=c.seq)]
-            if not ys:
-                continue
-            base = mean_sd(ys)[0]
-            honest, picks = honest - base, [best(xs) - base, best(xs) - worst(ys)]
-        if any(abs(value - p) <= tol for p in picks) and abs(value - honest) > tol:
-            yield Finding("A02", "error", f"claim @{c.seq} gives {value:.4g}, which is what the "
-                          f"best of {len(top)} runs of {c.arms[-1]} (@{star.seq}, "
-                          f"{ctx.score(star):.4g}) gives, not the mean of them all "
-                          f"({honest:.4g})", c.seq, c.evidence(star.digest))
 
 
 def a03_plan_after_data(ctx: Context) -> Iterator[Finding]:
@@ -289,24 +261,6 @@ def many_comparisons(ctx: Context, plans: list[PlanView],
                    f"{suite.get('name')} {suite.get('version', '')}".rstrip() + f" ({names}); "
                    + tail, max([p.seq for p in plans] + [c.seq for c in claims]),
                    [p.digest for p in plans] + [c.digest for c in claims])
-
-
-def a13_false_precision(ctx: Context) -> Iterator[Finding]:
-    from logbook.stats import decimals_supported
-
-    for c in ctx.scoped_claims():
-        low, high = (float(x) for x in c.body["interval"])
-        for decimals, scale in statement_figures(c, [float(c.body["value"]), low, high]):
-            supported = decimals_supported(low, high, scale)
-            if decimals > supported:
-                shown = next(t for t, _v, d in printed_numbers(str(c.body["statement"]))
-                             if d == decimals)
-                yield Finding("A13", "warning", f"claim @{c.seq} prints {shown!r} with "
-                              f"{decimals} decimal(s), but its interval ({low:.4g} to "
-                              f"{high:.4g}) supports {supported} in "
-                              f"{'percent' if scale == 100 else 'metric units'}", c.seq,
-                              c.evidence())
-                break
 
 
 def a14_unplanned_claim(ctx: Context) -> Iterator[Finding]:
