@@ -78,3 +78,30 @@ def test_predict_run_from_one_earlier_run() -> None:
         predict_run(0.7, 0.01, [], [])
     with pytest.raises(ValueError):
         predict_run(0.7, -0.01, [0.6], [0.01])
+
+
+def test_a_calibration_plan_is_not_a_comparison(ledger_dir: Path, tmp_path: Path) -> None:
+    """Issue 15 item 9: a one-arm plan whose runs a band was measured from calibrates the
+    pipeline; it is no second comparison on the suite (A11)."""
+    from test_audit import calibrated_band, honest_runs
+
+    calibrated_band(tmp_path)  # plan "cal", one arm, five q8 runs, and their band
+    plan = make_plan(tmp_path, runs=3)
+    append(tmp_path, honest_runs(plan), "kv.jsonl")
+    assert "A11" not in checks(audit())
+
+
+@pytest.mark.parametrize("banded", [True, False])
+def test_exploratory_band_runs_are_calibration_not_exploration(ledger_dir: Path, tmp_path: Path,
+                                                               banded: bool) -> None:
+    """Exploratory runs a band was measured from, before a plan, are not A03's."""
+    from conftest import run_cli
+    from test_audit import honest_runs
+
+    append(tmp_path, [scored(None, "q8", s, 200 + k) for k, s in
+                      enumerate((0.70, 0.72, 0.70, 0.72, 0.71))], "explore.jsonl")
+    if banded:
+        assert run_cli("band", "kv_cache_precision=q8").code == 0
+    plan = make_plan(tmp_path, runs=3)
+    append(tmp_path, honest_runs(plan), "kv.jsonl")
+    assert ("A03" in checks(audit())) is not banded

@@ -49,7 +49,9 @@ def a01_unreported_runs(ctx: Context) -> Iterator[Finding]:
 
 
 def a03_plan_after_data(ctx: Context) -> Iterator[Finding]:
-    explored = [r for r in ctx.view.runs if r.plan is None and r.usable]
+    calibration = band_runs(ctx)  # runs a band was measured from calibrate, not explore
+    explored = [r for r in ctx.view.runs if r.plan is None and r.usable
+                and r.digest not in calibration]
     for plan in ctx.scoped_plans() if explored else []:
         arms = [shared_apparatus(ctx, plan.arm_runs(a["name"])) for a in plan.arms()]
         variable = set(ctx.body(plan).get("variable") or [])
@@ -60,6 +62,21 @@ def a03_plan_after_data(ctx: Context) -> Iterator[Finding]:
                           f"{len(found)} exploratory run(s) on its suite with the apparatus of "
                           f"its arms ({at(found)}): it may have been written after seeing them",
                           plan.seq, [plan.digest, *(r.digest for r in found)])
+
+
+def band_runs(ctx: Context) -> set[str]:
+    """Digests of the runs that standing bands were measured from."""
+    return {d for b in ctx.view.entries_of("band") if not ctx.retracted(b.digest)
+            for d in b.body.get("runs") or []}
+
+
+def calibration_plan(ctx: Context, plan: PlanView, calibration: set[str]) -> bool:
+    """A plan with no treatment arm whose completed runs were all measured into a band: it
+    calibrates a pipeline, it compares nothing."""
+    if any(a.get("role") == "treatment" for a in plan.arms()):
+        return False
+    done = ctx.usable(plan.runs)
+    return bool(done) and all(r.digest in calibration for r in done)
 
 
 def shared_apparatus(ctx: Context, runs: list[RunView]) -> dict[str, Any]:
@@ -222,8 +239,10 @@ def a10_hidden_failures(ctx: Context) -> Iterator[Finding]:
 
 def a11_many_comparisons(ctx: Context) -> Iterator[Finding]:
     groups: dict[str, list[PlanView]] = {}
+    calibration = band_runs(ctx)
     for plan in ctx.plans:
-        groups.setdefault(suite_key(plan.original), []).append(plan)
+        if not calibration_plan(ctx, plan, calibration):
+            groups.setdefault(suite_key(plan.original), []).append(plan)
     for plans in groups.values():
         tests = [(plan, ctl, trt) for plan in plans for ctl, trt in comparisons(plan)]
         if len(tests) >= 2 and (ctx.scope is None or any(p.digest == ctx.scope for p in plans)):
