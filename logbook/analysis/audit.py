@@ -75,10 +75,12 @@ RULES: dict[str, tuple[str, str, str, str]] = {
     "A22": ("error", "laundering retraction", "a retraction, made after later runs, removed "
             "an arm's worst run or changed the verdict, and nothing replaced it",
             "a22_laundering_retraction"),
+    "A23": ("warning", "past due", "a plan's due date has passed and it has no verdict (info "
+            "before the date)", "a23_past_due"),
 }
 # the modules that hold the rules' functions, by theme
 RULE_MODULES = ("audit_rules", "audit_claims", "audit_bands", "audit_repeats",
-                "audit_retractions")
+                "audit_retractions", "audit_plans")
 
 
 @dataclass(frozen=True)

@@ -133,6 +133,9 @@ def _load_plan_file(file: str) -> dict[str, Any]:
             raise InputError(f"{file} is not valid TOML ({exc})") from None
     if not isinstance(value, dict):
         raise InputError(f"{file}: a plan must be an object")
+    due = value.get("due")
+    if hasattr(due, "isoformat"):  # a TOML date (or date-time) literal: keep its text
+        value["due"] = due.isoformat()
     return value
 
 
