@@ -120,12 +120,14 @@ def a02_best_of_n(ctx: Context) -> Iterator[Finding]:
         if any(abs(value - p) <= tol for p in picks) and abs(value - honest) > tol:
             said = f"gives {value:.4g}"
         else:  # the statement may quote the best run whatever the value says
+            targets = allowed(ctx, c)  # a figure that prints one of these is accounted for
             for fig in figures(str(c.body.get("statement", ""))):
                 for scale in scales(ctx, c, fig):
                     half = 0.5 * 10 ** -fig.decimals / scale + EPS
                     if (any(abs(fig.value / scale - abs(p)) <= half for p in picks)
                             and abs(fig.value / scale - abs(honest)) > half
-                            and not matches(fig.value, fig.decimals, value * scale)):
+                            and not any(matches(fig.value, fig.decimals, t * scale)
+                                        for t in targets)):
                         said = f"says {fig.text!r}"
                         break
                 if said:
