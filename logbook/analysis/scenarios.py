@@ -57,7 +57,7 @@ def shapes(count: int, seed: int, cli: bool = True) -> Iterator[Shape]:
                                                                             0.01]),
             temperature=rng.choice([0.0, 0.0, 0.7]), explore=rng.choice([0, 0, 3, 5, 8]),
             band=rng.random() < 0.5, calibration=rng.random() < 0.3,
-            recorder=(rng.choice(["run", "from", "mixed", "api", "api"]) if cli else "api"),
+            recorder=(rng.choice(["api", "api", "from", "mixed"]) if cli else "api"),
             due=rng.choice([None, "2999-12-31"]), retract=rng.random() < 0.2,
             seed=seed * 100_003 + i)
 
@@ -233,8 +233,8 @@ def honest_statement(body: dict[str, Any], arm: str | None) -> str:
 
 
 def how_of(shape: Shape, rng: random.Random) -> str:
-    if shape.recorder == "mixed":
-        return rng.choice(["api", "run", "from"])
+    if shape.recorder == "mixed":  # `logbook run` (which probes the machine) now and then
+        return rng.choice(["api", "api", "from", "run"])
     return shape.recorder
 
 
@@ -249,8 +249,8 @@ def honest(book: Book, shape: Shape, **plan_extra: Any) -> dict[str, Any]:
         if shape.band and shape.explore >= 5:
             book.band("kv_cache_precision=nightly")
     if shape.calibration:  # the q8 pipeline's band, measured by a calibration plan
-        cal = book.plan("cal", k=5, n=shape.n, arms=[{"name": "q8", "role": "control"}])
-        for _ in range(5):
+        cal = book.plan("cal", k=8, n=shape.n, arms=[{"name": "q8", "role": "control"}])
+        for _ in range(8):
             book.run(cal, "q8", shape.p + shape.effect, shape.n, rng, "suite",
                      temperature=shape.temperature)
         book.band("cal:q8")

@@ -177,13 +177,13 @@ def a17(book: Book, s: Shape) -> None:
 
 def a18(book: Book, s: Shape) -> None:
     rng = random.Random(s.seed)
-    cal = book.plan("cal", k=5, n=s.n, arms=[{"name": "q8", "role": "control"}])
-    for _ in range(5):
+    cal = book.plan("cal", k=10, n=s.n, arms=[{"name": "q8", "role": "control"}])
+    for _ in range(10):  # the q8 pipeline's band, from ten runs
         book.run(cal, "q8", s.p, s.n, rng)
     book.band("cal:q8")
     k = max(s.k, 4)
     plan = book.plan("kv", k=k, n=s.n)
-    d = surprise(s.p, s.n, 5) - s.p
+    d = surprise(s.p, s.n, 10) - s.p
     for i in range(k):  # q8 alternates between two regimes (a flaky dependency)
         book.run(plan, "f16", s.p, s.n, rng)
         book.run(plan, "q8", s.p + (d if i % 2 else 0.0), s.n, rng)
