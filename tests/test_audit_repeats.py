@@ -18,6 +18,10 @@ def test_a20_two_runs_disagree(ledger_dir: Path, tmp_path: Path) -> None:
     assert f["entries"] == [runs[1], runs[0]] and "run it a third time" in f["message"]
     assert "A12" not in checks(audit())  # which of the two is the surprise cannot be told
     documented(f)
+    from conftest import run_cli
+
+    assert run_cli("audit").code == 0  # stored for the brief: a run to re-measure
+    assert [x["check"] for x in run_cli("brief", "--json").json["remeasure"]] == ["A20"]
     append(tmp_path, [scored(None, "q8", 0.71, 3, n=1000)], "third.jsonl")
     # a third run settles it; A12 then judges it against the first two, whose disagreement
     # is itself evidence of spread between runs, so 0.71 is no surprise

@@ -92,3 +92,16 @@ def test_a_late_retraction_that_flips_the_verdict(ledger_dir: Path, tmp_path: Pa
     result = audit(code=1)
     f = next(x for x in result["findings"] if x["check"] == "A22")
     assert "the verdict is success without it and" in f["message"]
+
+
+def test_the_html_report_shows_both_verdicts_and_the_correction(ledger_dir: Path,
+                                                                tmp_path: Path) -> None:
+    plan = laundering_plan(tmp_path)
+    runs = append(tmp_path, [scored(plan, "f16", 0.40, 1, n=N), scored(plan, "q8", 0.40, 2, n=N),
+                             scored(plan, "q8", 0.50, 3, n=N)])
+    assert run_cli("retract", runs[1], "--reason", "scorer crashed", "--category",
+                   "harness_defect", "--correction", "re-run with the fixed scorer").code == 0
+    report("--html", str(tmp_path / "kv.html"))
+    page = (tmp_path / "kv.html").read_text()
+    assert "re-run with the fixed scorer" in page
+    assert "without the 1 retracted run(s): success | with them" in page
