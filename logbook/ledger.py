@@ -218,10 +218,13 @@ class Ledger:
             prior = self.store.once_digest(once)
             if prior is not None:
                 return [self.get(prior)]
+        from logbook.limits import check_value_depth
+
         resolved = []
         for i, (kind, body) in enumerate(drafts):
             where = f"draft {i + 1}: " if len(drafts) > 1 else ""
             try:
+                check_value_depth(body, "body")
                 body = self._resolve_refs(kind, body)
                 validate_body(kind, body)
             except InputError as exc:
@@ -279,6 +282,9 @@ class Ledger:
                     "prev": prev or canonical.ZERO_DIGEST, "ts": now_rfc3339(), "kind": kind,
                     "signer": key.public.fingerprint, "body": body}
         raw = canonical.canonical_bytes(envelope)
+        from logbook.limits import check_entry_size
+
+        check_entry_size(len(raw))
         digest_b = canonical.digest_bytes(raw)
         digest = digest_b.hex()
         signature = base64.b64encode(key.sign(canonical.signing_input(digest_b))).decode()

@@ -66,6 +66,10 @@ def check_state(ledger: Ledger, txn: Txn, kind: str, body: dict[str, Any], size:
             expect(store, r, "run", f"body.runs[{i}]")
     elif kind == "key":
         _key_change(store, body)
+    elif kind == "genesis":
+        for i, k in enumerate(body.get("keys") or []):
+            crypto.PublicKey.checked(base64.b64decode(k["public"]), f"body.keys[{i}].public: "
+                                     "the key")
 
 
 def expect(store: Store, digest: str, kind: str | None, field: str) -> tuple[int, str]:
@@ -94,6 +98,26 @@ def _scores_fit(plan: dict[str, Any], outcomes: Any) -> None:
         if s is not None and not 0.0 <= s <= 1.0:
             raise InputError(f"body.outcomes.score[{i}]: {s!r} lies outside [0, 1], and the "
                              f"plan's metric {plan['metric'].get('name')!r} is a {kind}")
+    k = plan["metric"].get("k")
+    if kind == "pass_at_k" and isinstance(k, int):
+        _samples_fit(outcomes, k)
+
+
+def _samples_fit(outcomes: dict[str, Any], k: int) -> None:
+    """pass@k counts passing samples: each item needs at least k samples, each passed (1)
+    or not (0), or missing."""
+    ids = outcomes.get("id") or []
+    for i, s in enumerate(outcomes.get("score") or ()):
+        if s is not None and s not in (0.0, 1.0):
+            raise InputError(f"body.outcomes.score[{i}]: {s!r} is neither 0 nor 1; a pass@k "
+                             "metric counts samples that pass")
+    written: dict[Any, int] = {}
+    for item in ids:
+        written[item] = written.get(item, 0) + 1
+    short = next(((item, c) for item, c in written.items() if c < k), None)
+    if short is not None:
+        raise InputError(f"body.outcomes.sample: item {short[0]!r} has {short[1]} sample(s), "
+                         f"fewer than the plan's pass@k k={k}")
 
 
 def _body_of(store: Store, digest: str) -> dict[str, Any]:
@@ -142,7 +166,10 @@ def _retractable(store: Store, target: str) -> None:
 
 
 def _key_change(store: Store, body: dict[str, Any]) -> None:
-    fp = crypto.fingerprint(base64.b64decode(body["public"]))
+    raw = base64.b64decode(body["public"])
+    if body["action"] == "add":
+        crypto.PublicKey.checked(raw, "body.public: the key")
+    fp = crypto.fingerprint(raw)
     known = {k[0]: k for k in store.signing_keys()}
     if body["action"] == "add" and fp in known:
         raise InputError("body.public: this key is already registered in the ledger")

@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from logbook import derive, merkle
 from logbook.canonical import SIGNATURE_DOMAIN, ZERO_DIGEST
+from logbook.ed25519_points import L, has_small_order, public_key_problem
 from logbook.findings import Finding
 
 KINDS = {"genesis", "key", "plan", "amendment", "run", "retraction", "claim", "band", "note"}
@@ -147,9 +148,9 @@ class ChainVerifier:
             self._find("ledger", "genesis: envelope ledger id differs from the body's uuid", 0,
                        label)
         keys = body.get("keys") if isinstance(body.get("keys"), list) else []
-        for k in keys:
+        for i, k in enumerate(keys):
             pub = _public(k.get("public") if isinstance(k, dict) else None)
-            if pub is not None:
+            if pub is not None and self._usable(pub, f"genesis: keys[{i}]", 0, label):
                 self.valid[hashlib.sha256(pub).hexdigest()] = Ed25519PublicKey.from_public_bytes(
                     pub)
         if not self.valid:
@@ -171,12 +172,21 @@ class ChainVerifier:
             return
         try:
             sig = binascii.a2b_base64(signature, strict_mode=True)
+            if has_small_order(sig[:32]) or int.from_bytes(sig[32:], "little") >= L:
+                raise InvalidSignature  # libsodium's rules: no small-order R, S below L
             key.verify(sig, SIGNATURE_DOMAIN + digest_b)
         except (InvalidSignature, binascii.Error, ValueError, TypeError):
             self._find("signature", f"entry {position}: the signature does not verify with "
                        "its signer's key", position, label)
             return
         self._signed_ok = True
+
+    def _usable(self, pub: bytes, what: str, position: int, label: list[str]) -> bool:
+        """False, with a finding, for a weak key (ed25519_points): it never becomes valid."""
+        problem = public_key_problem(pub)
+        if problem is not None:
+            self._find("key", f"{what} is a weak key: {problem}", position, label)
+        return problem is None
 
     def _key_entry(self, position: int, body: dict[str, Any], label: list[str]) -> None:
         pub = _public(body.get("public"))
@@ -186,6 +196,8 @@ class ChainVerifier:
             return
         fp = hashlib.sha256(pub).hexdigest()
         if body.get("action") == "add":
+            if not self._usable(pub, f"entry {position}: the key it adds", position, label):
+                return
             if fp not in self.revoked:
                 self.valid[fp] = Ed25519PublicKey.from_public_bytes(pub)
         elif body.get("action") == "revoke":

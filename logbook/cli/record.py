@@ -8,20 +8,18 @@ status.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import subprocess
+import sqlite3
 import sys
-import threading
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import typer
 
-from logbook.capture import scrub_run_body
 from logbook.cli import state
+from logbook.cli.run_process import Output, Signals, execute
 from logbook.errors import InputError, LogbookError
+from logbook.redact import argv_redaction, scrub_run_body
 
 
 def _declared(apparatus: str | None) -> dict[str, Any]:
@@ -103,23 +101,6 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
             raise InputError(f"{path}: {exc}") from None
 
 
-class _Tee(threading.Thread):
-    """Copy a child's stream to ours as it comes, keeping a copy for the log blob."""
-
-    def __init__(self, src: IO[bytes], dst: IO[bytes], sink: list[bytes]) -> None:
-        super().__init__(daemon=True)
-        self.src, self.dst, self.sink = src, dst, sink
-
-    def run(self) -> None:
-        for chunk in iter(lambda: self.src.read1(65536), b""):  # type: ignore[attr-defined]
-            self.sink.append(chunk)
-            try:
-                self.dst.write(chunk)
-                self.dst.flush()
-            except (OSError, ValueError):
-                pass
-
-
 def run(
     command: list[str] = typer.Argument(..., metavar="-- CMD ARGS...",
                                         help="The command that runs the evaluation."),
@@ -139,6 +120,7 @@ def run(
     """Run CMD and append its run, whatever happens to it."""
     from logbook.capture import capture
     from logbook.crypto import load_key
+    from logbook.files import max_input_bytes
     from logbook.ingest import SOURCES
     from logbook.ledger import now_rfc3339
 
@@ -163,13 +145,15 @@ def run(
         ledger.check_key(key)
         db = ledger.path
     # from here until the run is appended, SIGINT/SIGTERM/SIGHUP cannot lose it
-    with _Signals() as signals:
+    with Signals() as signals:
         captured = capture(command, Path.cwd())
+        taken = argv_redaction(command, os.environ)[1]  # scrubbed wherever they reappear
+
         source_kind, source_path = kind or "jsonl", src_path or outcomes
         assert source_path is not None
         before = _snapshot(source_kind, source_path)
         started = now_rfc3339()
-        status, reason, code = _execute(command, out := [], signals)
+        status, reason, code = execute(command, out := Output(max_input_bytes()), signals)
         finished = now_rfc3339()
         # a run that did not complete may have been cut off mid-line: keep its whole lines
         bodies, read_error = _read_outcomes(source_kind, source_path, before, metric,
@@ -178,7 +162,7 @@ def run(
             status, reason = "failed", read_error
         elif read_error:
             reason = f"{reason}; {read_error}"
-        log_refs, unreadable = _keep_logs(db, b"".join(out), logs)
+        log_refs, unreadable, lost = _keep_logs(db, out.data(), logs, taken)
         if unreadable:
             note = "; ".join(([note] if note else []) + unreadable)
         base = {"plan": digest, "arm": arm, "session": _session(session), "started": started,
@@ -193,80 +177,68 @@ def run(
                     merged["status"] = status
                 merged["reason"] = (reason if not body.get("reason")
                                     else f"{reason}; {body['reason']}")
+            if lost:  # the run is recorded all the same, saying which logs were not kept
+                merged["reason"] = "; ".join([r for r in (merged.get("reason"),) if r] + lost)
             merged.setdefault("status", "completed")
-            drafts.append(("run", scrub_run_body(merged)))
-        with state.open_ledger(write=True) as ledger:
-            try:
-                entries = ledger.append_many(drafts, key)
-            except InputError as exc:
-                # a run that happened is never lost: keep it as failed, saying why
-                fallback = {"plan": digest, "arm": arm, "status": "failed" if status == "completed"
-                            else status, "reason": f"{reason + '; ' if reason else ''}its record "
-                            f"was refused: {exc}", "apparatus": {**declared, "captured": captured},
-                            **{k: v for k, v in base.items() if v is not None and k not in
-                               ("plan", "arm")}}
-                entries = ledger.append_many([("run", scrub_run_body(fallback))], key)
-                code = code or 1
+            drafts.append(("run", scrub_run_body(merged, taken)))
+        try:
+            entries, code = _append(drafts, key, code, {
+                "plan": digest, "arm": arm, "status": "failed" if status == "completed"
+                else status, "reason": "; ".join([r for r in (reason,) if r] + lost),
+                "apparatus": {**declared, "captured": captured},
+                **{k: v for k, v in base.items() if v is not None and k not in ("plan", "arm")}},
+                taken)
+        except (LogbookError, OSError, sqlite3.Error) as exc:
+            # even the append failed (a full disk, a lost lock): the record is kept for later
+            recover(db, drafts, exc)
+            raise typer.Exit(code or 3) from None
     for e in entries:
         print(f"logbook: appended run {e.seq} {e.digest} ({e.body.get('status')})",
               file=sys.stderr)
     raise typer.Exit(code)
 
 
-class _Signals:
-    """While a run is recorded: SIGINT and SIGTERM (Ctrl-C, `timeout`, Slurm, `docker stop`)
-    are passed to the command and remembered, so the run is appended as aborted, not lost."""
-
-    def __init__(self) -> None:
-        self.child: subprocess.Popen[bytes] | None = None
-        self.received: int | None = None
-        self._saved: dict[int, Any] = {}
-
-    def __enter__(self) -> _Signals:
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            self._saved[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def _handle(self, signum: int, _frame: Any) -> None:
-        if self.received is None:
-            self.received = signum
-        if self.child is not None and self.child.poll() is None:
-            with contextlib.suppress(OSError):
-                self.child.send_signal(signum)
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self._saved.items():
-            signal.signal(sig, handler)
+def _append(drafts: list[tuple[str, dict[str, Any]]], key: Any, code: int,
+            fallback: dict[str, Any], taken: list[str]) -> tuple[list[Any], int]:
+    """Append the run's drafts; one the ledger refuses is kept as a failed run saying why."""
+    with state.open_ledger(write=True) as ledger:
+        try:
+            return ledger.append_many(drafts, key), code
+        except InputError as exc:
+            # a run that happened is never lost: keep it as failed, saying why
+            why = f"its record was refused: {exc}"
+            fallback["reason"] = f"{fallback['reason']}; {why}" if fallback["reason"] else why
+            return ledger.append_many([("run", scrub_run_body(fallback, taken))], key), code or 1
 
 
-def _execute(command: list[str], out: list[bytes],
-             signals: _Signals) -> tuple[str, str | None, int]:
-    """Run the command, streaming its output; (status, reason, exit code to pass on)."""
+def recover(db: Path, drafts: list[tuple[str, dict[str, Any]]], exc: BaseException) -> None:
+    """Keep the run's record where `logbook append --jsonl` takes it later: a file beside the
+    ledger, or, when even that cannot be written, stderr."""
+    import orjson
+
+    from logbook.files import write_new
+
+    lines = "".join(orjson.dumps({"kind": k, "body": b}).decode() + "\n" for k, b in drafts)
+    why = " ".join(str(exc).split()) or type(exc).__name__
+    name = f"recovered-run-{now_stamp()}-{os.getpid()}.jsonl"
+    path = db.parent / name
     try:
-        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    except OSError as exc:
-        return "failed", f"could not start {command[0]!r}: {exc.strerror}", 127
-    signals.child = child
-    if signals.received is not None:  # a signal arrived while the command was starting
-        child.send_signal(signals.received)
-    tees = [_Tee(child.stdout, sys.stdout.buffer, out),  # type: ignore[arg-type]
-            _Tee(child.stderr, sys.stderr.buffer, out)]  # type: ignore[arg-type]
-    for t in tees:
-        t.start()
-    rc = child.wait()
-    for t in tees:
-        t.join(timeout=5)
-    if signals.received is not None:
-        name = signal.Signals(signals.received).name
-        how = "interrupted by Ctrl-C (SIGINT)" if name == "SIGINT" else f"stopped by {name}"
-        return "aborted", f"logbook run was {how}; the command was passed the signal", \
-            128 + signals.received
-    if rc < 0:
-        name = signal.Signals(-rc).name
-        return "aborted", f"the command was killed by {name}", 128 - rc
-    if rc != 0:
-        return "failed", f"the command exited with status {rc}", rc
-    return "completed", None, 0
+        write_new(path, lines, "recovery file")
+    except (LogbookError, OSError):
+        print(f"logbook: the run could not be appended ({why}) nor kept beside the ledger; "
+              "its record follows, one draft per line: save it and append it later with "
+              f"`logbook append --jsonl FILE --once {name}`", file=sys.stderr)
+        sys.stderr.write(lines)
+        return
+    print(f"logbook: the run could not be appended ({why}); its record is kept in {path}: "
+          f"append it later with `logbook append --jsonl {path} --once {name}`",
+          file=sys.stderr)
+
+
+def now_stamp() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
 
 
 # what each harness writes into an output folder; files already there belong to earlier runs
@@ -326,21 +298,37 @@ def _read_outcomes(kind: str, path: str | None, before: Snapshot, metric: str | 
     return bodies, None
 
 
-def _keep_logs(db: Path, output: bytes,
-               logs: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
-    """Log references for the command's output and each --log file, and what was unreadable."""
-    from logbook.blobs import keep
+def _keep_logs(db: Path, output: bytes, logs: list[str],
+               taken: list[str]) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """Log references for the command's output and each --log file (read with logbook's
+    bound), what was unreadable, and which blobs could not be kept (their references are
+    kept all the same)."""
+    from logbook.blobs import BlobNotKept, keep
+    from logbook.files import read_bytes
 
-    refs = [keep(db, "output", output)] if output else []
-    unreadable = []
-    for name in logs:
+    refs: list[dict[str, Any]] = []
+    unreadable: list[str] = []
+    lost: list[str] = []
+
+    def one(label: str, data: bytes) -> None:
         try:
-            data = Path(name).read_bytes()
-        except OSError as exc:
-            unreadable.append(f"log file {name} could not be read: {exc.strerror}")
+            refs.append(keep(db, label, data, values=taken))
+        except BlobNotKept as exc:
+            refs.append(exc.ref)
+            lost.append(exc.why)
+
+    if output:
+        one("output", output)
+    for name in logs:  # one at a time: each may be large
+        try:
+            data = read_bytes(name, "log file")
+        except LogbookError as exc:
+            why = str(exc).removeprefix(f"log file {name} ")
+            unreadable.append(f"log file {name} could not be read: {why}")
             continue
-        refs.append(keep(db, Path(name).name, data))
-    return refs, unreadable
+        one(Path(name).name, data)
+        del data
+    return refs, unreadable, lost
 
 
 def register(app: typer.Typer) -> None:

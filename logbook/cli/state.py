@@ -23,10 +23,10 @@ def emit_json(value: Any) -> None:
 
 def read_input(path: str, what: str = "file") -> bytes:
     """Bytes of a file argument, or of stdin for '-'; InputError naming the file otherwise."""
-    from logbook.files import read_bytes
+    from logbook.files import read_bytes, read_stdin
 
     if path == "-":
-        return sys.stdin.buffer.read()
+        return read_stdin()
     return read_bytes(path, what)
 
 
@@ -34,7 +34,9 @@ def parse_json(data: bytes, source: str) -> Any:
     import orjson
 
     from logbook.errors import InputError
+    from logbook.limits import check_nesting
 
+    check_nesting(data if isinstance(data, bytes) else bytes(data), source)
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:

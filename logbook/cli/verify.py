@@ -45,8 +45,12 @@ def verify(
         path = Path(file)
         if not path.is_file():
             raise InputError(f"FILE {file} does not exist or is not a file")
+        from logbook.files import bounded_lines
+        from logbook.limits import MAX_LINE_BYTES
+
         with path.open("rb") as fh:
-            result = v.verify_export_lines(fh, trusted, source=file, strict=strict)
+            result = v.verify_export_lines(bounded_lines(fh, file, MAX_LINE_BYTES), trusted,
+                                           source=file, strict=strict)
         checked = [check_export_against(result, cp, trusted_key, trusted) for cp in checkpoints]
     else:
         with state.open_ledger() as ledger:
