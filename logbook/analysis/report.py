@@ -428,14 +428,18 @@ def build_report(view: LedgerView, plan_ref: str) -> dict[str, Any]:
     treatments = [a["name"] for a in plan.arms() if a["role"] == "treatment"]
     effects = [effect(plan, controls[0], t, confidence) for t in treatments] if controls else []
     verdict = judge(body, arms, effects, confidence)
+    from logbook.analysis.retractions import retraction_review
     excluded = []
     for a in arms:
         for row in a["runs"]:
             if row["retracted"]:
-                reasons = [view.ledger.get(d).body.get("reason") for d in row["retracted_by"]]
+                bodies = [view.ledger.get(d).body for d in row["retracted_by"]]
                 excluded.append({"seq": row["seq"], "digest": row["digest"], "arm": a["name"],
-                                 "reason": "; ".join(str(x) for x in reasons),
-                                 "retracted_by": row["retracted_by"]})
+                                 "reason": "; ".join(str(b.get("reason")) for b in bodies),
+                                 "retracted_by": row["retracted_by"],
+                                 "category": "; ".join(str(b.get("category")) for b in bodies),
+                                 "correction": "; ".join(str(b["correction"]) for b in bodies
+                                                         if b.get("correction")) or None})
     line = next((a["line"] for a in arms if a["role"] == "treatment" and a["line"]),
                 next((a["line"] for a in arms if a["line"]), None))
     return {
@@ -454,4 +458,5 @@ def build_report(view: LedgerView, plan_ref: str) -> dict[str, Any]:
         "verdict": verdict,
         "line": line,
         "excluded": excluded,
+        "retractions": retraction_review(view, plan, verdict),
     }
