@@ -191,7 +191,8 @@ def test_a02_best_of_n(ledger_dir: Path, tmp_path: Path) -> None:
     c = hand_claim(tmp_path, plan, "q8", 0.74, [0.62, 0.78], q8, "q8 scores 74%")
     f = only_error(audit(code=1), "A02")
     assert f["entries"][0] == c and q8[2] in f["entries"]
-    assert "best of 3 runs" in f["message"] and "0.7" in f["message"]
+    # figures in messages are on the display scale: points for a proportion (issue 15)
+    assert "best of 3 runs" in f["message"] and "(70)" in f["message"]
     documented(f)
 
 
@@ -473,7 +474,7 @@ def test_a15_negative_control_failed(ledger_dir: Path, tmp_path: Path) -> None:
         {"name": "shuffled", "role": "negative_control", "expected": 0.25, "tolerance": 0.05}])
     append(tmp_path, honest_runs(plan, treatment=(0.52, 0.50, 0.51), arms=("f16", "shuffled")))
     f = only_error(audit(code=1), "A15")
-    assert "0.51" in f["message"] and "expected 0.25" in f["message"]
+    assert "scored 51 over" in f["message"] and "expected 25" in f["message"]
     documented(f)
 
 

@@ -26,7 +26,7 @@ def test_a_logbook_claim_that_quotes_the_best_run(ledger_dir: Path, tmp_path: Pa
     f = next(x for x in result["findings"] if x["check"] == "A02")
     assert f["message"].startswith(f"claim @{f['seq']} says '70', which is what the best of 4 "
                                    "runs of q8")
-    assert "(0.6675)" in f["message"]
+    assert "(66.75)" in f["message"]  # on the display scale, points
 
 
 def test_a_logbook_claim_that_quotes_another_figure(ledger_dir: Path, tmp_path: Path) -> None:
@@ -35,7 +35,7 @@ def test_a_logbook_claim_that_quotes_another_figure(ledger_dir: Path, tmp_path: 
     result = audit(code=0)
     assert "A02" not in checks(result)
     f = next(x for x in result["findings"] if x["check"] == "A13")
-    assert "says '70', which is neither its value (0.6675) nor a bound" in f["message"]
+    assert "says '70', which is neither its value (66.75) nor a bound" in f["message"]
 
 
 def test_an_honest_statement_is_quiet(ledger_dir: Path, tmp_path: Path) -> None:

@@ -23,10 +23,10 @@ from logbook.analysis.view import LedgerView, PlanView, RunView, is_identity
 from logbook.errors import InputError
 from logbook.findings import Finding
 from logbook.ledger import Entry
+from logbook.metrics import BOUNDED_KINDS
 from logbook.model import apply_amendments
 
 SEVERITIES = ("error", "warning", "info")
-PERCENT_KINDS = ("proportion", "pass_at_k")
 # A number as printed: not part of a word ("q8", "b1234", "v2.1"); a sign is kept apart.
 NUMBER = re.compile(r"(?<![\w.])[-+\u2212]?(\d+(?:\.\d+)?)(?![\w])")
 
@@ -150,6 +150,19 @@ class Context:
         self._scores[run.seq] = value
         return value
 
+    def scale(self, run: RunView) -> float:
+        """The display scale of a run's figures in messages: points (100) for a proportion
+        or pass@k plan, or, for a run of no plan, when every item scored 0 or 1; else 1."""
+        if run.plan:
+            plan = self.view.plans.get(run.plan)
+            return scale_of(plan.body if plan is not None else None)
+        scores = (run.body.get("outcomes") or {}).get("score") or ()
+        return 100.0 if scores and all(s in (0, 1, None) for s in scores) else 1.0
+
+    def show(self, run: RunView, value: float) -> str:
+        """A figure of ``run`` as a message prints it: on the display scale, 4 digits."""
+        return f"{value * self.scale(run):.4g}"
+
     @cached_property
     def usable_seqs(self) -> set[int]:
         """Runs that count: completed, unretracted, with a score."""
@@ -192,7 +205,7 @@ def comparisons(plan: PlanView) -> list[tuple[str | None, str]]:
 def scale_of(plan_body: dict[str, Any] | None) -> float:
     if plan_body is None:
         return 1.0
-    return 100.0 if (plan_body.get("metric") or {}).get("kind") in PERCENT_KINDS else 1.0
+    return 100.0 if (plan_body.get("metric") or {}).get("kind") in BOUNDED_KINDS else 1.0
 
 
 def printed_numbers(text: str) -> list[tuple[str, float, int]]:

@@ -90,10 +90,12 @@ def a12_surprise(ctx: Context) -> Iterator[Finding]:
         x = ctx.score(last)
         assert x is not None
         if abs(pred.z) > A12_Z and abs(x - pred.mean) > one_item + EPS:
-            yield Finding("A12", "warning", f"run @{last.seq} scored {x:.4g}, {abs(pred.z):.1f} "
-                          f"standard deviations from what {where} predict (mean {pred.mean:.4g}"
-                          f", prediction sd {pred.sd:.2g}: its sampling error and a spread "
-                          f"between runs of {pred.between:.2g}), and no later run of the same "
+            s = ctx.scale(last)
+            yield Finding("A12", "warning", f"run @{last.seq} scored {x * s:.4g}, "
+                          f"{abs(pred.z):.1f} standard deviations from what {where} predict "
+                          f"(mean {pred.mean * s:.4g}, prediction sd {pred.sd * s:.2g}: its "
+                          f"sampling error and a spread between runs of {pred.between * s:.2g}"
+                          "), and no later run of the same "
                           "apparatus re-measured it", last.seq,
                           [last.digest, *([last.plan] if last.plan else []),
                            *([band.digest] if band is not None else [])])
@@ -132,8 +134,9 @@ def a18_beyond_band(ctx: Context) -> Iterator[Finding]:
                 yield Finding(
                     "A18", "warning",
                     f"plan {plan.slug} arm {arm.get('name')}: runs {at(runs)} vary more "
-                    f"(sd {sd:.2g}) than the band measured at @{band.seq} on the same "
-                    f"apparatus allows (sd {sd_band:.2g} over {k_band} runs; {test}): "
+                    f"(sd {sd * ctx.scale(runs[0]):.2g}) than the band measured at "
+                    f"@{band.seq} on the same apparatus allows (sd "
+                    f"{sd_band * ctx.scale(runs[0]):.2g} over {k_band} runs; {test}): "
                     "re-measure, or find what changed",
                     max(r.seq for r in runs),
                     [plan.digest, band.digest, *(r.digest for r in runs)])

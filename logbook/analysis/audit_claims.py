@@ -15,16 +15,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logbook.analysis.audit import (
-    PERCENT_KINDS,
     Claim,
     Context,
     matches,
     mean_sd,
     printed_numbers,
+    scale_of,
     statement_figures,
 )
 from logbook.analysis.view import PlanView
 from logbook.findings import Finding
+from logbook.metrics import BOUNDED_KINDS
 
 EPS = 1e-9
 NUMBER = re.compile(r"(?<![\w.])[-+\u2212]?(\d+(?:\.\d+)?)(?![\w])")
@@ -63,7 +64,7 @@ def scales(ctx: Context, claim: Claim, fig: Figure) -> list[float]:
     """The scales a figure may print on: points for a proportion's figure with a unit, and
     as a fraction too when it has none."""
     body = ctx.body(claim.plan) if claim.plan else None
-    percent = body is None or (body.get("metric") or {}).get("kind") in PERCENT_KINDS
+    percent = body is None or (body.get("metric") or {}).get("kind") in BOUNDED_KINDS
     if not percent:
         return [1.0]
     return [100.0] if fig.unit else [100.0, 1.0]
@@ -108,6 +109,11 @@ def best_picks(ctx: Context, c: Claim, plan: PlanView) -> tuple[list[float], flo
     return picks, honest, star.seq, len(top)
 
 
+def plan_scale(c: Claim) -> float:
+    """The display scale of a claim's figures: its plan's (points for a proportion)."""
+    return scale_of(c.plan.body if c.plan is not None else None)
+
+
 def a02_best_of_n(ctx: Context) -> Iterator[Finding]:
     for c, plan in ctx.planned_claims():
         value = float(c.body["value"])
@@ -118,7 +124,7 @@ def a02_best_of_n(ctx: Context) -> Iterator[Finding]:
                       default=EPS), EPS)
         said = None
         if any(abs(value - p) <= tol for p in picks) and abs(value - honest) > tol:
-            said = f"gives {value:.4g}"
+            said = f"gives {value * plan_scale(c):.4g}"
         else:  # the statement may quote the best run whatever the value says
             targets = allowed(ctx, c)  # a figure that prints one of these is accounted for
             for fig in figures(str(c.body.get("statement", ""))):
@@ -134,9 +140,11 @@ def a02_best_of_n(ctx: Context) -> Iterator[Finding]:
                     break
         if said:
             run = ctx.view.runs_by_digest[next(r.digest for r in plan.runs if r.seq == star)]
+            best = ctx.show(run, ctx.score(run) or 0.0)
             yield Finding("A02", "error", f"claim @{c.seq} {said}, which is what the best of "
-                          f"{n} runs of {c.arms[-1]} (@{star}, {ctx.score(run):.4g}) gives, not "
-                          f"the mean of them all ({honest:.4g})", c.seq, c.evidence(run.digest))
+                          f"{n} runs of {c.arms[-1]} (@{star}, {best}) gives, not the mean of "
+                          f"them all ({honest * plan_scale(c):.4g})", c.seq,
+                          c.evidence(run.digest))
 
 
 def a13_false_precision(ctx: Context) -> Iterator[Finding]:
@@ -151,7 +159,7 @@ def a13_false_precision(ctx: Context) -> Iterator[Finding]:
             if decimals > supported:
                 shown = next(t for t, _v, d in printed_numbers(statement) if d == decimals)
                 found = (f"prints {shown!r} with {decimals} decimal(s), but its interval "
-                         f"({low:.4g} to {high:.4g}) supports {supported} in "
+                         f"({low * scale:.4g} to {high * scale:.4g}) supports {supported} in "
                          f"{'percent' if scale == 100 else 'metric units'}")
                 break
         if found is None:
@@ -173,6 +181,7 @@ def another_figure(ctx: Context, c: Claim) -> str | None:
             continue  # the best run's figure: A02
         value, (low, high) = float(c.body["value"]), c.body["interval"]
         return (f"says {fig.text!r}{'' if fig.unit else ' (in a range)'}, which is neither its "
-                f"value ({value:.4g}) nor a bound of its interval ({low:.4g} to {high:.4g}) on "
+                f"value ({value * plan_scale(c):.4g}) nor a bound of its interval "
+                f"({low * plan_scale(c):.4g} to {high * plan_scale(c):.4g}) on "
                 f"the metric's display scale: the statement gives another figure than the claim")
     return None

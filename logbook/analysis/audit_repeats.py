@@ -29,9 +29,11 @@ def a20_two_runs_disagree(ctx: Context) -> Iterator[Finding]:
         x, y = ctx.score(first), ctx.score(second)
         assert x is not None and y is not None
         if abs(pred.z) > A12_Z and abs(x - y) > one_item + EPS:
-            yield Finding("A20", "warning", f"runs @{first.seq} ({x:.4g}) and @{second.seq} "
-                          f"({y:.4g}) of one apparatus disagree by {abs(pred.z):.1f} times "
-                          f"their sampling error (sd {pred.sd:.2g}), and no third run says "
+            s = ctx.scale(first)
+            yield Finding("A20", "warning", f"runs @{first.seq} ({x * s:.4g}) and "
+                          f"@{second.seq} ({y * s:.4g}) of one apparatus disagree by "
+                          f"{abs(pred.z):.1f} times their sampling error (sd "
+                          f"{pred.sd * s:.2g}), and no third run says "
                           "which to believe: run it a third time", second.seq,
                           [second.digest, first.digest,
                            *sorted({r.plan for r in group if r.plan})])

@@ -47,7 +47,8 @@ def a22_laundering_retraction(ctx: Context) -> Iterator[Finding]:
             yield Finding(
                 "A22", "error",
                 f"retraction @{retraction.seq} ({retraction.body.get('category')}) withdrew "
-                f"run @{run.seq} of plan {plan.slug} (arm {run.arm}, {ctx.score(run):.4g}) "
+                f"run @{run.seq} of plan {plan.slug} (arm {run.arm}, "
+                f"{ctx.show(run, ctx.score(run) or 0.0)}) "
                 f"after later runs of the plan ({at(later[:5])}"
                 f"{' and more' if len(later) > 5 else ''}), and no run of the same apparatus "
                 f"replaced it: {'; '.join(why)}", retraction.seq,

@@ -20,6 +20,7 @@ from logbook.analysis.audit import (
     interval_p,
     mean_sd,
     missing,
+    scale_of,
     short,
     two_proportion_p,
 )
@@ -299,14 +300,16 @@ def a15_negative_control(ctx: Context) -> Iterator[Finding]:
                 continue
             got = mean_sd([ctx.score(r) for r in runs])[0]  # type: ignore[misc]
             expected, tol = float(arm["expected"]), arm.get("tolerance")
-            how = f"tolerance {tol:g}" if tol is not None else f"{A15_SE:g} standard errors"
+            how = (f"tolerance {tol * scale_of(plan.body):g}" if tol is not None
+                   else f"{A15_SE:g} standard errors")
             if tol is None:  # standard error of the arm's item means
                 vals = [v for v in item_means(runs)[0].values() if v is not None]
                 tol = A15_SE * mean_sd(vals)[1] / math.sqrt(len(vals)) if vals else 0.0
             if abs(got - expected) > float(tol) + EPS:
                 yield Finding("A15", "error", f"negative control {arm['name']} of plan "
-                              f"{plan.slug} scored {got:.4g} over {len(runs)} run(s), away "
-                              f"from its expected {expected:g} (beyond {how}): the harness "
+                              f"{plan.slug} scored {got * scale_of(plan.body):.4g} over "
+                              f"{len(runs)} run(s), away from its expected "
+                              f"{expected * scale_of(plan.body):g} (beyond {how}): the harness "
                               "may be broken", plan.seq, [plan.digest, *(r.digest for r in runs)])
 
 
