@@ -264,3 +264,21 @@ def test_brief_says_a_band_must_be_remeasured_under_a_new_evaluator(ledger_dir: 
     assert b["remeasure"]["digest"] == later[0]
     assert b["remeasure"]["evaluator_config_hash"] == "sha256:" + "b" * 64
     assert "must be re-measured" in run_cli("brief").out
+
+
+def test_a_damaged_or_forged_stored_audit_never_crashes_brief(ledger_dir: Path) -> None:
+    import sqlite3
+
+    assert run_cli("audit").code == 0
+    db = ledger_dir / ".logbook" / "ledger.db"
+    for forged in (b"not json", b"[1]", b'{"a": 1}',
+                   b'[{"check": "A04", "severity": "error", "message": "FORGED"}]'):
+        with sqlite3.connect(db) as conn:
+            conn.execute("INSERT INTO audits(size, at, findings) VALUES (?, ?, ?)",
+                         (1, "x", forged.decode()))
+        r = run_cli("brief")
+        assert r.code == 0, r.err
+        b = run_cli("brief", "--json").json
+        assert b["audit"]["verified"] is False
+    # the forged error is shown only as what was stored, never as verified
+    assert "FORGED" in r.out and "not verified" in r.out

@@ -67,17 +67,25 @@ def test_two_run_proportion_bounds_stay_in_range(ledger_dir: Path, tmp_path: Pat
 
 def test_logit_t_interval_against_a_direct_computation() -> None:
     p = np.array([0.55, 0.95, 0.7])
-    n = np.array([20, 20, 40])
-    logit = np.log((p * n + 0.5) / ((1 - p) * n + 0.5))
+    m, sd = p.mean(), p.std(ddof=1)
     from scipy import stats as sps
 
-    half = sps.t.ppf(0.975, 2) * logit.std(ddof=1) / math.sqrt(3)
+    half = sps.t.ppf(0.975, 2) * sd / math.sqrt(3) / (m * (1 - m))
     expit = lambda z: 1 / (1 + math.exp(-z))  # noqa: E731
-    est = stats.logit_t_interval(p, n)
+    logit = math.log(m / (1 - m))
+    est = stats.logit_t_interval(p)
     # logbook's t quantile agrees with scipy's to a relative 1e-10 (tests/test_stats_dist.py)
-    assert est.low == pytest.approx(expit(logit.mean() - half), rel=1e-9)
-    assert est.high == pytest.approx(expit(logit.mean() + half), rel=1e-9)
-    assert est.point == pytest.approx(p.mean()) and est.sd == pytest.approx(p.std(ddof=1))
+    assert est.low == pytest.approx(expit(logit - half), rel=1e-9)
+    assert est.high == pytest.approx(expit(logit + half), rel=1e-9)
+    assert est.point == pytest.approx(m) and est.sd == pytest.approx(sd)
+
+
+def test_logit_t_interval_contains_its_mean() -> None:
+    # nine runs at 100% and one at 50%: the mean is 95%; the interval must hold it
+    est = stats.logit_t_interval([1.0] * 9 + [0.5])
+    assert est.low <= est.point <= est.high < 1.0
+    flat = stats.logit_t_interval([0.7, 0.7, 0.7])  # no spread seen: the point itself
+    assert flat.low == flat.point == flat.high == pytest.approx(0.7)
 
 
 def _pass_at_k_plan(tmp: Path, k: int = 5) -> str:
@@ -266,3 +274,16 @@ def test_spread_between_seeds_and_items_in_quadrature(ledger_dir: Path,
     assert sp["total"] == pytest.approx(math.hypot(seeds, items))
     assert 0.03 < sp["seeds"] < 0.045 and 0.05 < sp["items"] < 0.06  # 003: 0.038 and 0.052
     assert "in quadrature" in run_cli("report", "seeds").out
+
+
+def test_a_perfect_run_gets_wilson_not_a_point(ledger_dir: Path, tmp_path: Path) -> None:
+    plan = _plan(tmp_path, slug="perfect", runs_per_arm=1, n_items=200, arms=("a", "b"),
+                 success=[{"stat": "mean_low", "op": ">", "value": 0.99, "arm": "b"}],
+                 failure=[])
+    _append(tmp_path, [_run(plan, "a", [1.0] * 200), _run(plan, "b", [1.0] * 200)])
+    rep = run_cli("report", "perfect", "--json").json
+    for arm in rep["arms"]:
+        iv = arm["runs"][0]["interval"]
+        assert iv["method"] == "wilson" and iv["low"] == pytest.approx(0.9812, abs=1e-4)
+    # 200 of 200 does not show a mean above 99% with 95% confidence
+    assert rep["verdict"]["success"][0]["holds"] is False

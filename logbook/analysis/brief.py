@@ -22,6 +22,20 @@ def _entries(ledger: Ledger, kind: str, last: int | None = None) -> list[Entry]:
     return [Entry.from_stored(s) for s in ledger.store.entries_where(kind, None, last)]
 
 
+def stored_findings(raw: object) -> list[dict[str, Any]]:
+    """The findings a stored audit row holds; a row that is not a list of findings (a
+    damaged or forged file) gives none, never a crash."""
+    try:
+        found = orjson.loads(raw) if isinstance(raw, bytes | str) else None
+    except orjson.JSONDecodeError:
+        return []
+    if not isinstance(found, list):
+        return []
+    keys = ("check", "severity", "message")
+    return [f for f in found if isinstance(f, dict) and all(isinstance(f.get(k), str)
+                                                            for k in keys)]
+
+
 def evaluator_changed(ledger: Ledger, band: Entry,
                       recent_runs: list[Entry]) -> dict[str, Any] | None:
     """The latest recent run of the band's apparatus scored under another evaluator config
@@ -138,7 +152,7 @@ def build_brief(ledger: Ledger, since: int | None = None,
         else retractions[-RECENT:]
     rest_rows = resting_on(ledger, shown)
     audit = store.last_audit()
-    audit_findings = orjson.loads(audit[2]) if audit else []
+    audit_findings = stored_findings(audit[2]) if audit else []
     errors = [f for f in audit_findings if f.get("severity") == "error"]
     remeasure = [f for f in audit_findings if f.get("check") in ("A12", "A20")]
     beyond_band = [f for f in audit_findings if f.get("check") == "A18"]
@@ -180,8 +194,10 @@ def build_brief(ledger: Ledger, since: int | None = None,
                          "category": r.body.get("category"), "reason": r.body.get("reason"),
                          "correction": r.body.get("correction")} for r in shown],
         "resting_on_retracted": rest_rows,
+        # what the last `logbook audit` stored: a derived row the check above cannot vouch
+        # for (anyone with the file can write one), so it is labelled as such
         "audit": None if audit is None else {"size": audit[0], "at": audit[1],
-                                             "errors": errors},
+                                             "errors": errors, "verified": False},
         "bands": bands,
         "claims": claim_rows,
         "notes": notes,
@@ -268,7 +284,9 @@ def brief_lines(b: dict[str, Any]) -> list[str]:
         out.append(f"  ! {r['kind']} @{r['seq']} rests on retracted {r['rests_on'][0][:12]}: "
                    f"{r['text']}")
     if b["audit"] and b["audit"]["errors"]:
-        out.append(f"audit errors ({len(b['audit']['errors'])}, at size {b['audit']['size']}):")
+        out.append(f"audit errors ({len(b['audit']['errors'])}, at size {b['audit']['size']}, "
+                   "as the last `logbook audit` stored them, not verified: run it again to "
+                   "recompute):")
         out += [f"  {f['check']}: {f['message']}" for f in b["audit"]["errors"][:5]]
     if b["bands"]:
         out.append("bands: " + "; ".join(f"{x['selector']} ±{x['band']:.4g} (k={x['k']})"

@@ -68,9 +68,13 @@ def check_claim(view: LedgerView, ref: str) -> dict[str, Any]:
     out: dict[str, Any] = {"claim": entry.digest, "seq": entry.seq,
                            "statement": body.get("statement"), "value": body.get("value"),
                            "interval": body.get("interval"), "retracted_runs": retracted,
-                           "new_runs": [], "now": None}
+                           "new_runs": [], "now": None, "scale": 1.0}
     if body.get("plan"):
         plan = view.plans.get(body["plan"])
+        if plan is not None:  # the display scale of its figures (JSON keeps fractions)
+            from logbook.analysis.display import scale_of
+
+            out["scale"] = scale_of((plan.body.get("metric") or {}).get("kind"))
         arms = body["arm"] if isinstance(body.get("arm"), list) else [body.get("arm")]
         if plan is not None:
             out["new_runs"] = [r.digest for r in plan.runs
@@ -84,8 +88,10 @@ def check_claim(view: LedgerView, ref: str) -> dict[str, Any]:
                 out["now"] = {"value": fig["value"], "interval": fig["interval"]}
                 low, high = fig["interval"]
                 if not low <= body["value"] <= high:
-                    problems.append(f"the claimed figure {body['value']:.4g} lies outside the "
-                                    f"interval the ledger gives now ({low:.4g} to {high:.4g})")
+                    s = out["scale"]
+                    problems.append(f"the claimed figure {body['value'] * s:.4g} lies outside "
+                                    f"the interval the ledger gives now ({low * s:.4g} to "
+                                    f"{high * s:.4g})")
             except InputError as exc:
                 problems.append(f"the figure cannot be recomputed now: {exc}")
     out["stands"] = not problems

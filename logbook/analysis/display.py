@@ -23,6 +23,8 @@ def pvalue(p: float, n_resamples: int | None = None) -> str:
     """``p=0.78``; a resampling p-value below what B resamples can resolve is ``p < 1/B``."""
     if n_resamples and p < 1.0 / n_resamples:
         return f"p < {1.0 / n_resamples:g}"
+    if p <= 0.0:  # an exact p-value below what a float holds: it underflowed, it is not 0
+        return "p < 1e-300"
     return f"p={p:.3g}"
 
 

@@ -281,7 +281,7 @@ def _effects(rep: dict[str, Any], scale: float) -> str:
             mc = e["mcnemar"]
             notes.append(f"<p>Secondary — exact McNemar ({_e(e['treatment'])} vs "
                          f"{_e(e['control'])}): {mc['treatment_better']} items better, "
-                         f"{mc['control_better']} worse, p={mc['pvalue']:.3g}</p>")
+                         f"{mc['control_better']} worse, {_e(display.pvalue(mc['pvalue']))}</p>")
     unit = " (points)" if scale == 100 else ""
     return _table(["effect", f"point{unit}", "interval", "method", "p", "rests on",
                    "worst case for the missing"], rows) + "".join(notes)

@@ -37,10 +37,11 @@ def plan_power_warning(plan: dict[str, Any]) -> str | None:
         would = ""
     if math.isinf(mde):
         return (f"plan {plan.get('slug')}: {n} items cannot detect any effect at 80% power "
-                f"(paired, baseline {p:g}), let alone its min_effect {min_effect:g}{would}")
-    return (f"plan {plan.get('slug')}: {n} items can detect an effect of about {mde:.3g} at "
-            f"80% power (paired, baseline {p:g}), larger than its min_effect {min_effect:g}"
-            f"{would}")
+                f"(paired, baseline {p * 100:g}), let alone its min_effect "
+                f"{min_effect * 100:g} points{would}")
+    return (f"plan {plan.get('slug')}: {n} items can detect an effect of about "
+            f"{mde * 100:.3g} points at 80% power (paired, baseline {p * 100:g}), larger than "
+            f"its min_effect {min_effect * 100:g} points{would}")
 
 
 def power_table(p: float, delta: float | None, n: int | None, alpha: float, power: float,

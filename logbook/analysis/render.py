@@ -129,7 +129,7 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
             if e.get("mcnemar"):
                 m = e["mcnemar"]
                 out.append(f"    secondary — exact McNemar: {m['treatment_better']} items "
-                           f"better, {m['control_better']} worse, p={m['pvalue']:.3g}")
+                           f"better, {m['control_better']} worse, {display.pvalue(m['pvalue'])}")
         out.append("")
     if rep["excluded"]:
         out.append(f"{h}Excluded from the figures (retracted)")

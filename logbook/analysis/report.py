@@ -42,11 +42,12 @@ def _interval(vals: Any, kind: str, confidence: float, clusters: list[str] | Non
     if vals.size == 0:
         return None
     lo, hi = float(vals.min()), float(vals.max())
-    if lo == hi:
-        return {"point": lo, "low": lo, "high": hi, "method": "degenerate", "n": int(vals.size)}
     binary = bool(np.isin(vals, (0.0, 1.0)).all())
     if kind == "proportion" and binary and clusters is None:
+        # Wilson, also at 0 or 100%: 200 of 200 is 98.1-100, not a point
         est = stats.wilson(int(vals.sum()), int(vals.size), confidence)
+    elif lo == hi:
+        return {"point": lo, "low": lo, "high": hi, "method": "degenerate", "n": int(vals.size)}
     else:
         est = stats.bootstrap(vals, method="bca", confidence=confidence, seed=SEED,
                               clusters=clusters, n_resamples=n_resamples)
@@ -126,7 +127,7 @@ def run_level(runs: list[RunView], confidence: float,
         return None
     scores = [float(r.score) for r in scored if r.score is not None]
     if kind in BOUNDED_KINDS and all(0.0 <= x <= 1.0 for x in scores):
-        est = stats.logit_t_interval(scores, [r.scored_items for r in scored], confidence)
+        est = stats.logit_t_interval(scores, confidence)
     else:
         est = stats.t_interval(scores, confidence)
     return {"mean": est.point, "sd": est.sd, "low": est.low, "high": est.high,
@@ -247,6 +248,8 @@ def sample_components(runs: list[RunView]) -> dict[str, Any] | None:
 
     ids: list[str] = []
     scores: list[float] = []
+    if any(r.pass_k for r in runs):
+        return None  # components of single samples are not those of the pass@k figure
     for r in runs:
         oc = r.body.get("outcomes") or {}
         if not oc.get("sample"):

@@ -41,7 +41,7 @@ def _conditions(conds: list[dict[str, Any]], arms: list[dict[str, Any]],
     return out
 
 
-def negative_control_problems(arms: list[dict[str, Any]]) -> list[str]:
+def negative_control_problems(arms: list[dict[str, Any]], scale: float = 1.0) -> list[str]:
     """A negative control that lands away from its expected score makes the harness suspect."""
     problems = []
     for a in arms:
@@ -52,13 +52,13 @@ def negative_control_problems(arms: list[dict[str, Any]]) -> list[str]:
         interval = a.get("interval") or {}
         if tol is not None:
             away = abs(a["mean"] - expected) > tol
-            band = f"{expected:g} ± {tol:g}"
+            band = f"{expected * scale:g} ± {tol * scale:g}"
         else:
             away = not (interval.get("low", a["mean"]) <= expected <= interval.get("high",
                                                                                  a["mean"]))
-            band = f"{expected:g} (outside its interval)"
+            band = f"{expected * scale:g} (outside its interval)"
         if away:
-            problems.append(f"negative control arm {a['name']!r} scored {a['mean']:.4g}, "
+            problems.append(f"negative control arm {a['name']!r} scored {a['mean'] * scale:.4g}, "
                             f"expected {band}: the harness is suspect")
     return problems
 
@@ -69,7 +69,9 @@ def judge(plan: dict[str, Any], arms: list[dict[str, Any]], effects: list[dict[s
     failure = _conditions(plan.get("failure") or [], arms, effects)
     short = [f"{a['name']} {a['completed']}/{a['planned_runs']}" for a in arms
              if a["completed"] < a["planned_runs"]]
-    suspect = negative_control_problems(arms)
+    from logbook.analysis.display import scale_of
+
+    suspect = negative_control_problems(arms, scale_of((plan.get("metric") or {}).get("kind")))
     if short:
         status = "incomplete"
         wording = f"incomplete: fewer completed runs than planned ({', '.join(short)})"
@@ -80,15 +82,23 @@ def judge(plan: dict[str, Any], arms: list[dict[str, Any]], effects: list[dict[s
     else:
         status = "inconclusive"
         wording = "inconclusive: indistinguishable at this suite and run budget"
+    unknown = [c for c in (*success, *failure) if c["observed"] is None]
+    if status == "inconclusive" and unknown:
+        reasons = sorted({str(e.get("reason")) for e in effects
+                          if e.get("point") is None and e.get("reason")})
+        wording = ("inconclusive: a pre-registered criterion could not be computed ("
+                   + ", ".join(sorted({c["stat"] for c in unknown}))
+                   + (f": {'; '.join(reasons)}" if reasons else "") + ")")
     out: dict[str, Any] = {"status": status, "wording": wording, "success": success,
                            "failure": failure, "suspect": suspect}
-    if status == "inconclusive":
+    if status == "inconclusive" and not unknown:
         mde = _mde(plan, arms)
         if mde is not None:
             out["min_detectable_effect"] = mde
+            scale = scale_of((plan.get("metric") or {}).get("kind"))
             out["wording"] += (f"; this suite and run count can detect an effect of about "
-                               f"{mde:.3g} at 80% power (the plan's min_effect is "
-                               f"{plan.get('min_effect', 0):g})")
+                               f"{mde * scale:.3g} points at 80% power (the plan's min_effect "
+                               f"is {plan.get('min_effect', 0) * scale:g})")
     return out
 
 

@@ -175,11 +175,12 @@ def _claim_check(ref: str, as_json: bool) -> None:
         state.emit_json(res)
     else:
         print(f"claim @{res['seq']}: {res['statement']}")
+        s = res["scale"]  # points for a proportion, as every text output prints
         lo, hi = res["interval"]
-        print(f"  claimed {res['value']:.4g} ({lo:.4g} to {hi:.4g})")
+        print(f"  claimed {res['value'] * s:.4g} ({lo * s:.4g} to {hi * s:.4g})")
         if res["now"]:
             nlo, nhi = res["now"]["interval"]
-            print(f"  now     {res['now']['value']:.4g} ({nlo:.4g} to {nhi:.4g})")
+            print(f"  now     {res['now']['value'] * s:.4g} ({nlo * s:.4g} to {nhi * s:.4g})")
         for p in res["problems"]:
             print(f"  - {p}")
         for f in res["findings"]:

@@ -49,7 +49,7 @@ def _covers(method: str, n: int, p: float, s: Stream, seed: int) -> bool:
             est = t_interval(runs)
             lo, hi = est.low, est.high
         else:
-            est = logit_t_interval(runs, [n] * RUNS)
+            est = logit_t_interval(runs)
             lo, hi = est.low, est.high
         return lo <= p <= hi
     if method == "cluster-bootstrap-bca":

@@ -38,17 +38,16 @@ def t_interval(values: Values, confidence: float = 0.95) -> MeanEstimate:
     return MeanEstimate(mean, se, mean - half, mean + half, confidence, "t", k, sd)
 
 
-def logit_t_interval(
-    values: Values, n_items: Sequence[int], confidence: float = 0.95
-) -> MeanEstimate:
-    """Mean over k runs of a proportion, with an interval that stays inside (0, 1).
+def logit_t_interval(values: Values, confidence: float = 0.95) -> MeanEstimate:
+    """Mean over k runs of a proportion, with an interval that stays inside (0, 1) and always
+    contains the mean.
 
-    Each run's score p (over n items) is moved onto the logit scale as the empirical logit
-    log((p n + 1/2) / ((1 - p) n + 1/2)) (Cox 1970: finite at p = 0 and 1); the t-interval
-    of those logits, mean ± t_{k-1} sd / sqrt(k), is mapped back by the logistic function.
-    The point is the plain mean of the runs and ``sd`` their plain sd, as for ``t_interval``;
-    the plain t-interval of a proportion can run past 0 or 1 with few runs (two runs at 0.55
-    and 0.95 give -1.98 to 3.48), this one cannot.
+    The t-interval is built on the logit scale around the logit of the mean, with the delta
+    method's standard error: se_logit = (sd / sqrt(k)) / (m (1 - m)), and mapped back,
+    expit(logit(m) ± t_{k-1} se_logit). The point is the plain mean m and ``sd`` the plain sd,
+    as for ``t_interval``. The plain t-interval of a proportion can run past 0 or 1 with few
+    runs (two runs at 0.55 and 0.95 give -1.98 to 3.48); this one cannot. Runs that all agree
+    give the point itself (no spread seen).
     """
     from ._dist import stdtrit
 
@@ -56,17 +55,15 @@ def logit_t_interval(
     confidence = check_confidence(confidence)
     if x.min() < 0.0 or x.max() > 1.0:
         raise ValueError("values: a proportion's run scores must lie in [0, 1]")
-    n = np.asarray([check_int("n_items", int(v), minimum=1) for v in n_items], dtype=float)
-    if n.size != x.size:
-        raise ValueError(f"n_items: has {n.size} counts but values has {x.size}")
     k = int(x.size)
-    logits = np.array([math.log(v) for v in ((x * n + 0.5) / ((1.0 - x) * n + 0.5)).tolist()])
-    lsd = math.sqrt(_var(logits))
-    half = float(stdtrit(k - 1, 0.5 + confidence / 2.0)) * lsd / math.sqrt(k)
-    centre = xmean(logits)
-    low, high = _expit(centre - half), _expit(centre + half)
     mean = xmean(x)
     sd = math.sqrt(_var(x))
+    if sd == 0.0 or not 0.0 < mean < 1.0:  # every run the same: no spread to widen it
+        return MeanEstimate(mean, 0.0, mean, mean, confidence, "logit-t", k, sd)
+    se_logit = sd / math.sqrt(k) / (mean * (1.0 - mean))
+    half = float(stdtrit(k - 1, 0.5 + confidence / 2.0)) * se_logit
+    centre = math.log(mean / (1.0 - mean))
+    low, high = _expit(centre - half), _expit(centre + half)
     return MeanEstimate(mean, sd / math.sqrt(k), low, high, confidence, "logit-t", k, sd)
 
 
