@@ -91,6 +91,9 @@ class Ledger:
             raise InputError("--name must not be empty")
         db = directory / LEDGER_DIR / DB_NAME
         store = Store.create(db)
+        ignore = db.parent / ".gitignore"  # the ledger's folder never dirties a git tree
+        if not ignore.exists():
+            ignore.write_text("*\n")
         ledger = cls(store)
         ledger_id = str(uuidlib.uuid4())
         body = {"name": name, "uuid": ledger_id,
@@ -225,7 +228,7 @@ class Ledger:
                 body = self._resolve_refs(kind, body)
                 validate_body(kind, body)
             except InputError as exc:
-                raise InputError(where + str(exc)) from None
+                raise type(exc)(where + str(exc)) from None
             resolved.append((kind, body))
         lid = ledger_id or self.uuid
         out: list[Entry] = []
@@ -241,7 +244,7 @@ class Ledger:
                 try:
                     out.append(self._write(txn, kind, body, key, lid))
                 except InputError as exc:
-                    raise InputError(where + str(exc)) from None
+                    raise type(exc)(where + str(exc)) from None
             if once is not None:
                 txn.remember_once(once, out[-1].digest)
         return out

@@ -236,6 +236,18 @@ class Store(Summaries):
         rows = self.conn.execute(sql + " DESC LIMIT ?", [*args, last]).fetchall()
         return [StoredEntry(*r) for r in reversed(rows)]
 
+    def entries_containing(self, kind: str,
+                           needles: list[bytes]) -> list[tuple[int, str, bytes]]:
+        """(seq, digest, bytes) of the entries of ``kind`` whose bytes hold any of ``needles``
+        (a byte search; the caller parses what it finds)."""
+        needles = [n for n in needles if n]
+        if not needles:
+            return []
+        test = " OR ".join(["instr(e.entry, ?) > 0"] * len(needles))
+        sql = ("SELECT e.seq, e.digest, e.entry FROM entries e JOIN entry_index i "
+               f"ON i.seq = e.seq WHERE i.kind = ? AND ({test}) ORDER BY i.seq")
+        return [(r[0], r[1], bytes(r[2])) for r in self.conn.execute(sql, [kind, *needles])]
+
     def all_index_rows(self) -> Iterator[tuple[Any, ...]]:
         cur = self.conn.execute(f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index "
                                 "ORDER BY seq")

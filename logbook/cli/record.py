@@ -8,20 +8,20 @@ status.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import subprocess
 import sys
-import threading
+import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import typer
 
 from logbook.capture import scrub_run_body
+from logbook.cli import record_intake as intake_cli
 from logbook.cli import state
+from logbook.cli.record_exec import Signals, execute
 from logbook.errors import InputError, LogbookError
+from logbook.intake import AlreadyRecorded, NotOfPlan, check_pins, check_source
 
 
 def _declared(apparatus: str | None) -> dict[str, Any]:
@@ -75,7 +75,8 @@ def _item_metric(ledger: Any, source: str, plan: str | None) -> str | None:
 
 def append_from(source: str, path: str | None, plan: str | None, arm: str | None,
                 session: str | None, apparatus: str | None, once: str | None) -> list[Any]:
-    """`logbook append --from SOURCE PATH`: every run the harness output holds, all or none."""
+    """`logbook append --from SOURCE PATH`: every run the harness output holds, all or none;
+    with --plan, the run of the plan's suite goes to the arm, the others are exploratory."""
     from logbook.crypto import load_key
     from logbook.ingest import SOURCES, read_runs
 
@@ -87,10 +88,12 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
     key = load_key()
     with state.open_ledger(write=True) as ledger:
         digest = _check_plan(ledger, plan, arm)
+        plan_body = ledger.plan_body(digest) if digest else None
         bodies = read_runs(source, Path(path), metric=_item_metric(ledger, source, digest))
         drafts = []
-        for body in bodies:
-            body = {"plan": digest, "arm": arm, **body}
+        for body, to_plan in zip(bodies, intake_cli.route(plan_body, bodies), strict=True):
+            body = dict(body)
+            intake_cli.bind(body, digest, arm, to_plan)
             body["apparatus"] = _merge(body.get("apparatus") or {}, declared)
             if _session(session):
                 body["session"] = _session(session)
@@ -98,26 +101,12 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
         if not drafts:
             raise InputError(f"{path} holds no runs")
         try:
-            return ledger.append_many(drafts, key, once=once)
+            entries = ledger.append_many(drafts, key, once=once)
         except InputError as exc:  # a run the ledger refuses: say which file it came from
-            raise InputError(f"{path}: {exc}") from None
-
-
-class _Tee(threading.Thread):
-    """Copy a child's stream to ours as it comes, keeping a copy for the log blob."""
-
-    def __init__(self, src: IO[bytes], dst: IO[bytes], sink: list[bytes]) -> None:
-        super().__init__(daemon=True)
-        self.src, self.dst, self.sink = src, dst, sink
-
-    def run(self) -> None:
-        for chunk in iter(lambda: self.src.read1(65536), b""):  # type: ignore[attr-defined]
-            self.sink.append(chunk)
-            try:
-                self.dst.write(chunk)
-                self.dst.flush()
-            except (OSError, ValueError):
-                pass
+            raise type(exc)(f"{path}: {exc}") from None
+    intake_cli.announce(entries, plan_body)
+    intake_cli.warn_gaps(entries)
+    return entries
 
 
 def run(
@@ -145,6 +134,9 @@ def run(
     kind, src_path = source if source else (None, None)
     if kind is not None and kind not in SOURCES:
         raise InputError(f"--from {kind!r} is not one of {', '.join(SOURCES)}")
+    if kind is not None and (not src_path or src_path == "--"):
+        raise InputError(f"--from {kind} PATH: the PATH is {src_path!r}; name the harness's "
+                         "output folder or file before -- CMD")
     if kind is not None and outcomes is not None:
         raise InputError("give either --outcomes or --from, not both")
     if kind is None and outcomes is None:
@@ -158,22 +150,28 @@ def run(
     key = load_key()
     with state.open_ledger(write=True) as ledger:
         digest = _check_plan(ledger, plan, arm)
+        plan_body = ledger.plan_body(digest) if digest else None
         metric = _item_metric(ledger, kind or "jsonl", digest)
         # the key must be able to sign here: learn it now, not after hours of work
         ledger.check_key(key)
         db = ledger.path
     # from here until the run is appended, SIGINT/SIGTERM/SIGHUP cannot lose it
-    with _Signals() as signals:
-        captured = capture(command, Path.cwd())
+    with Signals() as signals:
+        captured = capture(command, Path.cwd(), ignore=db.parent)
+        if plan_body is not None:  # a pinned apparatus contradicted: refused before it runs
+            check_pins(plan_body, arm, {**declared, "captured": captured}, "apparatus")
         source_kind, source_path = kind or "jsonl", src_path or outcomes
         assert source_path is not None
         before = _snapshot(source_kind, source_path)
-        started = now_rfc3339()
-        status, reason, code = _execute(command, out := [], signals)
+        started, start_ns = now_rfc3339(), time.time_ns()
+        status, reason, code = execute(command, out := [], signals)
         finished = now_rfc3339()
+        if status != "completed":
+            said = intake_cli.harness_error(b"".join(out))
+            reason = f"{reason}: {said}" if said else reason
         # a run that did not complete may have been cut off mid-line: keep its whole lines
         bodies, read_error = _read_outcomes(source_kind, source_path, before, metric,
-                                            cut_off_ok=status != "completed")
+                                            cut_off_ok=status != "completed", since=start_ns)
         if read_error and status == "completed":
             status, reason = "failed", read_error
         elif read_error:
@@ -184,10 +182,11 @@ def run(
         base = {"plan": digest, "arm": arm, "session": _session(session), "started": started,
                 "finished": finished, "logs": log_refs, "note": note}
         drafts = []
-        for body in bodies or [{}]:
+        bodies = bodies or [{}]
+        for body, to_plan in zip(bodies, intake_cli.route(plan_body, bodies), strict=True):
             app = _merge(_merge(body.get("apparatus") or {}, declared), {"captured": captured})
-            merged = {**body, **{k: v for k, v in base.items() if v is not None}, "apparatus": app,
-                      "plan": digest, "arm": arm}
+            merged = {**body, **{k: v for k, v in base.items() if v is not None}, "apparatus": app}
+            intake_cli.bind(merged, digest, arm, to_plan)
             if status != "completed":
                 if merged.get("status", "completed") == "completed":
                     merged["status"] = status
@@ -196,8 +195,16 @@ def run(
             merged.setdefault("status", "completed")
             drafts.append(("run", scrub_run_body(merged)))
         with state.open_ledger(write=True) as ledger:
+            drafts, code = _drop_recorded(ledger, drafts, code)
+            routed = True  # each run where route() put it; False once a refusal moved them
             try:
                 entries = ledger.append_many(drafts, key)
+            except NotOfPlan as exc:  # what happened belongs elsewhere: kept, exploratory
+                print(f"logbook: not counted in plan {plan}: {exc}", file=sys.stderr)
+                drafts = [("run", _exploratory(b, f"not counted in plan {plan}: {exc}"))
+                          for _, b in drafts]
+                entries = ledger.append_many(drafts, key)
+                code, routed = code or 1, False
             except InputError as exc:
                 # a run that happened is never lost: keep it as failed, saying why
                 fallback = {"plan": digest, "arm": arm, "status": "failed" if status == "completed"
@@ -206,67 +213,46 @@ def run(
                             **{k: v for k, v in base.items() if v is not None and k not in
                                ("plan", "arm")}}
                 entries = ledger.append_many([("run", scrub_run_body(fallback))], key)
-                code = code or 1
+                code, routed = code or 1, False
     for e in entries:
         print(f"logbook: appended run {e.seq} {e.digest} ({e.body.get('status')})",
               file=sys.stderr)
+    if routed:
+        intake_cli.announce(entries, plan_body)
+    intake_cli.warn_gaps(entries)
+    unfinished = [e for e in entries if e.body.get("status") != "completed"]
+    if code == 0 and unfinished:  # the command said 0; the run it left says otherwise
+        e = unfinished[0]
+        print(f"logbook: the command exited 0, but run {e.seq} is {e.body.get('status')}: "
+              f"{e.body.get('reason')}", file=sys.stderr)
+        code = 1
     raise typer.Exit(code)
 
 
-class _Signals:
-    """While a run is recorded: SIGINT and SIGTERM (Ctrl-C, `timeout`, Slurm, `docker stop`)
-    are passed to the command and remembered, so the run is appended as aborted, not lost."""
-
-    def __init__(self) -> None:
-        self.child: subprocess.Popen[bytes] | None = None
-        self.received: int | None = None
-        self._saved: dict[int, Any] = {}
-
-    def __enter__(self) -> _Signals:
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            self._saved[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def _handle(self, signum: int, _frame: Any) -> None:
-        if self.received is None:
-            self.received = signum
-        if self.child is not None and self.child.poll() is None:
-            with contextlib.suppress(OSError):
-                self.child.send_signal(signum)
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self._saved.items():
-            signal.signal(sig, handler)
+def _exploratory(body: dict[str, Any], why: str) -> dict[str, Any]:
+    if body.get("plan") is None:
+        return body
+    note = "; ".join(n for n in (body.get("note"), why) if n)
+    return scrub_run_body({**body, "plan": None, "arm": None, "note": note})
 
 
-def _execute(command: list[str], out: list[bytes],
-             signals: _Signals) -> tuple[str, str | None, int]:
-    """Run the command, streaming its output; (status, reason, exit code to pass on)."""
-    try:
-        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    except OSError as exc:
-        return "failed", f"could not start {command[0]!r}: {exc.strerror}", 127
-    signals.child = child
-    if signals.received is not None:  # a signal arrived while the command was starting
-        child.send_signal(signals.received)
-    tees = [_Tee(child.stdout, sys.stdout.buffer, out),  # type: ignore[arg-type]
-            _Tee(child.stderr, sys.stderr.buffer, out)]  # type: ignore[arg-type]
-    for t in tees:
-        t.start()
-    rc = child.wait()
-    for t in tees:
-        t.join(timeout=5)
-    if signals.received is not None:
-        name = signal.Signals(signals.received).name
-        how = "interrupted by Ctrl-C (SIGINT)" if name == "SIGINT" else f"stopped by {name}"
-        return "aborted", f"logbook run was {how}; the command was passed the signal", \
-            128 + signals.received
-    if rc < 0:
-        name = signal.Signals(-rc).name
-        return "aborted", f"the command was killed by {name}", 128 - rc
-    if rc != 0:
-        return "failed", f"the command exited with status {rc}", rc
-    return "completed", None, 0
+def _drop_recorded(ledger: Any, drafts: list[tuple[str, dict[str, Any]]],
+                   code: int) -> tuple[list[tuple[str, dict[str, Any]]], int]:
+    """Runs whose source the ledger already holds are not recorded again: said on stderr;
+    when every run is one, nothing is written (exit 2)."""
+    kept, refused = [], []
+    for kind, body in drafts:
+        try:
+            check_source(ledger.store, body)
+        except AlreadyRecorded as exc:
+            refused.append(exc)
+            continue
+        kept.append((kind, body))
+    if refused and not kept:
+        raise refused[0]
+    for exc in refused:
+        print(f"logbook: {exc}", file=sys.stderr)
+    return kept, (code or 1) if refused else code
 
 
 # what each harness writes into an output folder; files already there belong to earlier runs
@@ -291,17 +277,26 @@ def _snapshot(kind: str, path: str) -> Snapshot:
     return out
 
 
-def _written(before: Snapshot, f: Path) -> bool:
+# a file system stamps times at its clock's granularity (a few ms), which may trail ours
+_CLOCK_SLACK_NS = 20_000_000
+
+
+def _written(before: Snapshot, f: Path, since: int | None = None) -> bool:
+    """Created or changed since the snapshot, and (given ``since``) modified after it."""
     try:
         st = f.stat()
     except OSError:
+        return False
+    if since is not None and st.st_mtime_ns < since - _CLOCK_SLACK_NS:
         return False
     return before.get(f) != (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def _read_outcomes(kind: str, path: str | None, before: Snapshot, metric: str | None = None,
-                   cut_off_ok: bool = False) -> tuple[list[dict[str, Any]], str | None]:
-    """The runs this command wrote: only files it created or changed count. With cut_off_ok,
+                   cut_off_ok: bool = False,
+                   since: int | None = None) -> tuple[list[dict[str, Any]], str | None]:
+    """The runs this command wrote: only files it created or changed, modified after it
+    started (``since``, ns), count. With cut_off_ok,
     a JSON Lines file whose last line was cut off mid-write keeps its whole lines."""
     from logbook.ingest import read_runs
 
@@ -309,10 +304,10 @@ def _read_outcomes(kind: str, path: str | None, before: Snapshot, metric: str | 
     target = Path(path)
     if target.is_dir():
         files = sorted({f for g in _OUTPUT_GLOBS[kind] for f in target.glob(g)
-                        if f.is_file() and _written(before, f)})
+                        if f.is_file() and _written(before, f, since)})
         if not files:
             return [], f"outcomes not read: {path} holds no {kind} output written by this run"
-    elif target.is_file() and not _written(before, target):
+    elif target.is_file() and not _written(before, target, since):
         return [], (f"outcomes not read: {path} was not written by this run (it was there, "
                     "unchanged, before the command started)")
     else:

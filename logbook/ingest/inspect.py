@@ -37,6 +37,7 @@ from logbook.ingest._common import (
     whole,
 )
 from logbook.ingest._eval_zip import INSTALL_HINT, EvalArchive
+from logbook.ingest.inspect_source import check_headline, log_source, metric_name
 
 SUPPORTED_VERSIONS = frozenset({2})
 NOT_RUN = "not run (evaluation ended early)"
@@ -77,7 +78,11 @@ def read_runs(path: Path, *, scorer: str | None = None,
             if eval_id in seen:
                 continue  # the same log in both formats (``inspect log convert``)
             seen.add(eval_id)
-        runs.extend(log_runs(file, header, samples, scorer=scorer))
+        source = log_source(file, header)
+        for run in log_runs(file, header, samples, scorer=scorer):
+            check_headline(file, run)
+            run["source"] = {**source, "part": run["apparatus"]["evaluator"]["name"]}
+            runs.append(run)
     return runs
 
 
@@ -210,12 +215,18 @@ def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], 
     message = _error_text(header.get("error"))
     runs = []
     for name in names:
+        reported = _reported(path, status, message, results, name)
+        outcomes = _outcomes(name, keys, logged)
+        if outcomes["metric"] == name:  # a plain value: the scorer and its metric
+            outcomes["metric"] = metric_name(name, ev, reported)
+        else:  # a value with fields: the scorer and the field
+            outcomes["metric"] = f"{name}.{outcomes['metric']}"
         body: dict[str, Any] = {
             "status": _STATUS[status],
             "task": task,
             "apparatus": _apparatus(header, ev, name),
-            "outcomes": _outcomes(name, keys, logged),
-            "reported": _reported(path, status, message, results, name),
+            "outcomes": outcomes,
+            "reported": reported,
             "started": rfc3339(as_dict(header.get("stats")).get("started_at") or ev.get("created")),
             "finished": rfc3339(as_dict(header.get("stats")).get("completed_at")),
             "note": note,
