@@ -22,11 +22,12 @@ from test_audit import (
 )
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-ALL = [f"A{i:02d}" for i in range(1, 19)]
+ALL = [f"A{i:02d}" for i in range(1, 20)]
 SEVERITY = {"A01": "error", "A02": "error", "A03": "warning", "A04": "error", "A05": "error",
             "A06": "warning", "A07": "warning", "A08": "warning", "A09": "error",
             "A10": "error", "A11": "warning", "A12": "warning", "A13": "warning", "A14": "info",
-            "A15": "error", "A16": "warning", "A17": "info", "A18": "warning"}
+            "A15": "error", "A16": "warning", "A17": "info", "A18": "warning",
+            "A19": "warning"}
 
 
 def best_of_n(tmp: Path) -> tuple[str, str]:
@@ -65,7 +66,7 @@ def test_only_and_skip(ledger_dir: Path, tmp_path: Path) -> None:
     skipped = audit("--skip", "A02", code=0)
     assert "A02" not in skipped["rules_run"] and checks(skipped) == ["A17"]
     assert audit("--only", "A02,A17", "--skip", "A02", code=0)["rules_run"] == ["A17"]
-    for bad in (["--only", "A19"], ["--skip", "A2x"], ["--rules", "--only", "B01"]):
+    for bad in (["--only", "A99"], ["--skip", "A2x"], ["--rules", "--only", "B01"]):
         r = run_cli("audit", *bad)
         assert r.code == 2 and "is not an audit rule" in r.err, (bad, r.err)
         assert r.out == ""
@@ -80,7 +81,7 @@ def test_text_output_numbers_findings_with_their_entries(ledger_dir: Path,
     assert lines[0].startswith("1. A02 [error] @")
     assert lines[1] == f"   entries: {claim[:12]}, {plan[:12]}, " + lines[1].split(", ")[-1]
     assert lines[2].startswith("2. A17 [info] @1: plan kv @1")
-    assert lines[-1].startswith("2 finding(s): 1 error, 1 info (18 rules over ")
+    assert lines[-1].startswith("2 finding(s): 1 error, 1 info (19 rules over ")
 
 
 def test_plan_scope(ledger_dir: Path, tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """`logbook audit`: numbered rules over the whole ledger that find how a benchmark number lies.
 
-Each rule (A01-A18, in `audit_rules` and `audit_bands`) is one small function over a
+Each rule (A01-A19, in `audit_rules` and `audit_bands`) is one small function over a
 read-only `Context` built on `LedgerView`; it yields `Finding`s (the shape `logbook verify`
 uses, with the rule id as `check`). Rules never judge a retracted entry as if it stood:
 retracted claims, plans, amendments and bands are not judged, and retracted runs are neither
@@ -46,8 +46,8 @@ RULES: dict[str, tuple[str, str, str, str]] = {
             "besides the plan's declared variable", "a06_confound"),
     "A07": ("warning", "historical baseline", "control runs come from other sessions than the "
             "treatment runs, or were not interleaved with them", "a07_historical_baseline"),
-    "A08": ("warning", "missing data", "a run a claim uses misses more items than the plan "
-            "allows, or missing items cluster on one arm", "a08_missing_data"),
+    "A08": ("warning", "missing data", "a plan's run misses more items than the plan allows, "
+            "or a claim's missing items cluster on one arm", "a08_missing_data"),
     "A09": ("error", "retracted support", "a standing claim rests on a retracted run or plan",
             "a09_retracted_support"),
     "A10": ("error", "hidden failures", "a claim's arms have failed or aborted runs that the "
@@ -67,6 +67,8 @@ RULES: dict[str, tuple[str, str, str, str]] = {
             "a17_unanchored_plan"),
     "A18": ("warning", "runs beyond their band", "an arm's runs of one apparatus vary more "
             "than the band measured on it allows (F-test, p < 0.01)", "a18_beyond_band"),
+    "A19": ("warning", "score without its system", "a completed run of a plan names no model "
+            "or no decoding policy in its apparatus", "a19_system_unsaid"),
 }
 
 
