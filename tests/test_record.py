@@ -520,13 +520,27 @@ def test_python_recording_block_that_raises(ledger_dir: Path, exc: BaseException
 # Stand-ins for the harnesses the doc runs; they write the fixtures' real outputs where the real
 # tool would: lm_eval into OUTPUT_PATH/<model>/ (0.4.x), inspect into its --log-dir.
 FAKE_LM_EVAL = f"""#!{PY}
-import pathlib, shutil, sys
+import pathlib, sys, time
+from datetime import datetime
 args = sys.argv[1:]
 out = pathlib.Path(args[args.index("--output_path") + 1]) / "dummy-model"
 out.mkdir(parents=True, exist_ok=True)
+model_args = args[args.index("--model_args") + 1]
+task = args[args.index("--tasks") + 1]
+# a run of its own, as the real tool writes it: its task, model arguments and time
+stamp = datetime.now().strftime("%Y-%m-%dT%H-%M-%S.%f")
 for src in pathlib.Path({str(LM_SEED1)!r}).iterdir():
-    shutil.copyfile(src, out / src.name)
-print("synth_mc: acc 0.315")
+    text = src.read_text().replace("synth_mc", task)
+    if src.name.startswith("results_"):
+        import json
+        doc = json.loads(text)
+        doc["config"]["model_args"] = model_args
+        doc["model_name"] = dict(kv.split("=") for kv in model_args.split(","))["pretrained"]
+        doc["date"] = time.time()
+        text = json.dumps(doc)
+    name = src.name.replace("synth_mc", task).split("_2026")[0]
+    (out / f"{{name}}_{{stamp}}{{src.suffix}}").write_text(text)
+print(task + ": acc 0.315")
 """
 FAKE_INSPECT = f"""#!{PY}
 import pathlib, shutil, sys
@@ -578,7 +592,16 @@ def test_doc_commands_run(tmp_path: Path) -> None:
                            capture_output=True, text=True, timeout=120, check=False)
         assert r.returncode == 0, f"block {i} failed:\n{block}\n{r.stdout}\n{r.stderr}"
     kinds = [e["entry"]["kind"] for e in exported(work)]
-    assert kinds.count("plan") == 1 and kinds.count("run") >= 6
+    assert kinds.count("plan") == 3 and kinds.count("run") >= 6
+    plans = {e["digest"]: e["entry"]["body"]["slug"] for e in exported(work)
+             if e["entry"]["kind"] == "plan"}
+    arms = sorted((plans.get(e["entry"]["body"]["plan"]), e["entry"]["body"]["arm"])
+                  for e in exported(work) if e["entry"]["kind"] == "run"
+                  and e["entry"]["body"]["plan"] in plans and plans[e["entry"]["body"]["plan"]]
+                  != "kv-q8-vs-f16")
+    # one run each way in; the same lm-eval output appended twice is one run
+    assert arms == [("arith-kv", "f16"), ("arith-kv", "f16"), ("hellaswag-kv", "f16"),
+                    ("hellaswag-kv", "q8")]
     statuses = {e["entry"]["body"]["status"] for e in exported(work)
                 if e["entry"]["kind"] == "run"}
     assert statuses == {"completed", "failed"}
