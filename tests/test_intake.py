@@ -242,3 +242,62 @@ def test_a_group_is_one_run_with_a_component_column(ledger_dir: Path) -> None:
     # the size-weighted mean over all items is lm-eval's own group figure
     assert sum(o["score"]) / len(o["score"]) == pytest.approx(run["reported"]["value"])
     assert run["reported"]["value"] == 0.22
+
+
+def second_group_run(dst: Path, flip: int = 20) -> Path:
+    """Another lm-eval run of the group, as lm-eval writes it: the fixture's files under a new
+    timestamp, with the first ``flip`` synth_mc2 documents answered right, and the figures in
+    the results file (subtask and group) as lm-eval computes them from the samples."""
+    dst.mkdir()
+    old = next(LM_GROUP.glob("results_*.json")).name.removeprefix("results_")[:-5]
+    new = "2026-12-01T08-00-00.000001"
+    acc: dict[str, list[float]] = {}
+    for src in LM_GROUP.glob("samples_*.jsonl"):
+        lines = [orjson.loads(raw) for raw in src.read_bytes().splitlines() if raw.strip()]
+        task = src.name.removeprefix("samples_").removesuffix(f"_{old}.jsonl")
+        for line in lines[:flip] if task == "synth_mc2" else []:
+            line["acc"] = 1.0
+        acc[task] = [line["acc"] for line in lines]
+        (dst / src.name.replace(old, new)).write_bytes(
+            b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    doc = orjson.loads(next(LM_GROUP.glob("results_*.json")).read_bytes())
+    for task, values in acc.items():
+        doc["results"][task]["acc,none"] = sum(values) / len(values)
+    everything = [v for values in acc.values() for v in values]
+    for table in ("results", "groups"):
+        doc[table]["synth_group"]["acc,none"] = sum(everything) / len(everything)
+    doc["date"] += 600
+    (dst / f"results_{new}.json").write_bytes(orjson.dumps(doc))
+    return dst
+
+
+def test_the_report_shows_each_component_beside_the_roll_up(ledger_dir: Path,
+                                                            tmp_path: Path) -> None:
+    plan("grp", suite={"name": "synth_group", "version": "1", "n_items": 400}, runs_per_arm=1)
+    for folder, arm in ((LM_GROUP, "f16"), (second_group_run(tmp_path / "q8"), "q8")):
+        r = run_cli("append", "--from", "lm-eval", str(folder), "--plan", "grp", "--arm", arm)
+        assert r.code == 0, r.err
+    rep = run_cli("report", "grp", "--json").json
+    rows = {c["name"]: c for c in rep["components"]}
+    assert list(rows) == ["synth_mc", "synth_mc2"]
+    figures = {(c, a["name"]): a["figure"] for c, row in rows.items() for a in row["arms"]}
+    mc2 = [orjson.loads(raw)["acc"] for raw in
+           next(LM_GROUP.glob("samples_synth_mc2_*")).read_bytes().splitlines()]
+    assert figures[("synth_mc", "f16")] == pytest.approx(0.21)
+    assert figures[("synth_mc", "q8")] == pytest.approx(0.21)
+    assert figures[("synth_mc2", "f16")] == pytest.approx(0.23)
+    assert figures[("synth_mc2", "q8")] == pytest.approx((sum(mc2[20:]) + 20) / 200)
+    (same,), (moved,) = rows["synth_mc"]["effects"], rows["synth_mc2"]["effects"]
+    assert same["point"] == 0 and same["n"] == 200
+    gained = 20 - sum(mc2[:20])  # items flipped from wrong to right
+    assert moved["point"] == pytest.approx(gained / 200) and moved["n"] == 200
+    assert moved["low"] <= moved["point"] <= moved["high"]
+    # the roll-up is the group's: every item, paired by subtask/doc_id
+    (effect,) = rep["effects"]
+    assert effect["n"] == 400 and effect["point"] == pytest.approx(gained / 400)
+    text = run_cli("report", "grp").out
+    assert "Components (beside the roll-up above)" in text
+    assert "  synth_mc2: f16 23.0 (n=200), q8" in text
+    html = tmp_path / "r.html"
+    assert run_cli("report", "grp", "--html", str(html)).code == 0
+    assert "synth_mc2" in html.read_text()

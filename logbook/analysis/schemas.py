@@ -134,6 +134,21 @@ class Finding(_Out):
     entries: list[str]
 
 
+class ComponentArm(_Out):
+    name: str
+    figure: float | None
+    n: int
+
+
+class Component(_Out):
+    """A part of a composite suite (an lm-eval group's subtask), beside the roll-up."""
+
+    name: str
+    n_items: int
+    arms: list[ComponentArm]
+    effects: list[dict[str, Any]]
+
+
 class Report(_Out):
     """`logbook report PLAN --json`."""
 
@@ -145,6 +160,7 @@ class Report(_Out):
     line: str | None
     excluded: list[Excluded]
     findings: list[Finding]
+    components: list[Component] = []
 
 
 def output_schemas() -> dict[str, dict[str, Any]]:
