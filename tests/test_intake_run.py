@@ -158,3 +158,19 @@ def test_lm_eval_two_tasks_under_run(ledger_dir: Path) -> None:
     by_task = {b["task"]: b for b in runs()}
     assert by_task["synth_gen"]["arm"] == "f16" and by_task["synth_mc"]["plan"] is None
     assert "(synth_mc) is not plan gen's suite 'synth_gen'" in r.stderr
+
+
+def test_a_run_of_another_suite_under_run_is_kept_exploratory(ledger_dir: Path) -> None:
+    """The command has run: what it made is kept, as an exploratory run saying why, never
+    counted in the plan; `logbook run` exits 1."""
+    body = plan_body("mc", suite={"name": "synth_mc", "version": "1", "n_items": 200,
+                                  "dataset_hash": "sha256:" + "a" * 64})
+    assert run_cli("plan", str(write_json(Path("mc.json"), body))).code == 0
+    r = lb("run", "--plan", "mc", "--arm", "f16", "--from", "lm-eval", "out", "--",
+           *lm_copy(ledger_dir / "out", FIXTURES / "lm_eval/run-seed1"), cwd=ledger_dir)
+    assert r.returncode == 1, r.stderr
+    assert "not counted in plan mc: " in r.stderr and "apparatus.dataset_hash" in r.stderr
+    (run,) = runs()
+    assert run["plan"] is None and run["arm"] is None and run["status"] == "completed"
+    assert len(run["outcomes"]["id"]) == 200
+    assert "not counted in plan mc" in run["note"] and "sha256:" + "a" * 64 in run["note"]

@@ -37,7 +37,7 @@ from logbook.ingest._common import (
     whole,
 )
 from logbook.ingest._eval_zip import INSTALL_HINT, EvalArchive
-from logbook.ingest.inspect_source import check_headline, log_source, metric_name
+from logbook.ingest.inspect_source import metric_name, with_source
 
 SUPPORTED_VERSIONS = frozenset({2})
 NOT_RUN = "not run (evaluation ended early)"
@@ -78,11 +78,7 @@ def read_runs(path: Path, *, scorer: str | None = None,
             if eval_id in seen:
                 continue  # the same log in both formats (``inspect log convert``)
             seen.add(eval_id)
-        source = log_source(file, header)
-        for run in log_runs(file, header, samples, scorer=scorer):
-            check_headline(file, run)
-            run["source"] = {**source, "part": run["apparatus"]["evaluator"]["name"]}
-            runs.append(run)
+        runs.extend(with_source(file, header, log_runs(file, header, samples, scorer=scorer)))
     return runs
 
 
@@ -217,10 +213,7 @@ def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], 
     for name in names:
         reported = _reported(path, status, message, results, name)
         outcomes = _outcomes(name, keys, logged)
-        if outcomes["metric"] == name:  # a plain value: the scorer and its metric
-            outcomes["metric"] = metric_name(name, ev, reported)
-        else:  # a value with fields: the scorer and the field
-            outcomes["metric"] = f"{name}.{outcomes['metric']}"
+        outcomes["metric"] = metric_name(name, ev, reported, outcomes["metric"])
         body: dict[str, Any] = {
             "status": _STATUS[status],
             "task": task,

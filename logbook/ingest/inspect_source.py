@@ -23,8 +23,22 @@ def log_source(path: Path, header: dict[str, Any]) -> dict[str, Any]:
             "ids": ids}
 
 
-def metric_name(scorer: str, ev: dict[str, Any], reported: dict[str, Any]) -> str:
-    """A scorer and its headline metric as one name: ``match.accuracy``."""
+def with_source(path: Path, header: dict[str, Any],
+                runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The log's runs, each checked against Inspect's figure and given its source."""
+    source = log_source(path, header)
+    for run in runs:
+        check_headline(path, run)
+        run["source"] = {**source, "part": run["apparatus"]["evaluator"]["name"]}
+    return runs
+
+
+def metric_name(scorer: str, ev: dict[str, Any], reported: dict[str, Any],
+                read_as: str) -> str:
+    """A scorer and its headline metric as one name (``match.accuracy``); a value with fields
+    is named by the scorer and its first field (``match.correct``)."""
+    if read_as != scorer:
+        return f"{scorer}.{read_as}"
     metric = reported.get("metric")
     if not isinstance(metric, str) or not metric:
         spec = next((s for s in as_list(ev.get("scorers"))
