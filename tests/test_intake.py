@@ -301,3 +301,25 @@ def test_the_report_shows_each_component_beside_the_roll_up(ledger_dir: Path,
     html = tmp_path / "r.html"
     assert run_cli("report", "grp", "--html", str(html)).code == 0
     assert "synth_mc2" in html.read_text()
+
+
+def test_python_recording_outside_the_suite_is_kept_exploratory(ledger_dir: Path) -> None:
+    """The block ran: its run is kept, exploratory, and the refusal is raised after."""
+    from logbook import Ledger
+    from logbook.intake import NotOfPlan
+
+    plan("pl", n_items=2)
+    ledger = Ledger.open()
+    try:
+        with pytest.raises(NotOfPlan, match="kept as exploratory run @2"), \
+                ledger.recording(plan="pl", arm="f16", metric="acc") as run:
+            for i in range(3):
+                run.item(f"q{i}", 1.0)
+        with pytest.warns(UserWarning, match="run @3 names no model and no decoding"), \
+                ledger.recording(plan="pl", arm="f16", metric="acc") as run:
+            run.item("q0", 1.0)
+    finally:
+        ledger.close()
+    body, _ = runs()
+    assert body["plan"] is None and "n_items 2" in body["note"]
+    assert body["outcomes"]["id"] == ["q0", "q1", "q2"]
