@@ -3,7 +3,8 @@
 `run` checks everything it will need before the command starts, then runs it, streams its output
 through, and appends a run whatever happens: a non-zero exit is `failed`, a signal or Ctrl-C is
 `aborted`, an unreadable outcome file is `failed` naming the file. It exits with the command's
-status.
+status, or 1 when the command exited 0 but its run is failed or aborted, or was not the plan's
+(kept as an exploratory run); 2 when all it found is already in the ledger.
 """
 
 from __future__ import annotations
