@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from logbook import derive
 from logbook.errors import InputError
 
 if TYPE_CHECKING:
@@ -24,10 +25,6 @@ class NotOfPlan(InputError):
 
 class AlreadyRecorded(InputError):
     """The run's source is already in the ledger."""
-
-
-# sources without a run identity of their own: equal bytes are equal scores, not the same run
-_NO_IDENTITY = frozenset({"jsonl"})
 
 
 def dotted(apparatus: Any, key: str) -> tuple[bool, Any]:
@@ -153,16 +150,15 @@ def same_source(a: dict[str, Any], b: dict[str, Any]) -> bool:
 def check_source(store: Store, body: dict[str, Any]) -> None:
     """Refuse a run whose source is already recorded, naming the earlier entry."""
     source = body.get("source")
-    if not isinstance(source, dict) or source.get("harness") in _NO_IDENTITY:
-        return
-    needles = [str(source.get("sha256", "")).removeprefix("sha256:").encode()]
-    needles += [str(v).encode() for v in (source.get("ids") or {}).values() if len(str(v)) >= 8]
-    for seq, digest, raw in store.entries_containing("run", needles):
+    keys = derive.source_keys({"kind": "run", "body": body})
+    for seq, digest, raw in store.runs_with_source(keys):
         earlier = orjson.loads(raw)["body"].get("source")
-        if isinstance(earlier, dict) and same_source(source, earlier):
+        if isinstance(earlier, dict) and isinstance(source, dict) and same_source(source,
+                                                                                  earlier):
             part = f" ({source['part']})" if source.get("part") else ""
             raise AlreadyRecorded(f"body.source: {source.get('file')}{part} is already in the "
-                             f"ledger as run @{seq} ({digest[:12]}); each run is recorded once")
+                                  f"ledger as run @{seq} ({digest[:12]}); each run is recorded "
+                                  "once")
 
 
 # -- the system that made the score ----------------------------------------------------

@@ -292,6 +292,7 @@ class Ledger:
         oc = derive.outcome_row(size, envelope)
         if oc is not None:
             txn.insert_outcome(oc)
+        txn.insert_sources(size, derive.source_keys(envelope))
         apply_key_changes(txn, size, envelope)
         nodes = merkle.nodes_completed_by_append(size, digest_b, txn.tree_node)
         txn.insert_tree_nodes(nodes)
@@ -334,6 +335,7 @@ class Ledger:
                 oc = derive.outcome_row(stored.seq, env)
                 if oc is not None:
                     txn.insert_outcome(oc)
+                txn.insert_sources(stored.seq, derive.source_keys(env))
                 apply_key_changes(txn, stored.seq, env)
                 txn.insert_tree_nodes(merkle.nodes_completed_by_append(
                     stored.seq, bytes.fromhex(stored.digest), txn.tree_node))

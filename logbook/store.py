@@ -25,7 +25,7 @@ from logbook.store_schema import MIGRATIONS
 from logbook.store_summaries import StoredEntry, Summaries
 from logbook.store_txn import Txn
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 FAULT_ENV = "LOGBOOK_TEST_FAULT"
 MAX_LOCK_WAIT = 86_400.0  # a day: longer is a typo (and SQLite needs a finite wait)
 
@@ -236,17 +236,17 @@ class Store(Summaries):
         rows = self.conn.execute(sql + " DESC LIMIT ?", [*args, last]).fetchall()
         return [StoredEntry(*r) for r in reversed(rows)]
 
-    def entries_containing(self, kind: str,
-                           needles: list[bytes]) -> list[tuple[int, str, bytes]]:
-        """(seq, digest, bytes) of the entries of ``kind`` whose bytes hold any of ``needles``
-        (a byte search; the caller parses what it finds)."""
-        needles = [n for n in needles if n]
-        if not needles:
+    def runs_with_source(self, keys: list[str]) -> list[tuple[int, str, bytes]]:
+        """(seq, digest, bytes) of the runs recorded under any of the source ``keys``."""
+        if not keys:
             return []
-        test = " OR ".join(["instr(e.entry, ?) > 0"] * len(needles))
-        sql = ("SELECT e.seq, e.digest, e.entry FROM entries e JOIN entry_index i "
-               f"ON i.seq = e.seq WHERE i.kind = ? AND ({test}) ORDER BY i.seq")
-        return [(r[0], r[1], bytes(r[2])) for r in self.conn.execute(sql, [kind, *needles])]
+        sql = ("SELECT DISTINCT e.seq, e.digest, e.entry FROM run_sources s JOIN entries e "
+               f"ON e.seq = s.seq WHERE s.key IN ({','.join('?' * len(keys))}) ORDER BY e.seq")
+        return [(r[0], r[1], bytes(r[2])) for r in self.conn.execute(sql, keys)]
+
+    def all_source_rows(self) -> list[tuple[str, int]]:
+        return [(r[0], r[1]) for r in
+                self.conn.execute("SELECT key, seq FROM run_sources ORDER BY seq, key")]
 
     def all_index_rows(self) -> Iterator[tuple[Any, ...]]:
         cur = self.conn.execute(f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index "
@@ -355,13 +355,14 @@ class Store(Summaries):
     def rebuild_derived(self, rows: Callable[[Txn], None]) -> None:
         """Drop every derived row and let ``rows`` write them again, in one transaction."""
         with self.transaction() as txn:
-            for table in ("entry_index", "outcomes", "signing_keys", "tree"):
+            for table in ("entry_index", "outcomes", "signing_keys", "tree", "run_sources"):
                 txn.execute(f"DELETE FROM {table}")
             rows(txn)
 
     def table_counts(self) -> dict[str, int]:
         return {t: int(self.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
-                for t in ("entries", "entry_index", "outcomes", "signing_keys", "tree")}
+                for t in ("entries", "entry_index", "outcomes", "signing_keys", "tree",
+                          "run_sources")}
 
 
 def _is_ledger(conn: sqlite3.Connection) -> bool:

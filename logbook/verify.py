@@ -248,6 +248,8 @@ def _derived(result: Result, table: str, key: Any, digests: list[bytes], row: An
     else:
         if table == "signing_keys":  # (fingerprint, name, public, added_seq, revoked_seq)
             seq = row[3] if isinstance(row[3], int) else None
+        elif table == "run_sources":  # ((seq, key),)
+            seq = key[0] if isinstance(key, tuple) and isinstance(key[0], int) else None
         else:
             seq = key if isinstance(key, int) else None
         entries = [digests[seq].hex()] if seq is not None and 0 <= seq < len(digests) else []
@@ -319,6 +321,7 @@ def verify_store(store: Any, trusted: str | None = None, strict: bool = False) -
     kept: list[tuple[int, bytes, Any]] = []
     index_rows: list[tuple[Any, ...]] = []
     outcome_rows: list[tuple[Any, ...]] = []
+    source_rows: list[tuple[tuple[int, str]]] = []
     keys: dict[str, list[Any]] = {}
     for seq, stored_digest, raw, signature in store.raw_entries():
         env = chain.feed(seq, stored_digest, raw, signature)
@@ -332,6 +335,7 @@ def verify_store(store: Any, trusted: str | None = None, strict: bool = False) -
             oc = derive.outcome_tuple(seq, env)
             if oc is not None:
                 outcome_rows.append(oc)
+            source_rows += [((seq, k),) for k in derive.source_keys(env)]
         elif kind in ("genesis", "key"):
             _track_keys(keys, seq, env)
     result = chain.finish()
@@ -341,6 +345,8 @@ def verify_store(store: Any, trusted: str | None = None, strict: bool = False) -
     result.digests, result.keys = digests, _key_rows(keys)
     compare_rows(result, "entry_index", index_rows, store.all_index_rows(), digests)
     compare_rows(result, "outcomes", outcome_rows, store.all_outcome_rows(), digests)
+    compare_rows(result, "run_sources", sorted(source_rows),
+                 (((seq, k),) for k, seq in store.all_source_rows()), digests)
     compare_rows(result, "signing_keys", [tuple(v) for v in keys.values()],
                  store.signing_keys(), digests)
     tree = expected_tree(digests)

@@ -323,3 +323,18 @@ def test_python_recording_outside_the_suite_is_kept_exploratory(ledger_dir: Path
     body, _ = runs()
     assert body["plan"] is None and "n_items 2" in body["note"]
     assert body["outcomes"]["id"] == ["q0", "q1", "q2"]
+
+
+def test_the_source_index_is_derived_and_verified(ledger_dir: Path) -> None:
+    import sqlite3
+
+    assert run_cli("append", "--from", "lm-eval", str(LM_SEED1)).code == 0
+    db = ledger_dir / ".logbook/ledger.db"
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM run_sources").fetchone()[0] == 2
+        conn.execute("DELETE FROM run_sources")
+    r = run_cli("verify")
+    assert r.code == 1 and "derived table run_sources" in r.out + r.err
+    assert run_cli("reindex").code == 0 and run_cli("verify").code == 0
+    before = head()  # rebuilt from the bytes: the same output is still refused
+    refused(run_cli("append", "--from", "lm-eval", str(LM_SEED1)), before, "body.source")
