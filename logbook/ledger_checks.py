@@ -97,6 +97,26 @@ def _scores_fit(plan: dict[str, Any], outcomes: Any) -> None:
         if s is not None and not 0.0 <= s <= 1.0:
             raise InputError(f"body.outcomes.score[{i}]: {s!r} lies outside [0, 1], and the "
                              f"plan's metric {plan['metric'].get('name')!r} is a {kind}")
+    k = plan["metric"].get("k")
+    if kind == "pass_at_k" and isinstance(k, int):
+        _samples_fit(outcomes, k)
+
+
+def _samples_fit(outcomes: dict[str, Any], k: int) -> None:
+    """pass@k counts passing samples: each item needs at least k samples, each passed (1)
+    or not (0), or missing."""
+    ids = outcomes.get("id") or []
+    for i, s in enumerate(outcomes.get("score") or ()):
+        if s is not None and s not in (0.0, 1.0):
+            raise InputError(f"body.outcomes.score[{i}]: {s!r} is neither 0 nor 1; a pass@k "
+                             "metric counts samples that pass")
+    written: dict[Any, int] = {}
+    for item in ids:
+        written[item] = written.get(item, 0) + 1
+    short = next(((item, c) for item, c in written.items() if c < k), None)
+    if short is not None:
+        raise InputError(f"body.outcomes.sample: item {short[0]!r} has {short[1]} sample(s), "
+                         f"fewer than the plan's pass@k k={k}")
 
 
 def _body_of(store: Store, digest: str) -> dict[str, Any]:

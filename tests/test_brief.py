@@ -247,3 +247,20 @@ def test_a_run_draft_joins_the_session_of_logbook_session(ledger_dir: Path, tmp_
     assert b["previous_session"]["session"] == "s-explicit"  # the last run's session
     shown = run_cli("log", "--kind", "run", "--json")
     assert [e["entry"]["body"]["session"] for e in shown.json] == ["agent-7", "s-explicit"]
+
+
+def test_brief_says_a_band_must_be_remeasured_under_a_new_evaluator(ledger_dir: Path,
+                                                                    tmp_path: Path) -> None:
+    from test_audit import append, scored
+
+    stamp = {"evaluator": {"name": "match", "config_hash": "sha256:" + "a" * 64}}
+    append(tmp_path, [scored(None, "q8", s, k, **stamp) for k, s in
+                      enumerate((0.70, 0.72, 0.70, 0.72, 0.71))])
+    assert run_cli("band", "kv_cache_precision=q8").code == 0
+    assert _brief()["bands"][0]["remeasure"] is None
+    new = {"evaluator": {"name": "match", "config_hash": "sha256:" + "b" * 64}}
+    later = append(tmp_path, [scored(None, "q8", 0.71, 9, **new)], "later.jsonl")
+    b = _brief()["bands"][0]
+    assert b["remeasure"]["digest"] == later[0]
+    assert b["remeasure"]["evaluator_config_hash"] == "sha256:" + "b" * 64
+    assert "must be re-measured" in run_cli("brief").out

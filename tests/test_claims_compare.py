@@ -144,3 +144,17 @@ def test_band_needs_five_identical_runs(ledger_dir: Path, tmp_path: Path) -> Non
     assert run_cli("append", str(write_json(tmp_path / "d.json", drifted))).code == 0
     r = run_cli("band", "kv-q8-vs-f16:f16")
     assert r.code == 2 and "engine_build" in r.err
+
+
+def test_band_prints_its_figures_and_warns_below_eight(ledger_dir: Path,
+                                                       tmp_path: Path) -> None:
+    _setup(tmp_path, runs=5)
+    r = run_cli("band", "kv-q8-vs-f16:f16")
+    assert r.code == 0, r.err
+    lines = r.out.splitlines()
+    assert lines[0].endswith(" band")
+    assert lines[1].startswith("k=5 runs, mean ") and "sd " in lines[1]
+    assert "(itself uncertain by about ±35%)" in lines[1]  # 1 / sqrt(2 (k - 1))
+    assert "band ±" in lines[1] and " points (2 sd), range " in lines[1]
+    assert lines[2].startswith("stamped with evaluator config hash")
+    assert "a band from 5 runs is rough" in r.err and "measure at least 8" in r.err

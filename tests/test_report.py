@@ -133,9 +133,20 @@ def test_paired_effect_with_missing_items(ledger_dir: Path, tmp_path: Path) -> N
         for row in a["runs"]:
             assert row["interval"]["high"] - row["interval"]["low"] > eff["point"]
     # items are averaged over the arm's runs first, so an item is dropped only when every run
-    # of an arm missed it; the worst case then equals the complete-case effect
+    # of an arm missed it; but the worst case counts every missing item-run (issue 15):
+    # control's missing answers imputed right, treatment's wrong, then averaged per item
     assert eff["n_dropped"] == 0
-    assert eff["worst_case"]["low"] == pytest.approx(eff["point"])
+    wc = eff["worst_case"]
+    assert wc["missing"] == sum(missing.values()) > 0
+    def imputed(arm: str, fill: float) -> list[float]:
+        rows = [d["body"]["outcomes"]["score"] for d in drafts if d["body"]["arm"] == arm]
+        return [sum(fill if r[i] is None else r[i] for r in rows) / 3 for i in range(300)]
+    worst = sum(t - c for t, c in zip(imputed("treatment", 0.0), imputed("control", 1.0),
+                                      strict=True)) / 300
+    best = sum(t - c for t, c in zip(imputed("treatment", 1.0), imputed("control", 0.0),
+                                     strict=True)) / 300
+    assert (wc["low"], wc["high"]) == pytest.approx((worst, best))
+    assert wc["low"] < eff["point"] < wc["high"]
 
 
 def test_incomplete_plan(ledger_dir: Path, tmp_path: Path) -> None:

@@ -36,7 +36,8 @@ def test_every_public_name_is_exported() -> None:
         "wilson", "clopper_pearson", "t_interval", "bootstrap", "clustered_se", "paired",
         "worst_case_bounds", "mcnemar_exact", "welch", "variance_band", "sample_size",
         "min_detectable_effect", "bonferroni", "benjamini_hochberg", "pass_at_k",
-        "format_estimate", "decimals_supported", "variance_components",
+        "pass_at_k_items", "logit_t_interval", "format_estimate", "decimals_supported",
+        "variance_components",
     }  # fmt: skip
 
 

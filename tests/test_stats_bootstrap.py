@@ -63,6 +63,24 @@ def test_agrees_with_scipy(data, ours_stat, scipy_stat, grid: float, method: str
 TIED = np.round(SKEWED, 1)  # many ties: exercises the per-distinct-value jackknife
 
 
+class _NumpyIndices:
+    """A stream that draws indices as scipy.stats.bootstrap does (rng.integers(0, n, (B, n)),
+    row-major), so that both see the same resamples; the logbook's own stream is tested in
+    tests/test_stats_stream.py."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def indices(self, n: int, size: int) -> np.ndarray:
+        return self.rng.integers(0, n, size=size)
+
+
+def _with_scipy_draws(data, statistic, method, seed, codes=None):
+    dist = bmod._build(data, statistic, method, 2000, None, codes, stream=_NumpyIndices(seed))
+    _, boot, _, _ = bmod._distribution(data, statistic, 2000, _NumpyIndices(seed), codes)
+    return dist, boot
+
+
 @pytest.mark.parametrize("method", ["percentile", "bca"])
 @pytest.mark.parametrize(
     ("data", "ours_stat", "scipy_stat"),
@@ -75,20 +93,18 @@ TIED = np.round(SKEWED, 1)  # many ties: exercises the per-distinct-value jackkn
     ids=["skewed-mean", "skewed-median", "tied-mean", "tied-sd"],
 )
 def test_same_draws_give_scipy_endpoints_exactly(data, ours_stat, scipy_stat, method) -> None:
-    # On the generic path we draw rows of rng.integers(0, n, (B, n)) in chunks, as scipy
-    # draws them at once; given the same seed the two bootstrap distributions coincide, and
-    # then z0, the jackknife acceleration and the quantiles must agree to rounding. This pins
-    # the BCa arithmetic far tighter than any Monte Carlo tolerance can.
+    # On the generic path we draw rows of (B, n) indices in chunks, as scipy draws them at
+    # once; given the same draws the two bootstrap distributions coincide, and then z0, the
+    # jackknife acceleration and the quantiles must agree to rounding. This pins the BCa
+    # arithmetic far tighter than any Monte Carlo tolerance can.
     ref = stats.bootstrap(
         (data,), scipy_stat, method=method, n_resamples=2000, rng=np.random.default_rng(4)
     )
-    _, boot, _, _ = bmod._distribution(data, ours_stat, 2000, np.random.default_rng(4), None)
-    if not np.allclose(np.sort(boot), np.sort(ref.bootstrap_distribution), rtol=0, atol=1e-12):
-        pytest.skip("this numpy draws bounded integers differently from scipy's call")
-    r = bootstrap(data, statistic=ours_stat, method=method, n_resamples=2000, seed=4)
+    dist, boot = _with_scipy_draws(data, ours_stat, method, 4)
+    assert np.allclose(np.sort(boot), np.sort(ref.bootstrap_distribution), rtol=0, atol=1e-12)
     ci = ref.confidence_interval
-    assert (r.low, r.high) == pytest.approx((ci.low, ci.high), abs=1e-12)
-    assert r.se == pytest.approx(ref.standard_error, rel=1e-9)
+    assert bmod._interval(dist, 0.95) == pytest.approx((ci.low, ci.high), abs=1e-12)
+    assert bmod._se(dist) == pytest.approx(ref.standard_error, rel=1e-9)
 
 
 def test_flat_jackknife_means_no_acceleration() -> None:
@@ -151,13 +167,14 @@ def test_rare_value_draws_follow_the_multinomial_law() -> None:
     # binomial's excess kurtosis (1 - 6 p q) / v, and the covariance has se about
     # sqrt(v_i v_j / B). We allow 4 se for each.
     from logbook.stats._multinomial import RARE, multinomial_counts
+    from logbook.stats._stream import Stream
 
     counts = _TAILED_COUNTS
     assert (counts < RARE).any() and (counts >= RARE).any()
     n, rows = int(counts.sum()), 40_000
     p = counts / n
     for max_cells in (4_000_000, 997):  # one chunk, and many ragged ones
-        draws = multinomial_counts(counts, rows, np.random.default_rng(11), max_cells)
+        draws = multinomial_counts(counts, rows, Stream(11), max_cells)
         assert draws.shape == (rows, counts.size) and (draws.sum(axis=1) == n).all()
         v = n * p * (1 - p)
         assert (np.abs(draws.mean(axis=0) - n * p) <= 4 * np.sqrt(v / rows)).all()
@@ -173,7 +190,7 @@ def test_rare_value_path_gives_the_plain_multinomial_interval(
 
     data = np.repeat(_TAILED_VALUES, _TAILED_COUNTS)
     fast_mean, fast_sd = _ours(data, n_resamples=B)
-    monkeypatch.setattr(mmod, "RARE", 0)  # every value drawn by numpy's multinomial
+    monkeypatch.setattr(mmod, "RARE", 0)  # every value drawn by conditional binomials
     plain_mean, plain_sd = _ours(data, n_resamples=B)
     noise = 4 * np.sqrt((fast_sd**2 + plain_sd**2) / len(SEEDS))
     assert (np.abs(fast_mean - plain_mean) <= noise).all(), (fast_mean, plain_mean, noise)
@@ -259,12 +276,10 @@ def test_cluster_bootstrap_is_a_bootstrap_over_cluster_totals(method: str) -> No
         n_resamples=2000,
         rng=np.random.default_rng(6),
     )
-    _, boot, _, _ = bmod._distribution(x, "mean", 2000, np.random.default_rng(6), labels)
-    if not np.allclose(np.sort(boot), np.sort(ref.bootstrap_distribution), rtol=0, atol=1e-12):
-        pytest.skip("this numpy draws bounded integers differently from scipy's call")
-    r = bootstrap(x, clusters=labels, method=method, n_resamples=2000, seed=6)
+    dist, boot = _with_scipy_draws(x, "mean", method, 6, bmod._cluster_codes(labels, x.size))
+    assert np.allclose(np.sort(boot), np.sort(ref.bootstrap_distribution), rtol=0, atol=1e-12)
     ci = ref.confidence_interval
-    assert (r.low, r.high) == pytest.approx((ci.low, ci.high), abs=1e-12)
+    assert bmod._interval(dist, 0.95) == pytest.approx((ci.low, ci.high), abs=1e-12)
 
 
 def test_cluster_bootstrap_se_agrees_with_clustered_se() -> None:

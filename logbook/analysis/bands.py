@@ -11,6 +11,7 @@ from logbook.errors import InputError
 from logbook.ledger import Entry
 
 MIN_RUNS = 5
+WARN_RUNS = 8  # below this a band's sd is itself uncertain by more than a quarter
 
 
 def band_body(view: LedgerView, selector: str, z: float = 2.0) -> dict[str, Any]:
@@ -31,10 +32,33 @@ def band_body(view: LedgerView, selector: str, z: float = 2.0) -> dict[str, Any]
                              f"({', '.join(diff[:5])}); narrow the selector")
     vb = stats.variance_band([r.score for r in runs], z=z)  # type: ignore[misc]
     return {"selector": selector,
+            # the stamp: a band describes one evaluator configuration (docs/format.md)
             "evaluator_config_hash": first.get("evaluator.config_hash"),
             "k": vb.k, "mean": vb.mean, "sd": vb.sd, "band": vb.band, "z": vb.z,
             "runs": [r.digest for r in runs]}
 
+
+
+def band_summary(view: LedgerView, body: dict[str, Any]) -> list[str]:
+    """What `logbook band` prints about the band it appended, on the metric's scale."""
+    from logbook import stats
+    from logbook.analysis import display
+
+    runs = [view.runs_by_digest[d] for d in body["runs"] if d in view.runs_by_digest]
+    kinds = {(view.plans[r.plan].body.get("metric") or {}).get("kind") for r in runs
+             if r.plan in view.plans}
+    kind = kinds.pop() if len(kinds) == 1 else None
+    scale, unit = display.scale_of(kind), display.unit_of(kind)
+    vb = stats.variance_band([r.score for r in runs if r.score is not None], z=body["z"])
+    lines = [f"k={vb.k} runs, mean {vb.mean * scale:.2f}, sd {vb.sd * scale:.2f} (itself "
+             f"uncertain by about ±{vb.sd_rel_uncertainty:.0%}), band ±{vb.band * scale:.2f}"
+             f"{unit} ({vb.z:g} sd), range {vb.observed_range * scale:.2f}{unit}",
+             f"stamped with evaluator config hash "
+             f"{body.get('evaluator_config_hash') or '(none recorded)'}"]
+    if vb.k < WARN_RUNS:
+        lines.append(f"warning: a band from {vb.k} runs is rough (its sd is uncertain by "
+                     f"±{vb.sd_rel_uncertainty:.0%}); measure at least {WARN_RUNS}")
+    return lines
 
 
 def latest_bands(view: LedgerView) -> dict[tuple[Any, ...], Entry]:

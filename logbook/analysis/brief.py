@@ -20,6 +20,33 @@ def _entries(ledger: Ledger, kind: str, last: int | None = None) -> list[Entry]:
     return [Entry.from_stored(s) for s in ledger.store.entries_where(kind, None, last)]
 
 
+def evaluator_changed(ledger: Ledger, band: Entry,
+                      recent_runs: list[Entry]) -> dict[str, Any] | None:
+    """The latest recent run of the band's apparatus scored under another evaluator config
+    hash (the band describes the old evaluator: it must be re-measured), else None."""
+    from logbook.analysis.view import flatten, is_identity
+
+    first = band.body.get("runs") or []
+    found = ledger.get(first[0]) if first else None
+    if found is None:
+        return None
+
+    def shape(e: Entry) -> dict[str, Any]:
+        flat = flatten(e.body.get("apparatus") or {})
+        return {k: v for k, v in flat.items()
+                if not is_identity(k) and k != "evaluator.config_hash"}
+
+    stamp = band.body.get("evaluator_config_hash")
+    want = shape(found)
+    for run in reversed(recent_runs):
+        if run.seq <= band.seq or run.body.get("status") != "completed":
+            continue
+        other = flatten(run.body.get("apparatus") or {}).get("evaluator.config_hash")
+        if other != stamp and shape(run) == want:
+            return {"seq": run.seq, "digest": run.digest, "evaluator_config_hash": other}
+    return None
+
+
 def open_plans(ledger: Ledger, retracted: set[str]) -> list[dict[str, Any]]:
     """Plans with an arm short of its planned runs, and the arm to run next.
 
@@ -125,10 +152,13 @@ def build_brief(ledger: Ledger, since: int | None = None) -> dict[str, Any]:
     session = store.latest_session()
     session_runs = store.session_runs(session) if session else []
     plans = open_plans(ledger, retracted)
+    band_entries = _entries(ledger, "band")
+    recent_runs = _entries(ledger, "run", RECENT) if band_entries else []
     bands = [{"seq": b.seq, "selector": b.body["selector"], "k": b.body["k"],
               "mean": b.body["mean"], "band": b.body["band"],
-              "evaluator_config_hash": b.body.get("evaluator_config_hash")}
-             for b in _entries(ledger, "band")]
+              "evaluator_config_hash": b.body.get("evaluator_config_hash"),
+              "remeasure": evaluator_changed(ledger, b, recent_runs)}
+             for b in band_entries]
     notes = [{"seq": n.seq, "text": n.body["text"]} for n in _entries(ledger, "note", 5)]
     brief: dict[str, Any] = {
         "ledger": {"name": ledger.name, "uuid": ledger.uuid, "size": size, "head": head},
@@ -222,6 +252,11 @@ def brief_lines(b: dict[str, Any]) -> list[str]:
     if b["bands"]:
         out.append("bands: " + "; ".join(f"{x['selector']} ±{x['band']:.4g} (k={x['k']})"
                                          for x in b["bands"][-3:]))
+        for x in b["bands"]:
+            if x["remeasure"]:
+                out.append(f"  ! band @{x['seq']} ({x['selector']}) must be re-measured: "
+                           f"@{x['remeasure']['seq']} ran its apparatus under evaluator hash "
+                           f"{x['remeasure']['evaluator_config_hash']}")
     if b["claims"]:
         out.append("claims:")
         out += [f"  @{c['seq']} {c['statement']} — {c['status']}" for c in b["claims"]]

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from logbook.analysis.report import SEED, item_mean_arrays, paired_arrays
+from logbook.analysis import display
+from logbook.analysis.report import PAIRED_RESAMPLES, SEED, item_mean_arrays, paired_arrays
 from logbook.analysis.selectors import select
 from logbook.analysis.view import LedgerView, RunView, is_identity
 from logbook.errors import InputError
@@ -56,6 +57,7 @@ def compare(view: LedgerView, sel_a: str, sel_b: str, variable: list[str],
         "historical_baseline": historical,
         "left_out": [_row(r) for r in left_out],
         "effect": None,
+        "metric_kind": _metric_kind(view, plans),
     }
     if not use_a or not use_b:
         out["verdict"] = "no completed, unretracted runs on one side"
@@ -65,10 +67,11 @@ def compare(view: LedgerView, sel_a: str, sel_b: str, variable: list[str],
     unshared = len(set(item_mean_arrays(use_a)[0]) ^ set(item_mean_arrays(use_b)[0]))
     if complete >= 2:
         # already on one id axis: pairing by position is pairing by id
-        est = stats.paired(a, b, method="bootstrap", confidence=confidence, seed=SEED)
+        est = stats.paired(a, b, method="bootstrap", confidence=confidence, seed=SEED,
+                           n_resamples=PAIRED_RESAMPLES)
         out["effect"] = {"point": est.point, "low": est.low, "high": est.high,
                          "pvalue": est.pvalue, "method": est.method, "n": est.n,
-                         "n_dropped": est.n_dropped,
+                         "n_dropped": est.n_dropped, "n_resamples": PAIRED_RESAMPLES,
                          "unshared_items": unshared}
         indist = est.low <= 0 <= est.high
         out["verdict"] = ("indistinguishable: the difference is smaller than its own interval"
@@ -76,6 +79,14 @@ def compare(view: LedgerView, sel_a: str, sel_b: str, variable: list[str],
     else:
         out["verdict"] = "the two sets share fewer than two scored items"
     return out
+
+
+def _metric_kind(view: LedgerView, plans: set[str]) -> str | None:
+    """The metric kind both sides share (None when the runs' plans disagree or there are
+    none): it sets the display scale."""
+    kinds = {(view.plans[p].body.get("metric") or {}).get("kind") for p in plans
+             if p in view.plans}
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def _row(r: RunView) -> dict[str, Any]:
@@ -105,8 +116,11 @@ def compare_lines(res: dict[str, Any]) -> list[str]:
                        f"{' retracted' if r['retracted'] else ''}")
     e = res["effect"]
     if e:
-        out.append(f"effect B − A: {e['point']:+.4f} ({e['low']:+.4f} to {e['high']:+.4f}, "
-                   f"{e['method']}, p={e['pvalue']:.3g}), n={e['n']} shared items, "
-                   f"{e['n_dropped']} dropped")
+        scale = display.scale_of(res.get("metric_kind"))
+        unit = display.unit_of(res.get("metric_kind"))
+        out.append(f"effect B − A{unit}: {e['point'] * scale:+.2f} ({e['low'] * scale:+.2f} "
+                   f"to {e['high'] * scale:+.2f}, {e['method']}, "
+                   f"{display.pvalue(e['pvalue'], e.get('n_resamples'))}), n={e['n']} shared "
+                   f"items, {e['n_dropped']} dropped")
     out.append(f"verdict: {res['verdict']}")
     return out

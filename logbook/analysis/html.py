@@ -15,6 +15,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from logbook.analysis import display
 from logbook.analysis.render import _interval, _pct, arm_summary
 from logbook.errors import EnvironmentProblem
 
@@ -54,7 +55,7 @@ def _e(x: Any) -> str:
 
 
 def _scale(rep: dict[str, Any]) -> float:
-    return 100.0 if rep["plan"]["metric"]["kind"] in ("proportion", "pass_at_k") else 1.0
+    return display.scale_of(rep["plan"]["metric"]["kind"])
 
 
 def _mpl(s: str) -> str:
@@ -154,6 +155,9 @@ def forest_svg(rep: dict[str, Any]) -> str:
             ax.axhline(y - 0.5, color="#cccccc", lw=0.8)
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.grid(axis="x", color="#eeeeee")
+    if scale == 100.0:  # a proportion's axis never runs past its range
+        lo, hi = ax.get_xlim()
+        ax.set_xlim(max(lo, 0.0), min(hi, 100.0))
     ax.set_xlabel(f"{_mpl(rep['plan']['metric']['name'])} ({unit})", fontsize=9)
     ax.set_title("Score per run (item-level interval) and per arm", fontsize=10, loc="left")
     fig.legend(handles=[
@@ -161,7 +165,7 @@ def forest_svg(rep: dict[str, Any]) -> str:
         Line2D([], [], marker="o", color=GREY, mfc="white", ls="--",
                label="retracted (excluded)"),
         Line2D([], [], marker="D", color="#444", mec="black", lw=5, alpha=0.6,
-               label="arm run-level t-interval"),
+               label="arm run-level interval"),
         Line2D([], [], marker="s", color="#444", mec="black", lw=2.5, alpha=0.6,
                label="arm item-level interval")],
         fontsize=7.5, loc="outside upper center", ncol=4, frameon=False)
@@ -267,29 +271,32 @@ def _effects(rep: dict[str, Any], scale: float) -> str:
         wc = e.get("worst_case")
         rows.append([name, f"<td class='num'>{e['point'] * scale:+.2f}</td>",
                      f"<td>{e['low'] * scale:+.2f} to {e['high'] * scale:+.2f}</td>",
-                     f"<td>{_e(e['method'])}</td>", f"<td class='num'>{e['pvalue']:.3g}</td>",
-                     f"<td>{e['n']} paired, {e['n_dropped']} dropped (complete-case)</td>",
+                     f"<td>{_e(e['method'])}</td>",
+                     f"<td class='num'>{_e(display.pvalue(e['pvalue'], e.get('n_resamples')))}"
+                     "</td>", f"<td>{_e(display.effect_basis(e))}</td>",
                      "<td>" + ("—" if not wc else f"{wc['low'] * scale:+.2f} to "
-                               f"{wc['high'] * scale:+.2f}") + "</td>"])
+                               f"{wc['high'] * scale:+.2f} ({wc['missing']} missing "
+                               "item-runs)") + "</td>"])
         if e.get("mcnemar"):
             mc = e["mcnemar"]
             notes.append(f"<p>Secondary — exact McNemar ({_e(e['treatment'])} vs "
                          f"{_e(e['control'])}): {mc['treatment_better']} items better, "
                          f"{mc['control_better']} worse, p={mc['pvalue']:.3g}</p>")
     unit = " (points)" if scale == 100 else ""
-    return _table(["effect", f"point{unit}", "interval", "method", "p", "items",
-                   "worst case for dropped"], rows) + "".join(notes)
+    return _table(["effect", f"point{unit}", "interval", "method", "p", "rests on",
+                   "worst case for the missing"], rows) + "".join(notes)
 
 
 def _verdict(rep: dict[str, Any]) -> str:
     v = rep["verdict"]
+    scale = _scale(rep)
     rows = []
     for label in ("success", "failure"):
         for c in v[label]:
-            obs = "n/a" if c["observed"] is None else f"{c['observed']:.4g}"
+            obs = "n/a" if c["observed"] is None else f"{c['observed'] * scale:.2f}"
             arm = f"[{c['arm']}]" if c.get("arm") else ""
             rows.append([f"<td>{label}</td>", f"<td>{_e(c['stat'] + arm)} {_e(c['op'])} "
-                         f"{c['value']:g}</td>", f"<td class='num'>{obs}</td>",
+                         f"{c['value'] * scale:g}</td>", f"<td class='num'>{obs}</td>",
                          f"<td>{'holds' if c['holds'] else 'does not hold'}</td>"])
     line = f"<p><span class='line'>{_e(rep['line'])}</span></p>" if rep["line"] else ""
     return (f"<div class='box verdict v-{_e(v['status'])}'><div class='w'>Verdict: "

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from logbook.analysis import display
+
 
 def _pct(x: float | None, scale: float) -> str:
     return "—" if x is None else f"{x * scale:.1f}"
@@ -22,13 +24,29 @@ def arm_summary(arm: dict[str, Any], scale: float) -> list[str]:
     rl, il = arm["run_level"], arm["item_level"]
     if rl:
         out.append(f"run-level: mean {rl['mean'] * scale:.2f}, sd {rl['sd'] * scale:.2f}, "
-                   f"t-interval {rl['low'] * scale:.2f}–{rl['high'] * scale:.2f} over "
-                   f"{rl['k']} runs")
+                   f"{rl['method']}-interval {rl['low'] * scale:.2f}–{rl['high'] * scale:.2f}"
+                   f" over {rl['k']} runs")
     if il:
+        deff = ("" if il.get("design_effect") is None else
+                f", {il['clusters']} clusters, design effect {il['design_effect']:.2f}")
         out.append(f"item-level: {il['point'] * scale:.2f}, {il['low'] * scale:.2f}–"
-                   f"{il['high'] * scale:.2f} ({il['method']}, n={il['n']})")
+                   f"{il['high'] * scale:.2f} ({il['method']}, n={il['n']}{deff})")
     if arm["wider"]:
         out.append(f"the {arm['wider'].replace('_', '-')} interval is wider; the line uses it")
+    sc = arm.get("samples")
+    if sc:
+        out.append(f"samples: k={sc['k']:.3g} per item over {sc['n_items']} items: sd between "
+                   f"items {sc['between'] ** 0.5 * scale:.2f}, sd within an item "
+                   f"{sc['within'] ** 0.5 * scale:.2f} ({sc['dominant']} dominates); the "
+                   "item-level interval resamples items with their sample means, so it "
+                   "carries both")
+    sp = arm.get("spread")
+    if sp:
+        total = ("" if sp["total"] is None else
+                 f"; in quadrature {sp['total'] * scale:.2f} (one run on a fresh sample of "
+                 "items)")
+        out.append(f"spread: between seeds sd {sp['seeds'] * scale:.2f}, between items "
+                   f"(the finite suite) sd {sp['items'] * scale:.2f}{total}")
     b = arm.get("band")
     if b:
         where = ("every run lies within it" if not b["outside"] else
@@ -41,7 +59,7 @@ def arm_summary(arm: dict[str, Any], scale: float) -> list[str]:
 def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
     plan = rep["plan"]
     kind = plan["metric"]["kind"]
-    scale = 100.0 if kind in ("proportion", "pass_at_k") else 1.0
+    scale = display.scale_of(kind)
     unit = " (points)" if scale == 100 else ""
     h = "## " if markdown else ""
     out: list[str] = []
@@ -60,10 +78,7 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
     out.append(f"{h}Verdict: {rep['verdict']['wording']}")
     for label in ("success", "failure"):
         for c in rep["verdict"][label]:
-            obs = "n/a" if c["observed"] is None else f"{c['observed']:.4g}"
-            out.append(f"  {label}: {c['stat']}{'[' + c['arm'] + ']' if c.get('arm') else ''} "
-                       f"{c['op']} {c['value']:g} — observed {obs} — "
-                       f"{'holds' if c['holds'] else 'does not hold'}")
+            out.append(f"  {label}: {display.condition(c, scale)}")
     if rep["line"]:
         out.append(f"  {rep['line']}")
     out.append("")
@@ -100,14 +115,14 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
             if e.get("point") is None:
                 out.append(f"  {e['treatment']} − {e['control']}: {e.get('reason')}")
                 continue
+            p = display.pvalue(e["pvalue"], e.get("n_resamples"))
             out.append(f"  {e['treatment']} − {e['control']}: {e['point'] * scale:+.2f}, "
                        f"{e['low'] * scale:+.2f} to {e['high'] * scale:+.2f} ({e['method']}, "
-                       f"p={e['pvalue']:.3g}), n={e['n']} paired items, {e['n_dropped']} "
-                       "dropped (complete-case)")
+                       f"{p}), {display.effect_basis(e)}")
             if e.get("worst_case"):
                 wc = e["worst_case"]
-                out.append(f"    worst case for the dropped items: {wc['low'] * scale:+.2f} to "
-                           f"{wc['high'] * scale:+.2f}")
+                out.append(f"    worst case for the {wc['missing']} missing item-runs: "
+                           f"{wc['low'] * scale:+.2f} to {wc['high'] * scale:+.2f}")
             if e.get("mcnemar"):
                 m = e["mcnemar"]
                 out.append(f"    secondary — exact McNemar: {m['treatment_better']} items "

@@ -13,8 +13,10 @@ from typing import Any
 from logbook.analysis.components import components
 from logbook.analysis.verdict import judge
 from logbook.analysis.view import LedgerView, PlanView, RunView, is_identity
+from logbook.model.plan import BOUNDED_KINDS
 
 SEED = 0  # explicit: the same ledger gives the same report
+PAIRED_RESAMPLES = 10_000  # the paired bootstrap's resamples (a p-value below 1/B prints so)
 
 
 def run_interval(run: RunView, kind: str, confidence: float,
@@ -66,7 +68,15 @@ def arm_item_level(runs: list[RunView], kind: str, confidence: float,
     if cluster_field and clusters:
         cl = [clusters.get(i, f"_item:{i}") for i, k in zip(ids, keep.tolist(), strict=True)
               if k]
-    return _interval(means[keep], kind, confidence, cl, 2000)
+        if len(set(cl)) < 2:
+            cl = None
+    iv = _interval(means[keep], kind, confidence, cl, 2000)
+    if iv is not None and cl is not None:
+        from logbook import stats
+
+        deff = stats.clustered_se(means[keep], cl)
+        iv.update(clusters=deff.n_clusters, design_effect=deff.design_effect)
+    return iv
 
 
 def item_mean_arrays(runs: list[RunView]) -> tuple[list[str], Any, dict[str, str]]:
@@ -91,7 +101,9 @@ def item_mean_arrays(runs: list[RunView]) -> tuple[list[str], Any, dict[str, str
             stack[row, [index[i] for i in rids]] = vals
     present = ~np.isnan(stack)
     counts = present.sum(axis=0)
-    sums = np.where(present, stack, 0.0).sum(axis=0)
+    from logbook.stats._exact import column_sums
+
+    sums = column_sums(np.where(present, stack, 0.0))  # the same digits on any numpy
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
     return list(ids), means, clusters
@@ -104,15 +116,22 @@ def item_means(runs: list[RunView]) -> tuple[dict[str, float | None], dict[str, 
                                                                strict=True)}, clusters)
 
 
-def run_level(runs: list[RunView], confidence: float) -> dict[str, Any] | None:
+def run_level(runs: list[RunView], confidence: float,
+              kind: str = "mean") -> dict[str, Any] | None:
+    """Mean over runs with its interval: the t-interval, or for a proportion or pass@k the
+    t-interval on the runs' logits (stats.logit_t_interval), which stays inside [0, 1]."""
     from logbook import stats
 
-    scores = [r.score for r in runs if r.score is not None]
-    if len(scores) < 2:
+    scored = [r for r in runs if r.score is not None]
+    if len(scored) < 2:
         return None
-    est = stats.t_interval(scores, confidence)
+    scores = [float(r.score) for r in scored if r.score is not None]
+    if kind in BOUNDED_KINDS and all(0.0 <= x <= 1.0 for x in scores):
+        est = stats.logit_t_interval(scores, [r.scored_items for r in scored], confidence)
+    else:
+        est = stats.t_interval(scores, confidence)
     return {"mean": est.point, "sd": est.sd, "low": est.low, "high": est.high,
-            "method": "t", "k": len(scores)}
+            "method": est.method, "k": len(scores)}
 
 
 def differing_fields(runs: list[RunView]) -> dict[str, list[Any]]:
@@ -172,7 +191,7 @@ def arm_report(plan: PlanView, arm: dict[str, Any], confidence: float,
     kind = body["metric"]["kind"]
     n_items = body["suite"].get("n_items")
     cluster_field = body["suite"].get("cluster_field")
-    scale = 100.0 if kind in ("proportion", "pass_at_k") else 1.0
+    scale = 100.0 if kind in BOUNDED_KINDS else 1.0
     runs = plan.arm_runs(arm["name"])
     usable = [r for r in runs if r.usable]
     rows = []
@@ -188,7 +207,7 @@ def arm_report(plan: PlanView, arm: dict[str, Any], confidence: float,
                          if r.status == "completed" else None),
         }
         rows.append(row)
-    rl = run_level(usable, confidence)
+    rl = run_level(usable, confidence, kind)
     il = arm_item_level(usable, kind, confidence, cluster_field)
     wider, chosen, label = None, None, ""
     if rl and il:
@@ -214,12 +233,71 @@ def arm_report(plan: PlanView, arm: dict[str, Any], confidence: float,
         {"low": chosen["low"], "high": chosen["high"], "kind": label},
         "differing_apparatus": differing_fields(usable),
         "band": band(usable) if band is not None and usable else None,
+        "samples": sample_components(usable),
+        "spread": spread_over_runs(usable, rl, bool(body.get("total_spread"))),
         "line": line,
     }
 
 
+def sample_components(runs: list[RunView]) -> dict[str, Any] | None:
+    """Items scored several times (the `sample` column): the between-item and within-item
+    variance of single scores (stats.variance_components, over the arm's runs' samples)."""
+    import numpy as np
+
+    from logbook import stats
+
+    ids: list[str] = []
+    scores: list[float] = []
+    for r in runs:
+        oc = r.body.get("outcomes") or {}
+        if not oc.get("sample"):
+            continue
+        for i, s in zip(oc.get("id") or [], oc.get("score") or [], strict=False):
+            if s is not None:
+                ids.append(i)
+                scores.append(float(s))
+    if not scores:
+        return None
+    codes, counts = np.unique(np.asarray(ids, dtype=object), return_counts=True)
+    repeated = set(codes[counts >= 2].tolist())
+    keep = [k for k, i in enumerate(ids) if i in repeated]
+    if len(repeated) < 2:
+        return None
+    vc = stats.variance_components([scores[k] for k in keep], [ids[k] for k in keep])
+    return {"k": vc.k_mean, "n_items": vc.n_items, "between": vc.between,
+            "within": vc.within, "se_mean": vc.se_mean, "dominant": vc.dominant}
+
+
+def spread_over_runs(runs: list[RunView], rl: dict[str, Any] | None,
+                     total: bool) -> dict[str, Any] | None:
+    """Seed (run-to-run) spread beside item spread (the finite suite: each run's item-level
+    standard error, root mean square over runs), and with ``total`` their sum in quadrature,
+    the spread of a single run on a fresh sample of items (003)."""
+    import math
+
+    import numpy as np
+
+    from logbook.stats._exact import xvar
+
+    if rl is None:
+        return None
+    item_var = []
+    for r in runs:
+        _, values = r.item_arrays
+        v = values[~np.isnan(values)]
+        if v.size >= 2:
+            item_var.append(xvar(v) / v.size)
+    if not item_var:
+        return None
+    items = math.sqrt(sum(item_var) / len(item_var))
+    seeds = float(rl["sd"])
+    return {"seeds": seeds, "items": items,
+            "total": math.sqrt(seeds**2 + items**2) if total else None}
+
+
 def effect(plan: PlanView, control: str, treatment: str, confidence: float) -> dict[str, Any]:
-    """Treatment minus control, items paired by id (each item averaged over the arm's runs)."""
+    """Treatment minus control, items paired by id (each item averaged over the arm's runs);
+    with a cluster field, whole clusters of paired differences are resampled."""
     from logbook import stats
 
     body = plan.body
@@ -236,24 +314,28 @@ def effect(plan: PlanView, control: str, treatment: str, confidence: float) -> d
             return {**out, "point": None, "reason": "welch needs two runs per arm"}
         w = stats.welch(a, b, confidence=confidence)
         return {**out, "point": w.point, "low": w.low, "high": w.high, "pvalue": w.pvalue,
-                "method": w.method, "n": w.n, "n_dropped": 0}
-    _ids, a, b = paired_arrays(c_runs, t_runs)
+                "method": w.method, "n": w.n, "unit": "runs", "n_dropped": 0}
+    ids, a, b = paired_arrays(c_runs, t_runs)
     n_complete = int(((a == a) & (b == b)).sum())
     if n_complete < 2:
         return {**out, "point": None, "reason": "fewer than two items scored in both arms"}
     method = "normal" if analysis == "paired_normal" else "bootstrap"
+    labels = _cluster_labels(body, [*c_runs, *t_runs], ids) if method == "bootstrap" else None
     # a and b are already on one id axis (paired_arrays): pairing by position is pairing by id
-    est = stats.paired(a, b, method=method, confidence=confidence, seed=SEED)
+    est = stats.paired(a, b, method=method, confidence=confidence, seed=SEED,
+                       n_resamples=PAIRED_RESAMPLES, clusters=labels)
     hib = body["metric"].get("higher_is_better", True)
-    # the worst case imputes 0 or 1 to dropped items: only for scores that lie in [0, 1]
-    # (logbook refuses others for such metrics, but a ledger written around it may hold them)
-    bounded = body["metric"]["kind"] != "mean" and _in_unit(a) and _in_unit(b)
-    wc = stats.worst_case_bounds(a, b, direction=1 if est.point >= 0 else -1,
-                                 low=0.0, high=1.0) if bounded else None
     res = {**out, "point": est.point, "low": est.low, "high": est.high, "pvalue": est.pvalue,
-           "method": est.method, "n": est.n, "n_dropped": est.n_dropped,
-           "higher_is_better": hib,
-           "worst_case": None if wc is None else {"low": wc.low, "high": wc.high}}
+           "method": est.method, "n": est.n, "unit": "items", "n_dropped": est.n_dropped,
+           "n_resamples": PAIRED_RESAMPLES if method == "bootstrap" else None,
+           "higher_is_better": hib, "worst_case": _worst_case(body, c_runs, t_runs, ids,
+                                                              est.point)}
+    if labels is not None:
+        keep = (a == a) & (b == b)
+        cl = stats.clustered_se((b - a)[keep], [x for x, k in zip(labels, keep.tolist(),
+                                                                  strict=True) if k])
+        res["design_effect"] = cl.design_effect
+        res["clusters"] = cl.n_clusters
     if (len(c_runs) == 1 and len(t_runs) == 1 and body["metric"]["kind"] == "proportion"):
         pairs = [(x, y) for x, y in zip(a.tolist(), b.tolist(), strict=True)
                  if x == x and y == y]
@@ -263,6 +345,50 @@ def effect(plan: PlanView, control: str, treatment: str, confidence: float) -> d
                               "treatment_better": m.b_better, "control_better": m.a_better,
                               "note": "secondary: exact McNemar over one run per arm"}
     return res
+
+
+def _cluster_labels(body: dict[str, Any], runs: list[RunView],
+                    ids: list[str]) -> list[str] | None:
+    """Each item's cluster (an unclustered item is its own), or None without a cluster field
+    or when fewer than two clusters were recorded."""
+    if not body["suite"].get("cluster_field"):
+        return None
+    clusters: dict[str, str] = {}
+    for r in runs:
+        clusters.update(r.clusters)
+    labels = [clusters.get(i, f"_item:{i}") for i in ids]
+    return labels if len(set(labels)) >= 2 and clusters else None
+
+
+def _worst_case(body: dict[str, Any], c_runs: list[RunView], t_runs: list[RunView],
+                ids: list[str], point: float) -> dict[str, Any] | None:
+    """Bounds on the effect with every missing item-run imputed against and for the claim
+    (items missing in some runs of an arm count too); only for scores in [0, 1] (logbook
+    refuses others for such metrics, but a ledger written around it may hold them)."""
+    from logbook import stats
+
+    if body["metric"]["kind"] not in BOUNDED_KINDS:
+        return None
+    sa, sb = item_stack(c_runs, ids), item_stack(t_runs, ids)
+    if not (_in_unit(sa) and _in_unit(sb)):
+        return None
+    wc = stats.worst_case_bounds(sa, sb, direction=1 if point >= 0 else -1, low=0.0, high=1.0)
+    return {"low": wc.low, "high": wc.high, "missing": wc.n_dropped}
+
+
+def item_stack(runs: list[RunView], ids: list[str]) -> Any:
+    """Runs x items scores on the axis ``ids`` (NaN where a run has no score for an item)."""
+    import numpy as np
+
+    index = {i: k for k, i in enumerate(ids)}
+    stack = np.full((len(runs), len(ids)), np.nan)
+    for row, r in enumerate(runs):
+        rids, vals = r.item_arrays
+        if rids == ids:
+            stack[row] = vals
+        else:
+            stack[row, [index[i] for i in rids]] = vals
+    return stack
 
 
 def _in_unit(x: Any) -> bool:

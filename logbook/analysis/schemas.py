@@ -51,6 +51,8 @@ class ItemLevel(_Out):
     high: float
     method: str
     n: int
+    clusters: int | None = None  # with a cluster field: how many clusters were resampled
+    design_effect: float | None = None  # (cluster-robust se / naive se) squared
 
 
 class ChosenInterval(_Out):
@@ -72,6 +74,26 @@ class ArmBand(_Out):
     outside: list[int]  # seqs of the arm's completed runs outside mean ± band
 
 
+class SampleComponents(_Out):
+    """Items scored k times: variance of single scores between items and within an item."""
+
+    k: float  # mean samples per item
+    n_items: int
+    between: float
+    within: float
+    se_mean: float
+    dominant: str
+
+
+class Spread(_Out):
+    """Standard deviations: between seeds (runs), between items (each run's item-level se),
+    and their sum in quadrature when the plan sets total_spread."""
+
+    seeds: float
+    items: float
+    total: float | None
+
+
 class ArmReport(_Out):
     name: str
     role: str
@@ -90,14 +112,38 @@ class ArmReport(_Out):
     interval: ChosenInterval | None
     differing_apparatus: dict[str, list[str]]
     band: ArmBand | None
+    samples: SampleComponents | None
+    spread: Spread | None
     line: str | None
 
 
+class WorstCase(_Out):
+    """The effect with every missing item-run imputed against (low) and for (high) it."""
+
+    low: float
+    high: float
+    missing: int  # missing item-runs on both sides
+
+
 class Effect(_Out):
-    model_config = ConfigDict(extra="allow")  # mcnemar, worst_case, reason when present
+    """Treatment minus control, a fraction of the metric's scale like every score here."""
+
+    model_config = ConfigDict(extra="allow")  # mcnemar, reason when present
     control: str
     treatment: str
     point: float | None
+    low: float | None = None
+    high: float | None = None
+    pvalue: float | None = None
+    method: str | None = None
+    n: int | None = None  # paired items, or runs when unit is "runs"
+    unit: str | None = None  # "items" (paired) or "runs" (Welch, unpaired)
+    n_dropped: int | None = None
+    n_resamples: int | None = None  # a bootstrap p-value is never below 1 / n_resamples
+    higher_is_better: bool | None = None
+    worst_case: WorstCase | None = None
+    clusters: int | None = None
+    design_effect: float | None = None
 
 
 class Condition(_Out):
@@ -150,7 +196,8 @@ class Component(_Out):
 
 
 class Report(_Out):
-    """`logbook report PLAN --json`."""
+    """`logbook report PLAN --json`. Scores, intervals, effects and thresholds are fractions
+    of the metric's own scale (a proportion's 0.745 is what text forms print as 74.5 points)."""
 
     plan: dict[str, Any]
     ledger: dict[str, Any]

@@ -57,6 +57,7 @@ def suite_key(plan_body: dict[str, Any]) -> str:
 class RunView:
     entry: Entry
     retracted_by: list[Entry] = field(default_factory=list)
+    pass_k: int | None = None  # the plan's k when its metric is pass@k
 
     @property
     def seq(self) -> int:
@@ -103,7 +104,9 @@ class RunView:
     def item_arrays(self) -> tuple[list[str], Any]:
         """(item ids, numpy array of each item's score; NaN when no sample was scored).
 
-        An item sampled several times (Inspect epochs) scores the mean of its scored samples.
+        An item sampled several times (Inspect epochs) scores the mean of its scored samples,
+        or, in a pass@k plan (``pass_k`` set by the plan's view), the unbiased pass@k of its
+        scored samples (NaN when fewer than k were scored).
         """
         import numpy as np
 
@@ -111,7 +114,7 @@ class RunView:
         ids = list(oc.get("id") or [])
         raw = oc.get("score") or []
         values = np.array(raw, dtype=float)  # None (a missing score) becomes NaN
-        if not oc.get("sample"):
+        if not oc.get("sample") and not self.pass_k:
             return ids, values  # ids are unique without a sample column (checked at append)
         order = list(dict.fromkeys(ids))
         index = {i: k for k, i in enumerate(order)}
@@ -119,9 +122,23 @@ class RunView:
         present = ~np.isnan(values)
         sums = np.bincount(codes, weights=np.where(present, values, 0.0), minlength=len(order))
         counts = np.bincount(codes, weights=present.astype(float), minlength=len(order))
+        if self.pass_k:
+            from logbook.stats import pass_at_k_items
+
+            passed = np.bincount(codes, weights=(present & (values == 1.0)).astype(float),
+                                 minlength=len(order))
+            return order, pass_at_k_items(counts.astype(np.int64), passed.astype(np.int64),
+                                          self.pass_k)
         with np.errstate(invalid="ignore", divide="ignore"):
             means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
         return order, means
+
+    @property
+    def scored_items(self) -> int:
+        """How many items have a score (what a run-level figure rests on)."""
+        import numpy as np
+
+        return int(np.count_nonzero(~np.isnan(self.item_arrays[1])))
 
     @property
     def item_scores(self) -> dict[str, float | None]:
@@ -144,7 +161,9 @@ class RunView:
 
         _, values = self.item_arrays
         present = values[~np.isnan(values)]
-        return float(present.mean()) if present.size else None
+        from logbook.stats._exact import xmean
+
+        return xmean(present) if present.size else None
 
     def missing(self, n_items: int | None) -> tuple[int, int]:
         """(missing items, denominator): items never written count as missing, not absent."""
@@ -211,25 +230,44 @@ class LedgerView:
         return self.retractions.get(digest, [])
 
     @cached_property
-    def plans(self) -> dict[str, PlanView]:
-        """Every plan, by digest, in ledger order."""
+    def _amendments(self) -> dict[str, list[Entry]]:
         amendments: dict[str, list[Entry]] = {}
         for a in self.ledger.log(kind="amendment"):
             if not self.retracted_by(a.digest):  # a withdrawn amendment no longer applies
                 amendments.setdefault(str(a.body.get("plan")), []).append(a)
+        return amendments
+
+    @cached_property
+    def _plan_entries(self) -> list[Entry]:
+        return self.ledger.log(kind="plan")
+
+    @cached_property
+    def plans(self) -> dict[str, PlanView]:
+        """Every plan, by digest, in ledger order."""
         runs_by_plan: dict[str, list[RunView]] = {}
         for run in self.runs:
             if run.plan:
                 runs_by_plan.setdefault(run.plan, []).append(run)
         out = {}
-        for p in self.ledger.log(kind="plan"):
-            out[p.digest] = PlanView(p, amendments.get(p.digest, []),
+        for p in self._plan_entries:
+            out[p.digest] = PlanView(p, self._amendments.get(p.digest, []),
                                      runs_by_plan.get(p.digest, []), self.retracted_by(p.digest))
         return out
 
     @cached_property
     def runs(self) -> list[RunView]:
-        return [RunView(e, self.retracted_by(e.digest)) for e in self.ledger.log(kind="run")]
+        # a pass@k plan scores its runs' items by pass@k, so each run learns its plan's k
+        # (after amendments) before anything reads its scores
+        pass_k: dict[str, int] = {}
+        for p in self._plan_entries:
+            metric = p.body.get("metric") or {}
+            changes = [a.body.get("changes", {}) for a in self._amendments.get(p.digest, [])]
+            if changes:
+                metric = apply_amendments(p.body, changes).get("metric") or {}
+            if metric.get("kind") == "pass_at_k" and isinstance(metric.get("k"), int):
+                pass_k[p.digest] = metric["k"]
+        return [RunView(e, self.retracted_by(e.digest), pass_k.get(str(e.body.get("plan"))))
+                for e in self.ledger.log(kind="run")]
 
     @cached_property
     def runs_by_digest(self) -> dict[str, RunView]:

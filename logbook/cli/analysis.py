@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -107,11 +108,11 @@ def power(
 
 def band(
     selector: str = typer.Argument(..., metavar="SELECTOR"),
-    z: float = typer.Option(2.0, "--z"),
+    z: float = typer.Option(2.0, "--z", help="The band's half-width in sds (default 2)."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Measure a pipeline's run-to-run band and append it as a `band` entry."""
-    from logbook.analysis.bands import band_body
+    from logbook.analysis.bands import band_body, band_summary
     from logbook.analysis.view import LedgerView
     from logbook.cli.write import _key, _print_appended
 
@@ -119,6 +120,12 @@ def band(
     with state.open_ledger(write=True) as ledger:
         body = band_body(LedgerView(ledger), selector, z)
         _print_appended([ledger.append("band", body, key)], as_json)
+        lines = band_summary(LedgerView(ledger), body)
+    warnings = [ln for ln in lines if ln.startswith("warning:")]
+    if not as_json:
+        print("\n".join(ln for ln in lines if ln not in warnings))
+    for w in warnings:
+        print(f"logbook: {w}", file=sys.stderr)
 
 
 def claim(

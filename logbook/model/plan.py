@@ -10,6 +10,7 @@ from logbook.model import apply_amendments  # noqa: F401  (re-exported)
 from logbook.model.base import Digest, Record, Text
 
 MetricKind = Literal["proportion", "mean", "pass_at_k"]
+BOUNDED_KINDS = ("proportion", "pass_at_k")  # metric kinds whose scores lie in [0, 1]
 Stat = Literal["effect", "effect_low", "effect_high", "mean", "mean_low", "mean_high"]
 Op = Literal[">", ">=", "<", "<="]
 Analysis = Literal["paired_bootstrap", "paired_normal", "welch", "bootstrap"]
@@ -21,6 +22,14 @@ class Metric(Record):
     higher_is_better: bool = True
     k: int | None = Field(default=None, ge=1)
     aliases: list[Text] = Field(default_factory=list)  # other names runs may give the metric
+
+    @model_validator(mode="after")
+    def _k(self) -> Metric:
+        if self.kind == "pass_at_k" and self.k is None:
+            raise ValueError("metric.k: a pass_at_k metric needs k (the samples that may pass)")
+        if self.kind != "pass_at_k" and self.k is not None:
+            raise ValueError(f"metric.k: only a pass_at_k metric takes k (kind is {self.kind!r})")
+        return self
 
 
 class Suite(Record):
@@ -70,6 +79,7 @@ class Plan(Record):
     failure: list[Condition] = Field(default_factory=list)
     stopping_rule: str = "fixed"
     max_missing_rate: float = Field(default=0.02, ge=0, le=1)
+    total_spread: bool = False  # report seed and item spread summed in quadrature (003)
     exclusions: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")

@@ -25,7 +25,14 @@ from .multiple import benjamini_hochberg, bonferroni
 from .power import min_detectable_effect, sample_size
 from .proportions import clopper_pearson, wilson
 from .resampling import bootstrap
-from .runs import pass_at_k, t_interval, variance_band, welch
+from .runs import (
+    logit_t_interval,
+    pass_at_k,
+    pass_at_k_items,
+    t_interval,
+    variance_band,
+    welch,
+)
 
 __all__ = [
     "ClusteredEstimate",
@@ -47,10 +54,12 @@ __all__ = [
     "clustered_se",
     "decimals_supported",
     "format_estimate",
+    "logit_t_interval",
     "mcnemar_exact",
     "min_detectable_effect",
     "paired",
     "pass_at_k",
+    "pass_at_k_items",
     "sample_size",
     "t_interval",
     "variance_band",

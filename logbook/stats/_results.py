@@ -89,7 +89,8 @@ class WorstCaseBounds:
 
     ``worst`` scores every dropped item against the claimed ``direction``, ``best`` in its
     favour; ``low``/``high`` are the two sorted. ``complete_case`` is the effect over the
-    ``n - n_dropped`` complete pairs (None if there are none).
+    complete pairs (None if there are none). With one run per side ``n_dropped`` counts the
+    incomplete items; with several, every missing item-run.
     """
 
     worst: float

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._exact import xdot, xmean, xvar
 from ._results import ClusteredEstimate, VarianceComponents
 from ._validate import as_float_array, as_labels, check_confidence
 
@@ -42,11 +43,11 @@ def clustered_se(
     if g < 2:
         raise ValueError("clusters: need at least 2 distinct clusters")
     n = int(s.size)
-    mean = float(s.mean())
+    mean = xmean(s)
     d = s - mean
-    naive_var = float(d @ d) / (n - 1) / n
+    naive_var = xdot(d, d) / (n - 1) / n
     cluster_sums = np.bincount(codes, weights=d)
-    cross = float(cluster_sums @ cluster_sums - d @ d) / n**2
+    cross = (xdot(cluster_sums, cluster_sums) - xdot(d, d)) / n**2
     # Never negative: it equals (Σ_c (Σ_i d_ic)² + Σ d²/(n-1)) / n².
     se = math.sqrt(max(naive_var + cross, 0.0))
     naive_se = math.sqrt(naive_var)
@@ -78,15 +79,15 @@ def variance_components(scores: Values, item_ids: Sequence[Hashable]) -> Varianc
     means = np.bincount(codes, weights=s) / k
     resid = s - means[codes]
     var_i = np.bincount(codes, weights=resid**2) / (k - 1)
-    within = float(var_i.mean())
-    within_part = float((var_i / k).mean())  # expected within-item share of var(item means)
-    var_means = float(means.var(ddof=1))
+    within = xmean(var_i)
+    within_part = xmean(var_i / k)  # expected within-item share of var(item means)
+    var_means = xvar(means)
     between = max(0.0, var_means - within_part)
     return VarianceComponents(
         n_items=g,
         n_scores=int(s.size),
-        k_mean=float(k.mean()),
-        mean=float(means.mean()),
+        k_mean=xmean(k),
+        mean=xmean(means),
         between=between,
         within=within,
         var_mean=var_means / g,

@@ -9,9 +9,11 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from ._exact import column_sums, xmean, xvar
+from ._intervals import _interval, _pvalue, _se
 from ._results import McNemarResult, PairedEstimate, WorstCaseBounds
 from ._validate import as_float_array, as_labels, check_confidence, check_finite, check_int
-from .resampling import _build, _interval, _pvalue, _se
+from .resampling import _build, _cluster_codes
 
 Scores = Sequence[float | None] | NDArray[np.floating[Any]]
 
@@ -54,6 +56,7 @@ def paired(
     seed: int | None = 0,
     *,
     bootstrap_method: Literal["bca", "percentile"] = "bca",
+    clusters: Sequence[Hashable] | None = None,
 ) -> PairedEstimate:
     """Mean paired effect b - a over complete cases, with interval and p-value.
 
@@ -82,17 +85,23 @@ def paired(
     if n < 2:
         raise ValueError(f"a, b: only {n} complete pair(s) ({n_dropped} dropped); need >= 2")
     d = vb[keep] - va[keep]
+    codes = None
+    if clusters is not None:
+        if method != "bootstrap":
+            raise ValueError("clusters: only the bootstrap resamples clusters")
+        labels = as_labels("clusters", clusters, va.size, "items")
+        codes = _cluster_codes([x for x, k in zip(labels, keep.tolist(), strict=True) if k], n)
     if method == "bootstrap":
-        dist = _build(d, "mean", bootstrap_method, n_resamples, seed, None)
+        dist = _build(d, "mean", bootstrap_method, n_resamples, seed, codes)
         low, high = _interval(dist, confidence)
         name = "paired-" + dist.method
         return PairedEstimate(
             dist.theta_hat, _se(dist), low, high, confidence, name, n, n_dropped, _pvalue(dist)
         )
-    point = float(d.mean())
+    point = xmean(d)
     # All differences equal: the effect is exactly the point (avoid a rounding-noise se).
     degenerate = bool(np.all(d == d[0]))
-    se = 0.0 if degenerate else float(d.std(ddof=1)) / math.sqrt(n)
+    se = 0.0 if degenerate else math.sqrt(xvar(d)) / math.sqrt(n)
     half = float(ndtri(0.5 + confidence / 2.0)) * se
     p = float(2.0 * ndtr(-abs(point) / se)) if not degenerate else float(point == 0)
     return PairedEstimate(
@@ -114,6 +123,10 @@ def worst_case_bounds(
     For ``direction=+1`` (claim: b beats a) the worst case gives every missing b score ``low``
     and every missing a score ``high``; ``best`` does the reverse. A claim that survives only
     under complete-case deletion rests on the failures being random.
+
+    ``a`` and ``b`` may also be 2-D, one row per run over one axis of items (NaN where a run
+    has no score): each item's score is then its mean over the runs, and every missing
+    item-run is imputed, so an item missing in one run of several still counts.
     """
     if isinstance(direction, bool) or direction not in (1, -1):
         raise ValueError(f"direction: must be +1 or -1, got {direction!r}")
@@ -121,31 +134,63 @@ def worst_case_bounds(
     hi = check_finite("high", high)
     if not lo < hi:
         raise ValueError(f"high: must exceed low ({lo}), got {hi}")
-    va, vb = _align(a, b, ids_a, ids_b)
-    for name, v in (("a", va), ("b", vb)):
+    if np.ndim(a) == 2 or np.ndim(b) == 2:
+        if ids_a is not None or ids_b is not None:
+            raise ValueError("ids_a: runs x items arrays are already on one item axis")
+        sa, sb = _stack("a", a), _stack("b", b)
+        if sa.shape[1] != sb.shape[1]:
+            raise ValueError(f"b: has {sb.shape[1]} items but a has {sa.shape[1]}")
+    else:
+        va, vb = _align(a, b, ids_a, ids_b)
+        sa, sb = va[None, :], vb[None, :]
+    for name, v in (("a", sa), ("b", sb)):
         seen = v[~np.isnan(v)]
         if seen.size and (seen.min() < lo or seen.max() > hi):
             raise ValueError(f"{name}: scores must lie within [low, high] = [{lo}, {hi}]")
-    keep = ~(np.isnan(va) | np.isnan(vb))
-    complete = float((vb[keep] - va[keep]).mean()) if keep.any() else None
+    ma, mb = _item_means(sa), _item_means(sb)
+    keep = ~(np.isnan(ma) | np.isnan(mb))
+    complete = xmean(mb[keep] - ma[keep]) if keep.any() else None
 
     def effect(fill_a: float, fill_b: float) -> float:
-        return float(
-            (np.where(np.isnan(vb), fill_b, vb) - np.where(np.isnan(va), fill_a, va)).mean()
-        )
+        ia = column_sums(np.where(np.isnan(sa), fill_a, sa)) / sa.shape[0]
+        ib = column_sums(np.where(np.isnan(sb), fill_b, sb)) / sb.shape[0]
+        return xmean(ib - ia)
 
     against = effect(hi, lo) if direction == 1 else effect(lo, hi)
     favour = effect(lo, hi) if direction == 1 else effect(hi, lo)
+    # one row per side: the incomplete items; runs x items: every missing item-run
+    one_row = sa.shape[0] == 1 and sb.shape[0] == 1
+    missing = int((~keep).sum()) if one_row else int(np.isnan(sa).sum() + np.isnan(sb).sum())
     return WorstCaseBounds(
         against,
         favour,
         min(against, favour),
         max(against, favour),
         complete,
-        int(va.size),
-        int((~keep).sum()),
+        int(sa.shape[1]),
+        missing,
         direction,
     )
+
+
+def _item_means(stack: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Each item's mean over the runs that scored it; NaN when none did."""
+    present = ~np.isnan(stack)
+    counts = present.sum(axis=0)
+    sums = column_sums(np.where(present, stack, 0.0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
+def _stack(name: str, x: Scores) -> NDArray[np.float64]:
+    arr = np.asarray(x, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[1] == 0:
+        raise ValueError(f"{name}: expected runs x items scores")
+    if np.isinf(arr).any():
+        raise ValueError(f"{name}: scores must be finite or NaN (missing)")
+    return arr
 
 
 def mcnemar_exact(

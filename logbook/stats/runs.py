@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._exact import xmean, xvar
 from ._results import MeanEstimate, VarianceBand, WelchEstimate
 from ._validate import as_float_array, check_confidence, check_int, check_positive
 
@@ -17,7 +18,7 @@ Values = Sequence[float] | NDArray[np.floating[Any]]
 
 def _var(x: NDArray[np.float64]) -> float:
     """Sample variance (ddof=1), exactly 0 for identical values (not rounding noise)."""
-    return 0.0 if bool(np.all(x == x[0])) else float(x.var(ddof=1))
+    return 0.0 if bool(np.all(x == x[0])) else xvar(x)
 
 
 def t_interval(values: Values, confidence: float = 0.95) -> MeanEstimate:
@@ -30,11 +31,47 @@ def t_interval(values: Values, confidence: float = 0.95) -> MeanEstimate:
     x = as_float_array("values", values, min_len=2)
     confidence = check_confidence(confidence)
     k = int(x.size)
-    mean = float(x.mean())
+    mean = xmean(x)
     sd = math.sqrt(_var(x))
     se = sd / math.sqrt(k)
     half = float(stdtrit(k - 1, 0.5 + confidence / 2.0)) * se
     return MeanEstimate(mean, se, mean - half, mean + half, confidence, "t", k, sd)
+
+
+def logit_t_interval(
+    values: Values, n_items: Sequence[int], confidence: float = 0.95
+) -> MeanEstimate:
+    """Mean over k runs of a proportion, with an interval that stays inside (0, 1).
+
+    Each run's score p (over n items) is moved onto the logit scale as the empirical logit
+    log((p n + 1/2) / ((1 - p) n + 1/2)) (Cox 1970: finite at p = 0 and 1); the t-interval
+    of those logits, mean ± t_{k-1} sd / sqrt(k), is mapped back by the logistic function.
+    The point is the plain mean of the runs and ``sd`` their plain sd, as for ``t_interval``;
+    the plain t-interval of a proportion can run past 0 or 1 with few runs (two runs at 0.55
+    and 0.95 give -1.98 to 3.48), this one cannot.
+    """
+    from ._dist import stdtrit
+
+    x = as_float_array("values", values, min_len=2)
+    confidence = check_confidence(confidence)
+    if x.min() < 0.0 or x.max() > 1.0:
+        raise ValueError("values: a proportion's run scores must lie in [0, 1]")
+    n = np.asarray([check_int("n_items", int(v), minimum=1) for v in n_items], dtype=float)
+    if n.size != x.size:
+        raise ValueError(f"n_items: has {n.size} counts but values has {x.size}")
+    k = int(x.size)
+    logits = np.array([math.log(v) for v in ((x * n + 0.5) / ((1.0 - x) * n + 0.5)).tolist()])
+    lsd = math.sqrt(_var(logits))
+    half = float(stdtrit(k - 1, 0.5 + confidence / 2.0)) * lsd / math.sqrt(k)
+    centre = xmean(logits)
+    low, high = _expit(centre - half), _expit(centre + half)
+    mean = xmean(x)
+    sd = math.sqrt(_var(x))
+    return MeanEstimate(mean, sd / math.sqrt(k), low, high, confidence, "logit-t", k, sd)
+
+
+def _expit(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
 
 
 def welch(a: Values, b: Values, confidence: float = 0.95) -> WelchEstimate:
@@ -48,7 +85,7 @@ def welch(a: Values, b: Values, confidence: float = 0.95) -> WelchEstimate:
     va = as_float_array("a", a, min_len=2)
     vb = as_float_array("b", b, min_len=2)
     confidence = check_confidence(confidence)
-    diff = float(vb.mean() - va.mean())
+    diff = xmean(vb) - xmean(va)
     qa = _var(va) / va.size
     qb = _var(vb) / vb.size
     se = math.sqrt(qa + qb)
@@ -78,13 +115,36 @@ def variance_band(run_scores: Values, z: float = 2.0) -> VarianceBand:
     sd = math.sqrt(_var(x))
     return VarianceBand(
         k=k,
-        mean=float(x.mean()),
+        mean=xmean(x),
         sd=sd,
         band=z * sd,
         z=z,
         observed_range=float(x.max() - x.min()),
         sd_rel_uncertainty=1.0 / math.sqrt(2.0 * (k - 1)),
     )
+
+
+def pass_at_k_items(
+    n: Sequence[int] | NDArray[np.integer[Any]],
+    c: Sequence[int] | NDArray[np.integer[Any]],
+    k: int,
+) -> NDArray[np.float64]:
+    """``pass_at_k`` for each item at once: item i drew n[i] samples of which c[i] passed.
+
+    An item with fewer than k samples has no pass@k estimate (NaN).
+    """
+    k = check_int("k", k, minimum=1)
+    nn = np.asarray(n, dtype=np.int64)
+    cc = np.asarray(c, dtype=np.int64)
+    if nn.shape != cc.shape:
+        raise ValueError(f"c: has {cc.size} counts but n has {nn.size}")
+    if (cc < 0).any() or (cc > nn).any():
+        raise ValueError("c: every item needs 0 <= c <= n")
+    out = np.full(nn.shape, np.nan)
+    for i in range(nn.size):
+        if nn[i] >= k:
+            out[i] = pass_at_k(int(nn[i]), int(cc[i]), k)
+    return out
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
