@@ -55,29 +55,28 @@ def check_metric(slug: str, plan: dict[str, Any], body: dict[str, Any]) -> None:
     if outcomes.get("metric") not in names:
         also = f" (or its aliases {', '.join(map(repr, names[1:]))})" if names[1:] else ""
         raise NotOfPlan(f"body.outcomes.metric: the run's metric is {outcomes.get('metric')!r},"
-                         f" but plan {slug} measures {names[0]!r}{also}")
+                        f" but plan {slug} measures {names[0]!r}{also}")
 
 
 # -- pins ------------------------------------------------------------------------------
 def pins(plan: dict[str, Any], arm: str | None) -> dict[str, tuple[Any, str]]:
-    """dotted key -> (value, who pins it): the plan's `pinned`, then the arm's `apparatus`."""
-    out = {k: (v, f"plan {plan.get('slug')} pins") for k, v in (plan.get("pinned") or {}).items()}
+    """dotted key -> (value, whose): the plan's `pinned`, then the arm's `apparatus`."""
+    out = {k: (v, "") for k, v in (plan.get("pinned") or {}).items()}
     for a in plan.get("arms") or []:
         if a.get("name") == arm:
-            out.update({k: (v, f"plan {plan.get('slug')} pins for arm {arm}")
-                        for k, v in (a.get("apparatus") or {}).items()})
+            out.update({k: (v, f" for arm {arm}") for k, v in (a.get("apparatus") or {}).items()})
     return out
 
 
 def check_pins(plan: dict[str, Any], arm: str | None, apparatus: Any,
                field: str = "body.apparatus") -> None:
-    """InputError when the apparatus gives a pinned key another value (absent is no
+    """NotOfPlan when the apparatus gives a pinned key another value (absent is no
     contradiction: the run does not say)."""
-    for key, (want, who) in pins(plan, arm).items():
+    for key, (want, whose) in pins(plan, arm).items():
         found, value = dotted(apparatus, key)
         if found and value != want:
-            raise NotOfPlan(f"{field}.{key}: the run's is {_shown(value)}, but {who} "
-                             f"{_shown(want)}")
+            raise NotOfPlan(f"{field}.{key}: the run's is {_shown(value)}, but plan "
+                            f"{plan.get('slug')} pins {_shown(want)}{whose}")
 
 
 # -- suite -----------------------------------------------------------------------------
@@ -102,15 +101,15 @@ def check_suite(store: Store, plan_digest: str, plan: dict[str, Any],
     runs = _standing_runs(store, plan_digest)
     if declared:
         if (mine or completed) and mine != declared:
-            raise NotOfPlan(f"{field}: the run's is {_shown(mine) if mine else 'not given'}, "
-                             f"but plan {slug}'s suite declares {declared!r}")
+            raise NotOfPlan(f"{field}: the run gives {_shown(mine) if mine else 'none'}, but "
+                            f"plan {slug}'s suite declares {declared!r}")
     else:
         first = next(((seq, b) for seq, b in runs if b.get("status") == "completed"), None)
         fixed = (first[1].get("apparatus") or {}).get("dataset_hash") if first else None
         if fixed and (mine or completed) and mine != fixed:
-            raise NotOfPlan(f"{field}: the run's is {_shown(mine) if mine else 'not given'}, "
-                             f"but plan {slug}'s suite is {fixed!r}, fixed by its first "
-                             f"completed run @{first[0]}")  # type: ignore[index]
+            raise NotOfPlan(f"{field}: the run gives {_shown(mine) if mine else 'none'}, but "
+                            f"plan {slug}'s suite is {fixed!r}, fixed by its first "
+                            f"completed run @{first[0]}")  # type: ignore[index]
     ids = (body.get("outcomes") or {}).get("id") or []
     if not ids:
         return
@@ -123,11 +122,11 @@ def check_suite(store: Store, plan_digest: str, plan: dict[str, Any],
         return
     if len(known) >= n_items:
         raise NotOfPlan(f"body.outcomes.id: item {new[0]!r} is not one of the {n_items} items "
-                         f"of plan {slug}'s suite {suite.get('name')!r}, which its runs have "
-                         f"fixed ({len(new)} of the run's ids are new)")
+                        f"of plan {slug}'s suite {suite.get('name')!r}, which its runs have "
+                        f"fixed ({len(new)} of the run's ids are new)")
     raise NotOfPlan(f"body.outcomes.id: the plan's runs would hold {len(known) + len(new)} "
-                     f"distinct item ids, but plan {slug}'s suite {suite.get('name')!r} has "
-                     f"n_items {n_items}")
+                    f"distinct item ids, but plan {slug}'s suite {suite.get('name')!r} has "
+                    f"n_items {n_items}")
 
 
 def check_run(store: Store, plan_digest: str, plan: dict[str, Any],

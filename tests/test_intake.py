@@ -63,7 +63,7 @@ def test_a_run_of_another_dataset_is_refused(ledger_dir: Path) -> None:
     body["apparatus"]["dataset_hash"] = H_B
     refused(append(body), before, "apparatus.dataset_hash", H_A, H_B)
     del body["apparatus"]["dataset_hash"]  # a completed run that does not say its dataset
-    refused(append(body), before, "apparatus.dataset_hash", "not given", H_A)
+    refused(append(body), before, "apparatus.dataset_hash", "the run gives none", H_A)
 
 
 def test_the_first_completed_run_fixes_the_suite(ledger_dir: Path) -> None:
@@ -206,7 +206,7 @@ def test_append_refuses_a_run_that_contradicts_a_pin(ledger_dir: Path) -> None:
     body = run_body("pins", "q8")
     body["apparatus"]["kv_cache_precision"] = "f16"
     refused(append(body), before, "apparatus.kv_cache_precision", "'f16'",
-            "plan pins pins for arm q8 'q8'")
+            "plan pins pins 'q8' for arm q8")
     body = run_body("pins", "q8")
     body["apparatus"]["model"] = "m-13b"
     refused(append(body), before, "apparatus.model", "'m-13b'", "plan pins pins 'm-7b'")
