@@ -6,6 +6,7 @@ back the same item counts, missing counts and metric values from its per-item ou
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import math
 from collections import defaultdict
@@ -335,5 +336,7 @@ def test_jsonl_run_body(tmp_path: Path) -> None:
     path.write_bytes(b'{"id": 1, "score": true}\n{"id": 2, "score": null, "error": "timeout"}\n')
     assert read_runs("jsonl", path, metric="pass") == [{
         "status": "completed", "apparatus": {},
+        "source": {"harness": "jsonl", "file": "items.jsonl",
+                   "sha256": "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()},
         "outcomes": {"metric": "pass", "id": ["1", "2"], "score": [1.0, None],
                      "error": [None, "timeout"]}}]
