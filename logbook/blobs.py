@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,33 +27,49 @@ def excerpt(text: str) -> str:
     return tail[-EXCERPT_CHARS:]
 
 
-def keep(ledger_db: Path, name: str, data: bytes,
-         env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Store ``data`` (scrubbed when it is text) and return the run's log reference."""
-    from logbook.capture import scrub_text
+class BlobNotKept(Exception):
+    """The blob could not be written (a full disk, permissions); ``ref`` is its reference all
+    the same (name, hash, size, excerpt), so the run can still say what the log was."""
+
+    def __init__(self, ref: dict[str, Any], why: str) -> None:
+        super().__init__(why)
+        self.ref, self.why = ref, why
+
+
+def keep(ledger_db: Path, name: str, data: bytes, env: Mapping[str, str] | None = None,
+         values: Iterable[str] = ()) -> dict[str, Any]:
+    """Store ``data`` (scrubbed when it is text) and return the run's log reference.
+
+    ``values`` are secrets known from elsewhere (the command line) scrubbed wherever they
+    appear. BlobNotKept when the blob cannot be written: the reference comes with it."""
+    from logbook.redact import scrub_text
 
     # bytes that are not UTF-8 survive as surrogates, so a secret in a Latin-1 log is scrubbed too
     text = data.decode("utf-8", "surrogateescape")
-    text, _count = scrub_text(text, env=os.environ if env is None else env)
+    text, _count = scrub_text(text, env=os.environ if env is None else env, values=values)
     data = text.encode("utf-8", "surrogateescape")
     digest = hashlib.sha256(data).hexdigest()
-    folder = blob_dir(ledger_db)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / digest
-    if not path.exists():
-        tmp = folder / f".{digest}.{os.getpid()}.tmp"
-        try:
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        finally:  # a failed write (a full disk) leaves no temporary file behind
-            tmp.unlink(missing_ok=True)
     ref: dict[str, Any] = {"name": name, "sha256": f"sha256:{digest}", "size": len(data)}
     if text.strip():
         ref["excerpt"] = excerpt(text.encode("utf-8", "surrogateescape").decode("utf-8",
                                                                                "backslashreplace"))
+    folder = blob_dir(ledger_db)
+    path = folder / digest
+    tmp = folder / f".{digest}.{os.getpid()}.tmp"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            try:
+                with open(tmp, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, path)
+            finally:  # a failed write (a full disk) leaves no temporary file behind
+                tmp.unlink(missing_ok=True)
+    except OSError as exc:
+        raise BlobNotKept(ref, f"log {name!r} ({len(data)} bytes, sha256:{digest[:16]}…) could "
+                               f"not be kept in {folder}: {exc.strerror or exc}") from None
     return ref
 
 

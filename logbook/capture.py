@@ -1,25 +1,34 @@
 """What the machine can tell about itself, for a run's `apparatus.captured` (DESIGN §4.4).
 
 Pure stdlib and cheap to import: subprocesses, hashing and package metadata are only touched when
-`capture()` runs.  Everything written passes a secret filter: environment variables come from an
-allow-list and are dropped when their name or value looks secret; command lines and free text
-have secret-shaped values replaced by ``[redacted]``.  A probe that fails records nothing.
+`capture()` runs.  Everything written passes the one secret filter, logbook.redact: environment
+variables come from an allow-list and are dropped when their name or value looks secret; command
+lines have secret values replaced by ``[redacted]``.  A probe that fails records nothing.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import sys
 from collections.abc import Callable, Mapping
-from itertools import pairwise
 from typing import TYPE_CHECKING, Any
+
+from logbook.redact import (
+    REDACTED,
+    argv_redaction,
+    is_secret_name,
+    looks_secret_value,
+    printable,
+    redact_argv,
+    scrub_run_body,
+    scrub_text,
+    strip_url_credentials,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-REDACTED = "[redacted]"
 TIMEOUT = 5.0  # seconds for each external tool (git, nvidia-smi)
 
 # Packages that move scores when present; the distribution name is the key with "-" for "_".
@@ -33,206 +42,6 @@ _ENV_EXACT = frozenset({
     "OPENBLAS_NUM_THREADS", "TOKENIZERS_PARALLELISM", "CUBLAS_WORKSPACE_CONFIG", "LOGBOOK_SESSION",
 })  # fmt: skip
 _ENV_PREFIXES = ("NCCL_", "VLLM_", "HF_", "TORCH_", "PYTORCH_")
-
-# Patterns, compiled on first use (keeps the import light).
-_SRC: dict[str, tuple[str, int]] = {
-    # Name parts that mark a secret; not max_tokens, TOKENIZERS_*, AUTHOR.
-    "secret_name": (
-        r"key|token(?!s|iz|is|_?(?:count|ids?|len|limit|budget|type|usage))|secret|passw(?:or)?d"
-        r"|credential|auth(?!or(?!iz))|cookie|session[-_]?id|private",
-        re.IGNORECASE,
-    ),
-    # Secret shapes, each a whole match to replace.
-    "shapes": (
-        r"""(?<![A-Za-z0-9])(?:
-            sk-[A-Za-z0-9_-]{16,}
-          | gh[pousr]_[A-Za-z0-9]{20,} | github_pat_[A-Za-z0-9_]{20,}
-          | hf_[A-Za-z0-9]{20,}
-          | xox[abposr]-[A-Za-z0-9-]{10,}
-          | (?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])
-          | AIza[0-9A-Za-z_-]{30,}
-          | (?<![_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}(?:\.[A-Za-z0-9_-]*)?
-          | -----BEGIN[A-Z\ ]*PRIVATE\ KEY-----[\s\S]*?(?:-----END[A-Z\ ]*PRIVATE\ KEY-----|\Z)
-        )""",
-        re.VERBOSE,
-    ),
-    # The credential after "Bearer": the word is kept.
-    "bearer": (r"\b(bearer)(\s+)([A-Za-z0-9._~+/=:-]{8,})", re.IGNORECASE),
-    "userinfo": (r"(?<![\w+.-])([A-Za-z][\w+.-]*://)([^/\s@?#\"'<>]+)@", 0),  # scheme://user@
-    "hex": (r"(?<![A-Za-z0-9])[0-9a-fA-F]{32,}(?![A-Za-z0-9])", 0),
-    "hash_label": (r"(?:sha\d*|sha3-\d+|md5|blake2[bs]?|xxh\d*)[:=]$", re.IGNORECASE),
-    "b64": (r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{32,}={0,2}", 0),
-    # SECRET_NAME=value, name: value, "name": "value" (.env, YAML, JSON, k=v lists, headers).
-    "assign": (
-        r"""(?<![\w.-])(["']?)(-*(?=[A-Za-z_])[\w.-]*?(?:SECRET)[\w.-]*)\1(\s*[:=]\s*)
-            (?:(bearer|basic|token|digest)(\s+))?
-            ("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,;&"'<>]+)""",
-        re.VERBOSE | re.IGNORECASE,
-    ),
-    "flag": (r"(-{1,2})([A-Za-z][\w.-]*)(=?)(.*)", re.DOTALL),
-}
-_SRC["assign"] = (_SRC["assign"][0].replace("SECRET", _SRC["secret_name"][0]), _SRC["assign"][1])
-
-
-@functools.cache
-def _rx(name: str) -> re.Pattern[str]:
-    return re.compile(*_SRC[name])
-
-
-def is_secret_name(name: str) -> bool:
-    """True when a variable, option or key name looks like it holds a secret."""
-    return bool(_rx("secret_name").search(name))
-
-
-def _high_entropy(tok: str) -> bool:
-    """A long base64-ish run that looks random rather than words or a path (a heuristic)."""
-    t = tok.rstrip("=")
-    segments = re.split(r"[-_/+]", t)
-    if len(t) < 32 or max(map(len, segments)) < 10:
-        return False
-    if all(re.fullmatch(r"[0-9a-f]+|[0-9A-F]+|[A-Za-z]+", s) for s in segments):
-        return False  # words, numbers and hex groups (uuids, GPU ids)
-    if not all(re.search(c, t) for c in ("[a-z]", "[A-Z]", "[0-9]")):
-        return False
-    alnum = re.sub(r"[^A-Za-z0-9]", "", t)
-    letters = re.sub(r"[^A-Za-z]", "", t)
-    kinds = [2 if c.isdigit() else int(c.isupper()) for c in alnum]
-    signs = (
-        sum(x != y for x, y in pairwise(kinds)) >= 0.45 * (len(alnum) - 1),  # churn
-        sum(c in "aeiouAEIOU" for c in letters) < 0.3 * len(letters),  # few vowels: not words
-        len(re.findall(r"(?<![a-z])[a-z](?![a-z])", t)) >= 2,  # lone lowercase letters
-        sum(map(len, re.findall(r"[a-z]{4,}|[A-Z]{5,}", t))) < 0.2 * len(t),  # few word runs
-    )
-    return sum(signs) >= 2
-
-
-def looks_secret_value(value: str) -> bool:
-    """True when a value has an API-key/token shape, carries URL credentials or is random."""
-    return _scrub(value, [])[1] > 0
-
-
-def _secret_env_values(env: Mapping[str, str] | None) -> list[str]:
-    vals = {v for k, v in (env or {}).items()
-            if len(v) >= 8 and (is_secret_name(k) or looks_secret_value(v))}
-    return sorted(vals, key=len, reverse=True)
-
-
-def scrub_text(text: str, env: Mapping[str, str] | None = None) -> tuple[str, int]:
-    """Replace secret-looking substrings of `text` with ``[redacted]``; return (text, count).
-
-    Covers key/token shapes, ``Bearer`` credentials, URL userinfo, long random strings,
-    ``SECRET_NAME=value`` assignments, and the exact values (8+ chars) of the secret-looking
-    variables in `env` wherever they appear.
-    """
-    return _scrub(text, _secret_env_values(env))
-
-
-def _assign(m: re.Match[str]) -> str:
-    q, name, sep, scheme, sp, val = m.groups()
-    if val.strip("\"'") in ("", REDACTED):
-        return m.group()
-    quote = val[0] if val[0] in "\"'" and len(val) > 1 and val[-1] == val[0] else ""
-    return f"{q}{name}{q}{sep}{scheme or ''}{sp or ''}{quote}{REDACTED}{quote}"
-
-
-def _userinfo(m: re.Match[str]) -> str:
-    info = m.group(2)
-    secret = ":" in info or len(info) > 32 or _rx("shapes").search(info)
-    return f"{m.group(1)}{REDACTED}@" if secret else m.group()
-
-
-def _bearer(m: re.Match[str]) -> str:  # a credential, not prose ("Bearer authentication")
-    tok = m.group(3)
-    secret = tok != REDACTED and (len(tok) >= 20 or not tok.isalpha())
-    return f"{m.group(1)}{m.group(2)}{REDACTED}" if secret else m.group()
-
-
-def _hex(m: re.Match[str]) -> str:  # kept: a labelled digest ("sha256:..."), a plain number
-    labelled = _rx("hash_label").search(m.string[max(0, m.start() - 12) : m.start()])
-    return m.group() if labelled or m.group().isdigit() else REDACTED
-
-
-_RULES: list[tuple[str, Callable[[re.Match[str]], str]]] = [
-    ("userinfo", _userinfo),
-    ("assign", _assign),
-    ("shapes", lambda m: REDACTED),
-    ("bearer", _bearer),
-    ("hex", _hex),
-    ("b64", lambda m: REDACTED if _high_entropy(m.group()) else m.group()),
-]
-
-
-def _scrub(text: str, env_values: list[str]) -> tuple[str, int]:
-    count = 0
-    for value in env_values:
-        n = text.count(value)
-        text, count = text.replace(value, REDACTED), count + n
-
-    def counted(repl: Callable[[re.Match[str]], str]) -> Callable[[re.Match[str]], str]:
-        def wrap(m: re.Match[str]) -> str:
-            nonlocal count
-            out = repl(m)
-            count += out != m.group()
-            return out
-
-        return wrap
-
-    for name, repl in _RULES:
-        text = _rx(name).sub(counted(repl), text)
-    return text, count
-
-
-def _printable(arg: str | bytes) -> str:
-    """A str that encodes as UTF-8: undecodable bytes become backslash escapes."""
-    arg = os.fsdecode(arg) if isinstance(arg, bytes) else arg
-    for errors in ("strict", "surrogateescape"):
-        try:
-            return arg.encode("utf-8", errors).decode("utf-8", "backslashreplace")
-        except UnicodeEncodeError:
-            pass
-    return arg.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def redact_argv(argv: list[str], env: Mapping[str, str] | None = None) -> list[str]:
-    """Redact secrets in a command line, keeping every other argument byte-for-byte.
-
-    ``--api-key X`` and ``--token=X`` lose their value; secret keys inside ``k=v,k=v`` lists,
-    URL credentials, ``Bearer`` headers and secret-shaped values are replaced by ``[redacted]``.
-    Arguments that are not valid UTF-8 come back with backslash escapes.
-    """
-    env_values = _secret_env_values(env)
-    out: list[str] = []
-    take_next = False
-    for raw in argv:
-        arg = _printable(raw)
-        if take_next and not arg.startswith("-"):
-            out.append(REDACTED)
-            take_next = False
-            continue
-        take_next = False
-        m = _rx("flag").fullmatch(arg)
-        if m and is_secret_name(m.group(2)):
-            dashes, name, eq, value = m.groups()
-            if eq:
-                arg = f"{dashes}{name}={REDACTED}" if value else arg
-            else:
-                take_next = True
-        out.append(_scrub(arg, env_values)[0])
-    return out
-
-
-def strip_url_credentials(url: str) -> str:
-    """Drop userinfo from http(s) URLs and passwords from others; scrub what remains."""
-    m = _rx("userinfo").match(url)
-    if m:
-        scheme, userinfo = m.groups()
-        user = userinfo.split(":", 1)[0]
-        keep = "" if scheme.lower().startswith(("http", "ftp", "ws")) else user
-        if keep and looks_secret_value(keep):
-            keep = ""
-        url = scheme + (keep + "@" if keep else "") + url[m.end() :]
-    return scrub_text(url)[0]
-
 
 def _run(args: list[str]) -> bytes | None:
     """stdout of a tool, or None if it is missing, fails or hangs."""
@@ -346,6 +155,11 @@ def _os() -> dict[str, str]:
             "machine": platform.machine()}
 
 
+__all__ = ["REDACTED", "SCORE_PACKAGES", "argv_redaction", "capture", "captured_env",
+           "git_info", "is_secret_name", "looks_secret_value", "redact_argv", "scrub_run_body",
+           "scrub_text", "strip_url_credentials"]
+
+
 def captured_env(env: Mapping[str, str]) -> dict[str, str]:
     """The allow-listed variables of `env`, minus any whose name or value looks secret."""
     keep = {}
@@ -355,7 +169,7 @@ def captured_env(env: Mapping[str, str]) -> dict[str, str]:
             continue
         if is_secret_name(name) or looks_secret_value(value):
             continue
-        keep[_printable(name)] = _printable(value)
+        keep[printable(name)] = printable(value)
     return dict(sorted(keep.items()))
 
 
@@ -389,19 +203,3 @@ def capture(
         if value is not None:
             out[key] = value
     return out
-
-
-def scrub_run_body(body: dict[str, Any]) -> dict[str, Any]:
-    """Error texts, reasons and notes can carry secrets (URLs with tokens, keys in messages)."""
-    def clean(text: Any) -> Any:
-        return scrub_text(text, env=os.environ)[0] if isinstance(text, str) else text
-
-    out = dict(body)
-    for field in ("reason", "note"):
-        out[field] = clean(out.get(field))
-    oc = out.get("outcomes")
-    if isinstance(oc, dict) and isinstance(oc.get("error"), list):
-        out["outcomes"] = {**oc, "error": [clean(e) for e in oc["error"]]}
-    if isinstance(out.get("reported"), dict) and isinstance(out["reported"].get("error"), str):
-        out["reported"] = {**out["reported"], "error": clean(out["reported"]["error"])}
-    return {k: v for k, v in out.items() if v is not None or k in ("plan", "arm")}

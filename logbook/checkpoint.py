@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from logbook.ed25519_points import L, has_small_order, is_canonical
 from logbook.errors import InputError
 
 __all__ = [
@@ -294,6 +295,8 @@ def verify_note(
     keys: dict[bytes, list[Ed25519PublicKey]] = {}
     for pub in public_raws:
         try:
+            if has_small_order(pub) or not is_canonical(pub):
+                continue  # a weak key verifies nothing
             kh = key_hash(key_name, pub)
             keys.setdefault(kh, []).append(Ed25519PublicKey.from_public_bytes(bytes(pub)))
         except (InputError, ValueError, TypeError):
@@ -305,6 +308,9 @@ def verify_note(
         if len(sig.signature) != _SIGNATURE_SIZE:
             return False
         ok = False
+        if has_small_order(sig.signature[:32]) or \
+                int.from_bytes(sig.signature[32:], "little") >= L:
+            return False  # libsodium's rules: no small-order R, S below the group order
         for pk in keys[sig.key_hash]:
             try:
                 pk.verify(sig.signature, bytes(body))

@@ -1,14 +1,16 @@
 """Checkpoints and proofs of a ledger (DESIGN §4.2): composes ledger, merkle and checkpoint.
 
-* `make_checkpoint` signs the current tree head as a C2SP `tlog-checkpoint` note (origin and
-  key name `logbook/<ledger uuid>`) and keeps it in the store.
+* `make_checkpoint` verifies the ledger, signs its tree head as a C2SP `tlog-checkpoint` note
+  (origin and key name `logbook/<ledger uuid>`) and keeps it in the store.
 * `check_ledger_against` / `check_export_against` are `verify --checkpoint`: the checkpoint's
   signature, its origin, then the ledger's root at the checkpoint's size and a consistency
   proof from there to the current head. A failure is a `checkpoint` finding saying whether
   the ledger was cut, rewritten or forked, or the checkpoint is not validly signed.
-* `inclusion_proof` / `consistency_proof` give the proof JSON of `logbook prove`, read from
-  the stored tree in O(log n) node reads; `parse_proof` and `verify_proof` check it offline
-  (`logbook verify-proof`), with nothing but the proof, the checkpoint and a public key.
+* `inclusion_proof` / `consistency_proof` give the proof JSON of `logbook prove`, from the
+  tree recomputed from the entries' digests (tree_check: a stored tree that disagrees is
+  refused, exit 1); `parse_proof` and `verify_proof` check it offline
+  (`logbook verify-proof`), with nothing but the proof, the checkpoint and a public key
+  (they live in proof_check and are re-exported here).
 
 No SQL here: the ledger's store is reached through its reader methods only.
 """
@@ -17,16 +19,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from logbook import merkle
 from logbook.checkpoint import (
     Checkpoint,
-    NoteSignature,
     parse_checkpoint,
     parse_verifier_key,
     sign_checkpoint,
@@ -35,16 +35,25 @@ from logbook.checkpoint import (
 from logbook.crypto import PublicKey, SigningKey, read_trust
 from logbook.errors import EnvironmentProblem, InputError
 from logbook.findings import Finding
+from logbook.proof_check import (
+    ORIGIN_PREFIX,
+    Parsed,
+    Proof,
+    ProofCheck,
+    entry_digest,
+    origin_of,
+    parse_proof,
+    verify_proof,
+)
+from logbook.tree_check import Tree, recomputed_tree
 from logbook.verify import Result
 
-ORIGIN_PREFIX = "logbook/"
+__all__ = ["ORIGIN_PREFIX", "CheckpointCheck", "Parsed", "Proof", "ProofCheck",
+           "check_export_against", "check_ledger_against", "consistency_proof", "entry_digest",
+           "inclusion_proof", "latest_checkpoint", "make_checkpoint", "origin_of", "parse_proof",
+           "read_checkpoint", "read_trust_key", "verify_proof"]
+
 KeyRow = tuple[str, str, str, int, int | None]
-Parsed = tuple[Checkpoint, list[NoteSignature]]
-
-
-def origin_of(ledger_uuid: str) -> str:
-    """The checkpoint origin (and note key name) of a ledger: `logbook/<uuid>`."""
-    return ORIGIN_PREFIX + ledger_uuid
 
 
 # --- making checkpoints -------------------------------------------------------------------
@@ -52,19 +61,23 @@ def origin_of(ledger_uuid: str) -> str:
 
 def make_checkpoint(ledger: Any, key: SigningKey,
                     publish: Callable[[str], None] | None = None) -> str:
-    """Sign the current tree head with `key` (a valid key of the ledger), store it, return it.
+    """Verify the ledger, then sign its tree head at the size just verified with `key` (a
+    valid key of the ledger), store it, return it. A ledger that does not verify is not
+    signed (exit 1): a checkpoint vouches for the signatures below it (logbook.integrity).
 
     ``publish`` receives the note before it is stored: a note that cannot be written out
     (a full disk) is not kept either, so the audit never counts a checkpoint nobody holds."""
+    from logbook.integrity import check
     from logbook.ledger import now_rfc3339
 
+    size = check(ledger.store).entries
     valid = {fp for fp, _, _, _, revoked in ledger.store.signing_keys() if revoked is None}
     if key.public.fingerprint not in valid:
         raise EnvironmentProblem(
             f"signing key {key.public.fingerprint[:16]}… is not a valid key of this ledger, "
             "so it cannot sign the ledger's checkpoint")
-    size = ledger.size()
-    root = ledger.root(size)
+    tree = recomputed_tree(ledger)  # never the stored tree unchecked
+    root = tree.root(size)  # the size the check above verified
     origin = origin_of(ledger.uuid)
     note = sign_checkpoint(Checkpoint(origin, size, root), origin, key.sign, key.public.raw)
     if publish is not None:
@@ -77,7 +90,7 @@ def read_checkpoint(path: str | Path, option: str = "--checkpoint") -> tuple[str
     """The text of a checkpoint file and its parse; InputError naming the file otherwise."""
     from logbook.files import read_bytes
 
-    data = read_bytes(path, option)
+    data = read_bytes(path, option, limit=64 * 1024, kind="a checkpoint")
     try:
         cp, sigs = parse_checkpoint(data)
     except InputError as exc:
@@ -102,7 +115,10 @@ def read_trust_key(value: str, option: str = "--trust") -> tuple[str, PublicKey 
             _, raw = parse_verifier_key(value.strip())
         except InputError as exc:
             raise InputError(f"{option}: {exc}") from None
-        pk = PublicKey(raw)
+        try:
+            pk = PublicKey.checked(raw, "the verifier key's public key")
+        except InputError as exc:
+            raise InputError(f"{option}: {exc}") from None
         return pk.fingerprint, pk
     return read_trust(value, option)
 
@@ -198,11 +214,9 @@ def _check(result: Result, label: str, parsed: Parsed, ledger_uuid: str | None, 
 def check_ledger_against(ledger: Any, result: Result, checkpoint_path: str,
                          trusted_key: PublicKey | None,
                          trusted: str | None = None) -> CheckpointCheck:
-    """`verify --checkpoint` on a database, after `verify_store` filled `result`."""
-    _, parsed = read_checkpoint(checkpoint_path)
-    fp = trusted_key.fingerprint if trusted_key is not None else trusted
-    return _check(result, checkpoint_path, parsed, result.ledger, len(result.digests),
-                  result.keys, (fp, trusted_key), ledger.store.tree_node)
+    """`verify --checkpoint` on a database, after `verify_store` filled `result`: from the
+    digests verify recomputed from the entries' bytes, never the stored tree."""
+    return check_export_against(result, checkpoint_path, trusted_key, trusted)
 
 
 def check_export_against(result: Result, checkpoint_path: str,
@@ -228,178 +242,35 @@ def check_export_against(result: Result, checkpoint_path: str,
 # --- proofs from the stored tree ----------------------------------------------------------
 
 
-def inclusion_proof(ledger: Any, index: int, size: int) -> dict[str, Any]:
+def _source(ledger: Any, tree: Tree | None) -> tuple[int, merkle.GetNode]:
+    """(size, node reader): the checked tree `logbook prove` passes, else the stored tree
+    (O(log n) node reads, for callers that checked it themselves)."""
+    return (tree.size, tree.node) if tree is not None else (ledger.size(),
+                                                            ledger.store.tree_node)
+
+
+def inclusion_proof(ledger: Any, index: int, size: int,
+                    tree: Tree | None = None) -> dict[str, Any]:
     """The inclusion proof JSON of entry `index` in the tree of `size` entries."""
-    if not 0 <= index < size <= ledger.size():
+    have, get = _source(ledger, tree)
+    if not 0 <= index < size <= have:
         raise InputError(f"entry {index} is not in a tree of {size} entries")
     stored = ledger.store.entry(index)
     if stored is None:  # pragma: no cover - index < size <= ledger.size()
         raise InputError(f"there is no entry {index}")
-    get = ledger.store.tree_node
     return {"ledger": ledger.uuid, "index": index, "size": size, "leaf": stored.digest,
             "root": merkle.root_from_nodes(size, get).hex(),
             "path": [h.hex() for h in merkle.inclusion_proof_from_nodes(index, size, get)]}
 
 
-def consistency_proof(ledger: Any, old_size: int, size: int) -> dict[str, Any]:
+def consistency_proof(ledger: Any, old_size: int, size: int,
+                      tree: Tree | None = None) -> dict[str, Any]:
     """The consistency proof JSON from the tree of `old_size` entries to that of `size`."""
-    if not 0 < old_size <= size <= ledger.size():
+    have, get = _source(ledger, tree)
+    if not 0 < old_size <= size <= have:
         raise InputError(f"no consistency proof from size {old_size} to size {size} "
-                         f"(the ledger has {ledger.size()} entries)")
-    get = ledger.store.tree_node
+                         f"(the ledger has {have} entries)")
     return {"ledger": ledger.uuid, "old_size": old_size,
             "old_root": merkle.root_from_nodes(old_size, get).hex(), "size": size,
             "root": merkle.root_from_nodes(size, get).hex(),
             "path": [h.hex() for h in merkle.consistency_proof_from_nodes(old_size, size, get)]}
-
-
-# --- checking a proof offline -------------------------------------------------------------
-
-_INCLUSION = ("ledger", "index", "size", "leaf", "root", "path")
-_CONSISTENCY = ("ledger", "old_size", "old_root", "size", "root", "path")
-
-
-@dataclass(frozen=True)
-class Proof:
-    """A parsed proof: kind "inclusion" (index, leaf) or "consistency" (old_size, old_root)."""
-
-    kind: str
-    ledger: str
-    size: int
-    root: bytes
-    path: list[bytes]
-    index: int = 0
-    leaf: bytes = b""
-    old_size: int = 0
-    old_root: bytes = b""
-
-
-def _hash(value: Any, where: str) -> bytes:
-    if not isinstance(value, str) or len(value) != 64 or value.lower() != value:
-        raise InputError(f"{where} must be 64 lowercase hex digits")
-    try:
-        return bytes.fromhex(value)
-    except ValueError:
-        raise InputError(f"{where} must be 64 lowercase hex digits") from None
-
-
-def _size(value: Any, where: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise InputError(f"{where} must be a non-negative integer")
-    return value
-
-
-def parse_proof(value: Any, source: str) -> Proof:
-    """A proof JSON value as `logbook prove --json` prints it; InputError naming the field."""
-    if not isinstance(value, dict):
-        raise InputError(f"{source}: a proof must be a JSON object")
-    kind, fields = ("consistency", _CONSISTENCY) if "old_size" in value else \
-        ("inclusion", _INCLUSION)
-    for name in fields:
-        if name not in value:
-            raise InputError(f"{source}: {name} is required in an {kind} proof")
-    extra = sorted(set(value) - set(fields))
-    if extra:
-        raise InputError(f"{source}: {extra[0]!r} is not a field of an {kind} proof")
-    if not isinstance(value["ledger"], str) or not value["ledger"]:
-        raise InputError(f"{source}: ledger must be the ledger's uuid")
-    if not isinstance(value["path"], list):
-        raise InputError(f"{source}: path must be a list of hashes")
-    path = [_hash(h, f"{source}: path[{i}]") for i, h in enumerate(value["path"])]
-    common = {"ledger": value["ledger"], "size": _size(value["size"], f"{source}: size"),
-              "root": _hash(value["root"], f"{source}: root"), "path": path}
-    if kind == "inclusion":
-        return Proof("inclusion", index=_size(value["index"], f"{source}: index"),
-                     leaf=_hash(value["leaf"], f"{source}: leaf"), **common)
-    return Proof("consistency", old_size=_size(value["old_size"], f"{source}: old_size"),
-                 old_root=_hash(value["old_root"], f"{source}: old_root"), **common)
-
-
-def entry_digest(value: Any, source: str) -> tuple[bytes, dict[str, Any]]:
-    """The digest of an entry given as an exported line `{seq, digest, signature, entry}` (or
-    `logbook show --json`) or as a bare envelope, recomputed from its canonical bytes."""
-    from logbook.canonical import canonical_bytes
-
-    envelope = value.get("entry") if isinstance(value, dict) and "entry" in value else value
-    if not isinstance(envelope, dict):
-        raise InputError(f"{source}: an entry must be a JSON object (an exported line or an "
-                         "envelope)")
-    for name in ("v", "ledger", "seq", "prev", "kind", "signer", "body"):
-        if name not in envelope:
-            raise InputError(f"{source}: the envelope has no {name} field")
-    try:
-        raw = canonical_bytes(envelope)
-    except InputError as exc:
-        raise InputError(f"{source}: {exc}") from None
-    return hashlib.sha256(raw).digest(), envelope
-
-
-@dataclass
-class ProofCheck:
-    """The outcome of `verify_proof`: every failure, and what was checked."""
-
-    proof: Proof
-    failures: list[str] = field(default_factory=list)
-    signature_checked: bool = False
-    entry_checked: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return not self.failures
-
-
-def _binds(check: ProofCheck, parsed: Parsed, label: str, size: int, root: bytes,
-           trusted_key: PublicKey | None) -> None:
-    """Whether checkpoint `label` is this ledger's, at this size and root, and signed."""
-    cp, _ = parsed
-    fail = check.failures.append
-    if cp.origin != origin_of(check.proof.ledger):
-        fail(f"{label} is for origin {cp.origin!r}, but the proof is about ledger "
-             f"{check.proof.ledger}")
-    if cp.size != size:
-        fail(f"{label} has size {cp.size}, but the proof is for size {size}")
-    if cp.root != root:
-        fail(f"{label} has root {cp.root.hex()[:16]}…, but the proof's is {root.hex()[:16]}…")
-    if trusted_key is not None and not verify_checkpoint_signature(parsed, [trusted_key.raw]):
-        fail(f"{label} is not signed by the trusted key {trusted_key.fingerprint[:16]}… "
-             f"(as key name {cp.origin!r})")
-
-
-def verify_proof(proof: Proof, checkpoint: Parsed, trusted_key: PublicKey | None = None,
-                 entry: tuple[bytes, dict[str, Any]] | None = None,
-                 old_checkpoint: Parsed | None = None,
-                 label: Callable[[str], str] = lambda s: s) -> ProofCheck:
-    """Check a proof against a checkpoint, offline (RFC 9162 §2.1.3.2 and §2.1.4.2).
-
-    With `trusted_key` the checkpoints' signatures are checked too; with `entry` (digest and
-    envelope) the leaf must be that entry's digest, at its seq, in this ledger.
-    """
-    check = ProofCheck(proof, signature_checked=trusted_key is not None)
-    fail = check.failures.append
-    _binds(check, checkpoint, label("the checkpoint"), proof.size, proof.root, trusted_key)
-    if proof.kind == "inclusion":
-        if not merkle.verify_inclusion(proof.leaf, proof.index, proof.size, proof.path,
-                                       proof.root):
-            fail(f"the inclusion path does not lead from leaf {proof.index} to the root of "
-                 f"the tree of {proof.size} entries")
-        if entry is not None:
-            check.entry_checked = True
-            digest, envelope = entry
-            if digest != proof.leaf:
-                fail(f"the entry's digest {digest.hex()[:16]}… is not the proof's leaf "
-                     f"{proof.leaf.hex()[:16]}…")
-            if envelope.get("seq") != proof.index:
-                fail(f"the entry's seq {envelope.get('seq')!r} is not the proof's index "
-                     f"{proof.index}")
-            if envelope.get("ledger") != proof.ledger:
-                fail(f"the entry belongs to ledger {envelope.get('ledger')!r}, not "
-                     f"{proof.ledger}")
-        return check
-    if old_checkpoint is not None:
-        _binds(check, old_checkpoint, label("the old checkpoint"), proof.old_size,
-               proof.old_root, trusted_key)
-    if not merkle.verify_consistency(proof.old_size, proof.size, proof.old_root, proof.root,
-                                     proof.path):
-        fail(f"the consistency proof does not show the tree of {proof.old_size} entries is "
-             f"a prefix of the tree of {proof.size}")
-    return check

@@ -43,9 +43,15 @@ class PublicKey:
         return base64.b64encode(self.raw).decode()
 
     def verify(self, signature: bytes, message: bytes) -> bool:
+        """libsodium's rules (no small-order key or R, a canonical key and S), then the
+        verification equation."""
         from cryptography.exceptions import InvalidSignature
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+        from logbook.ed25519_points import signature_problem
+
+        if signature_problem(self.raw, signature) is not None:
+            return False
         try:
             Ed25519PublicKey.from_public_bytes(self.raw).verify(signature, message)
         except (InvalidSignature, ValueError):
@@ -54,13 +60,29 @@ class PublicKey:
 
     @classmethod
     def from_b64(cls, text: str) -> PublicKey:
+        """A public key as it enters (a file, an argument): refused unless it is a usable
+        Ed25519 key (not of small order, canonical, on the curve, in the prime subgroup)."""
         try:
             raw = base64.b64decode(text, validate=True)
         except (binascii.Error, ValueError) as exc:
             raise InputError(f"public key {text!r} is not valid base64") from exc
         if len(raw) != 32:
             raise InputError(f"public key must be 32 bytes, got {len(raw)}")
+        return cls.checked(raw)
+
+    @classmethod
+    def checked(cls, raw: bytes, where: str = "public key") -> PublicKey:
+        """``raw`` as a key, or WeakKey (exit 2) saying why no ledger may take it."""
+        from logbook.ed25519_points import public_key_problem
+
+        problem = public_key_problem(raw)
+        if problem is not None:
+            raise WeakKey(f"{where} is refused: {problem}")
         return cls(raw)
+
+
+class WeakKey(InputError):
+    """A public key no ledger may take: of small order, non-canonical or off the curve."""
 
 
 class SigningKey:
@@ -104,9 +126,10 @@ class SigningKey:
         self.path = path
 
     @classmethod
-    def read(cls, path: Path, what: str = "key file") -> SigningKey:
+    def read(cls, path: Path, what: str = "key file", for_signing: bool = True) -> SigningKey:
         """The key in ``path``: a missing or unreadable file is the environment's problem
-        (exit 3); a directory, a binary or a malformed file is bad input (exit 2)."""
+        (exit 3); a directory, a binary or a malformed file is bad input (exit 2). For
+        signing, a key file that others can read or write is refused (exit 3), as ssh does."""
         from logbook.files import read_text
 
         not_key = "a logbook private key"
@@ -125,7 +148,24 @@ class SigningKey:
                              "Ed25519 seed")
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+        if for_signing:  # a key it is, but one others may have read: not for signing
+            _private_enough(path, what)
         return cls(Ed25519PrivateKey.from_private_bytes(seed), path)
+
+
+def _private_enough(path: Path, what: str) -> None:
+    """EnvironmentProblem when the key file at ``path`` is open to its group or others."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return  # reading it says what is wrong
+    if stat.S_ISREG(st.st_mode) and st.st_mode & 0o077:
+        raise EnvironmentProblem(
+            f"{what} {path} can be read or written by others (mode "
+            f"{stat.S_IMODE(st.st_mode):04o}), so it is not used to sign: run `chmod 600 "
+            f"{path}`")
 
 
 # a key file is two short lines, a public-key file four: anything this large was named by mistake
@@ -155,8 +195,9 @@ def load_or_create_key() -> tuple[SigningKey, bool]:
     return key, True
 
 
-def load_key() -> SigningKey:
-    """For every command that writes: the key must exist (exit 3 otherwise)."""
+def load_key(for_signing: bool = True) -> SigningKey:
+    """For every command that writes: the key must exist (exit 3 otherwise), and be private
+    to its owner when it will sign."""
     path = default_key_path()
     if not path.exists():
         env = os.environ.get("LOGBOOK_KEY")
@@ -170,7 +211,7 @@ def load_key() -> SigningKey:
             f"signing key {path} {named} does not exist: `logbook init` or `logbook keys new` "
             "creates one"
         )
-    return SigningKey.read(path, key_path_name())
+    return SigningKey.read(path, key_path_name(), for_signing=for_signing)
 
 
 def public_key_text(key: PublicKey, name: str = "") -> str:
@@ -201,6 +242,8 @@ def read_trust(value: str, option: str = "--trust") -> tuple[str, PublicKey | No
         raise InputError(f"{option} {value} is not {not_key}")
     try:
         pk = PublicKey.from_b64(lines[0])
+    except WeakKey as exc:
+        raise InputError(f"{option} {value}: the {exc}") from None
     except InputError:
         raise InputError(f"{option} {value} is not {not_key}: its key is not 32 bytes of "
                          "base64") from None

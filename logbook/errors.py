@@ -28,3 +28,7 @@ class CheckFailed(LogbookError):
     """A check ran and found a problem (exit 1)."""
 
     exit_code = 1
+
+
+class StorageDamaged(CheckFailed):
+    """The ledger file is damaged: a table is missing or SQLite cannot read it (exit 1)."""

@@ -1,8 +1,10 @@
 """Files named by the user: one sentence naming the file when it cannot be read or written.
 
-Reading: ``read_bytes`` / ``read_text``. Writing: ``atomic_writer`` / ``write_atomic`` (the file
-is whole or absent: a temporary file in the same folder, renamed over the target, removed on any
-failure) and ``write_new`` (exclusive creation, for key files that are never overwritten).
+Reading: ``read_bytes`` / ``read_text``. Writing: ``atomic_writer`` / ``write_atomic`` (a
+regular file is whole or absent: a temporary file in the same folder, synced, renamed over the
+target, removed on any failure; a symlink is followed and its target written so; a character
+device or FIFO is written through, never replaced) and ``write_new`` (exclusive creation, for key
+files that are never overwritten).
 
 A path that is a directory, lies in a folder that does not exist, or holds the wrong content is
 bad input (InputError, exit 2); a folder or medium that refuses the write (permission denied,
@@ -13,84 +15,59 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import secrets
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TextIO
 
 from logbook.errors import EnvironmentProblem, InputError, LogbookError
+from logbook.reading import (
+    bounded_lines,
+    max_input_bytes,
+    on_disk,
+    read_bytes,
+    read_stdin,
+    read_text,
+    read_timeout,
+)
+
+__all__ = ["Output", "atomic_writer", "bounded_lines", "check_writable", "max_input_bytes",
+           "on_disk", "read_bytes", "read_stdin", "read_text", "read_timeout", "write_atomic",
+           "write_error", "write_new"]
 
 # errors of the machine rather than of the path the user named
 _ENVIRONMENT_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC,
                                  errno.EDQUOT, errno.EIO})
 
 
-_ESCAPED_BYTE = re.compile(r"\\x([89a-f][0-9a-f])")
-
-
-def on_disk(path: str | Path) -> str | Path:
-    """``path``, or the file it names when the command line escaped bytes that are not UTF-8.
-
-    cli.main turns such argv bytes into ``\\xNN`` text (so that text can enter entries); a
-    file whose name holds them is then found by undoing exactly that escape, when the path as
-    written does not exist.
-    """
-    text = str(path)
-    if "\\x" not in text or Path(path).exists():
-        return path
-    raw = _ESCAPED_BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), text)
-    return raw if Path(raw).exists() else path
-
-
-def read_bytes(path: str | Path, what: str = "file", *, limit: int | None = None,
-               kind: str | None = None, missing: type[LogbookError] = InputError,
-               unreadable: type[LogbookError] = InputError) -> bytes:
-    """The file's bytes; InputError (exit 2) naming ``what`` and the path otherwise.
-
-    ``limit`` refuses a file larger than that many bytes (a key file named by mistake as
-    /dev/zero or a binary); ``kind`` (e.g. "a logbook private key") is what the refusal says
-    the file is not; ``missing`` and ``unreadable`` choose the error for a file that does not
-    exist or cannot be read (a key file the environment should provide: exit 3).
-    """
+def _resolved(path: str | Path, what: str) -> tuple[Path, os.stat_result | None]:
+    """The file ``path`` names once symlinks are followed, and its stat (None when absent)."""
+    real = Path(os.path.realpath(path))
     try:
-        with open(on_disk(path), "rb") as fh:
-            data = fh.read() if limit is None else fh.read(limit + 1)
+        return real, os.stat(real)
     except FileNotFoundError:
-        raise missing(f"{what} {path} does not exist") from None
-    except IsADirectoryError:
-        raise InputError(f"{what} {path} is a directory") from None
-    except NotADirectoryError:
-        raise InputError(f"{what} {path} does not exist: a part of it is not a folder") from None
+        return real, None
     except OSError as exc:
-        raise unreadable(f"{what} {path} cannot be read: {exc.strerror}") from None
-    if limit is not None and len(data) > limit:
-        why = f"it is larger than {limit} bytes"
-        raise InputError(f"{what} {path} is not {kind} ({why})" if kind else
-                         f"{what} {path} is too large ({why})")
-    return data
-
-
-def read_text(path: str | Path, what: str = "file", *, limit: int | None = None,
-              kind: str | None = None, missing: type[LogbookError] = InputError,
-              unreadable: type[LogbookError] = InputError) -> str:
-    """The file's UTF-8 text (see ``read_bytes``); InputError naming it for a binary file."""
-    data = read_bytes(path, what, limit=limit, kind=kind, missing=missing,
-                      unreadable=unreadable)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{what} {path} is not {kind or 'a text file'} (it is not UTF-8 "
-                         "text)") from None
+        if exc.errno == errno.ELOOP:
+            raise InputError(f"{what} {path} cannot be written: it is a loop of symlinks") \
+                from None
+        return real, None
 
 
 def _path_problem(path: str | Path, what: str) -> InputError | None:
-    """What is wrong with ``path`` as an output before writing: a directory, or a folder that
-    does not exist or is not a folder; None when the path looks writable."""
-    target = Path(path)
-    if target.is_dir():
+    """What is wrong with ``path`` as an output before writing: a directory, a special file
+    that cannot be written through, or a folder that does not exist or is not a folder; None
+    when the path looks writable. A symlink is judged by the file it points to."""
+    target, st = _resolved(path, what)
+    if st is not None and stat.S_ISDIR(st.st_mode):
         return InputError(f"{what} {path} is a directory")
+    if st is not None and not (stat.S_ISREG(st.st_mode) or stat.S_ISCHR(st.st_mode)
+                               or stat.S_ISFIFO(st.st_mode)):
+        kind = "a block device" if stat.S_ISBLK(st.st_mode) else (
+            "a socket" if stat.S_ISSOCK(st.st_mode) else "a special file")
+        return InputError(f"{what} {path} is {kind}: name a regular file, a character "
+                          "device or a FIFO")
     folder = target.parent
     if not folder.exists():
         return InputError(f"{what} {path} cannot be written: folder {folder} does not exist")
@@ -112,47 +89,141 @@ def write_error(exc: OSError, path: str | Path, what: str) -> LogbookError:
 
 
 def check_writable(path: str | Path, what: str = "file") -> None:
-    """Refuse, before anything is done, an output path that is a directory or whose folder
-    does not exist (the checks that need no write)."""
+    """Refuse, before anything is done, an output path that is a directory, a block device or
+    socket, or whose folder does not exist (the checks that need no write)."""
     problem = _path_problem(path, what)
     if problem is not None:
         raise problem
 
 
-@contextmanager
-def atomic_writer(path: str | Path, what: str = "file") -> Iterator[TextIO]:
-    """A text file (UTF-8, ``\\n`` line ends) that replaces ``path`` when the block ends.
+# what fsync says of a file that has nothing to sync (a character device, a pipe)
+_NO_SYNC_ERRNOS = frozenset({errno.EINVAL, errno.EROFS, errno.ENOTSUP, errno.EBADF})
+_BUFFER = 1 << 20
 
-    The temporary file is created on entry, so a path that cannot be written is refused before
-    the block runs; if the block or the write fails, the temporary file is removed and ``path``
-    is left as it was.
+
+class Output:
+    """An output being written: ``write`` text (UTF-8, ``\\n`` kept) or ``write_bytes``, then
+    ``commit`` (which ``atomic_writer`` calls at the end of its block if the caller did not).
+
+    A regular file is a temporary file beside the target, synced and renamed over it at
+    commit; a character device or FIFO is written through (no rename) and synced where it can
+    be. Every failed write is one sentence naming the path (exit 2, or 3 for a full disk).
     """
+
+    def __init__(self, fd: int, path: str | Path, what: str, tmp: Path | None,
+                 target: Path) -> None:
+        self._fd: int | None = fd
+        self.path, self.what, self.tmp, self.target = path, what, tmp, target
+        self._buf = bytearray()
+        self.committed = False
+
+    def write(self, text: str) -> None:
+        self.write_bytes(text.encode("utf-8"))
+
+    def write_bytes(self, data: bytes) -> None:
+        self._buf += data
+        if len(self._buf) >= _BUFFER:
+            self._flush()
+
+    def _flush(self) -> None:
+        assert self._fd is not None, "the output is closed"
+        view = memoryview(self._buf)
+        try:
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError as exc:
+            raise write_error(exc, self.path, self.what) from None
+        finally:
+            view.release()
+        self._buf.clear()
+
+    def commit(self) -> None:
+        """Write out, sync and (for a regular file) rename into place: after this returns the
+        bytes are on the medium, so what depends on them may be kept."""
+        if self.committed:
+            return
+        self._flush()
+        assert self._fd is not None
+        try:
+            os.fsync(self._fd)
+        except OSError as exc:
+            if self.tmp is not None or exc.errno not in _NO_SYNC_ERRNOS:
+                raise write_error(exc, self.path, self.what) from None
+        self.close()
+        if self.tmp is not None:
+            try:
+                os.replace(self.tmp, self.target)
+            except OSError as exc:
+                raise write_error(exc, self.path, self.what) from None
+            _sync_folder(self.target.parent)
+        self.committed = True
+
+    def close(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            with suppress(OSError):
+                os.close(fd)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (best effort: some file systems cannot)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _open_output(path: str | Path, what: str) -> Output:
+    """The Output for ``path``: see ``atomic_writer``."""
     check_writable(path, what)
-    target = Path(path)
+    target, st = _resolved(path, what)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        # a character device or FIFO: written through. A FIFO is opened without blocking, so
+        # one that nobody reads is refused rather than waited on for ever
+        fifo = stat.S_ISFIFO(st.st_mode)
+        try:
+            fd = os.open(target, os.O_WRONLY | (os.O_NONBLOCK if fifo else 0))
+        except OSError as exc:
+            if fifo and exc.errno == errno.ENXIO:
+                raise InputError(f"{what} {path} is a FIFO that nobody is reading") from None
+            raise write_error(exc, path, what) from None
+        if fifo:
+            os.set_blocking(fd, True)
+        return Output(fd, path, what, None, target)
     tmp = target.parent / f".logbook-{os.getpid()}-{secrets.token_hex(6)}.tmp"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except OSError as exc:
         raise write_error(exc, path, what) from None
-    done = False
-    fh = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+    return Output(fd, path, what, tmp, target)
+
+
+@contextmanager
+def atomic_writer(path: str | Path, what: str = "file") -> Iterator[Output]:
+    """An Output that replaces ``path`` when the block ends (or when it is committed).
+
+    A regular file (or a new one) is written atomically: a temporary file in the same folder,
+    synced, renamed over it; a symlink is followed and the file it points to is written so. A
+    character device or a FIFO is written through, never replaced; a FIFO nobody reads, a
+    block device or a socket is refused (exit 2). The output is opened on entry, so a path
+    that cannot be written is refused before the block runs; if the block or the write fails,
+    the temporary file is removed and ``path`` is left as it was.
+    """
+    out = _open_output(path, what)
     try:
-        yield fh
-        try:
-            fh.flush()
-            os.fsync(fh.fileno())
-            fh.close()
-            os.replace(tmp, target)
-        except OSError as exc:
-            raise write_error(exc, path, what) from None
-        done = True
+        yield out
+        out.commit()
     finally:
-        if not fh.closed:
+        out.close()
+        if not out.committed and out.tmp is not None:
             with suppress(OSError):
-                fh.close()
-        if not done:
-            with suppress(OSError):
-                tmp.unlink()
+                out.tmp.unlink()
 
 
 def write_atomic(path: str | Path, text: str, what: str = "file") -> None:
@@ -161,21 +232,39 @@ def write_atomic(path: str | Path, text: str, what: str = "file") -> None:
         fh.write(text)
 
 
+def make_private_folders(folder: Path, what: str, path: str | Path) -> None:
+    """Create ``folder`` and any missing parents mode 0700, whatever the umask (a key's
+    folder: nobody else may list or replace the keys in it)."""
+    missing = []
+    here = folder
+    while not here.exists():
+        missing.append(here)
+        if here.parent == here:
+            break
+        here = here.parent
+    try:
+        for created in reversed(missing):
+            created.mkdir(mode=0o700)
+            os.chmod(created, 0o700)  # mkdir's mode is cut by the umask; this is not
+    except FileExistsError:
+        pass  # another process made it meanwhile
+    except OSError as exc:
+        cls = EnvironmentProblem if exc.errno in _ENVIRONMENT_ERRNOS else InputError
+        raise cls(f"{what} {path} cannot be written: folder {folder} cannot be "
+                  f"created ({exc.strerror})") from None
+
+
 def write_new(path: str | Path, text: str, what: str = "file", *, mode: int = 0o600,
               parents: bool = False) -> None:
-    """Create ``path`` holding ``text``, refusing to overwrite it; removed again on failure.
+    """Create ``path`` holding ``text`` with exactly ``mode`` (whatever the umask), refusing
+    to overwrite it; removed again on failure.
 
-    ``parents`` creates missing folders (the default key's folder); otherwise a path in a
-    folder that does not exist is refused.
+    ``parents`` creates missing folders, mode 0700 (the default key's folder); otherwise a
+    path in a folder that does not exist is refused.
     """
     target = Path(path)
     if parents:
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            cls = EnvironmentProblem if exc.errno in _ENVIRONMENT_ERRNOS else InputError
-            raise cls(f"{what} {path} cannot be written: folder {target.parent} cannot be "
-                      f"created ({exc.strerror})") from None
+        make_private_folders(target.parent, what, path)
     check_writable(path, what)
     try:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
@@ -184,6 +273,7 @@ def write_new(path: str | Path, text: str, what: str = "file", *, mode: int = 0o
     except OSError as exc:
         raise write_error(exc, path, what) from None
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             fh.flush()

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from logbook import canonical, crypto, derive, merkle
-from logbook.errors import EnvironmentProblem, InputError
+from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
 from logbook.store import Store, StoredEntry, Txn
 
 LEDGER_DIR = ".logbook"
@@ -48,7 +48,17 @@ class Entry:
 
     @classmethod
     def from_stored(cls, s: StoredEntry) -> Entry:
-        return cls(s.seq, s.digest, orjson.loads(s.entry), s.signature, bytes(s.entry))
+        return cls(s.seq, s.digest, parse_stored(s), s.signature, bytes(s.entry))
+
+
+def parse_stored(s: StoredEntry) -> Any:
+    """The envelope of a stored entry; exit 1 with one sentence when its bytes are not JSON
+    (a damaged file: `verify` says what else is wrong with it)."""
+    try:
+        return orjson.loads(s.entry)
+    except orjson.JSONDecodeError:
+        raise StorageDamaged(f"entry {s.seq} is damaged: its stored bytes are not JSON "
+                             "(`logbook verify` lists what is wrong)") from None
 
 
 def now_rfc3339() -> str:
@@ -168,8 +178,11 @@ class Ledger:
         return digest
 
     def get(self, ref: str) -> Entry:
-        stored = self.store.entry_by_digest(self.resolve(ref))
-        assert stored is not None
+        digest = self.resolve(ref)
+        stored = self.store.entry_by_digest(digest)
+        if stored is None:  # @SEQ found a row whose digest column is damaged
+            raise StorageDamaged(f"{ref}: the entry's stored digest {digest[:16]!r} is damaged "
+                                 "(`logbook verify` lists what is wrong)")
         return Entry.from_stored(stored)
 
     def entries(self) -> Iterator[Entry]:
@@ -194,10 +207,10 @@ class Ledger:
         stored = self.store.entry_by_digest(plan_digest)
         if stored is None:
             raise InputError(f"no plan {plan_digest}")
-        plan = orjson.loads(stored.entry)["body"]
+        plan = parse_stored(stored)["body"]
         amendments = self.store.entries_where("amendment", plan_digest)
         withdrawn = self.store.retractions_of([s.digest for s in amendments])
-        changes = [orjson.loads(s.entry)["body"]["changes"] for s in amendments
+        changes = [parse_stored(s)["body"]["changes"] for s in amendments
                    if s.digest not in withdrawn and s.digest != without]
         return apply_amendments(plan, changes)
 
@@ -221,10 +234,13 @@ class Ledger:
             prior = self.store.once_digest(once)
             if prior is not None:
                 return [self.get(prior)]
+        from logbook.limits import check_value_depth
+
         resolved = []
         for i, (kind, body) in enumerate(drafts):
             where = f"draft {i + 1}: " if len(drafts) > 1 else ""
             try:
+                check_value_depth(body, "body")
                 body = self._resolve_refs(kind, body)
                 validate_body(kind, body)
             except InputError as exc:
@@ -282,6 +298,9 @@ class Ledger:
                     "prev": prev or canonical.ZERO_DIGEST, "ts": now_rfc3339(), "kind": kind,
                     "signer": key.public.fingerprint, "body": body}
         raw = canonical.canonical_bytes(envelope)
+        from logbook.limits import check_entry_size
+
+        check_entry_size(len(raw))
         digest_b = canonical.digest_bytes(raw)
         digest = digest_b.hex()
         signature = base64.b64encode(key.sign(canonical.signing_input(digest_b))).decode()
@@ -330,7 +349,12 @@ class Ledger:
 
         def rows(txn: Txn) -> None:
             for stored in self.store.entries():
-                env = orjson.loads(stored.entry)
+                env = parse_stored(stored)
+                if canonical.digest_bytes(stored.entry).hex() != stored.digest:
+                    raise StorageDamaged(
+                        f"entry {stored.seq} is damaged: its bytes do not hash to its stored "
+                        "digest, so the derived tables cannot be rebuilt from it (`logbook "
+                        "verify` lists what is wrong)")
                 txn.insert_index(derive.index_row(stored.seq, stored.digest, env))
                 oc = derive.outcome_row(stored.seq, env)
                 if oc is not None:

@@ -69,6 +69,10 @@ def check_state(ledger: Ledger, txn: Txn, kind: str, body: dict[str, Any], size:
             expect(store, r, "run", f"body.runs[{i}]")
     elif kind == "key":
         _key_change(store, body)
+    elif kind == "genesis":
+        for i, k in enumerate(body.get("keys") or []):
+            crypto.PublicKey.checked(base64.b64decode(k["public"]), f"body.keys[{i}].public: "
+                                     "the key")
 
 
 def expect(store: Store, digest: str, kind: str | None, field: str) -> tuple[int, str]:
@@ -165,7 +169,10 @@ def _retractable(store: Store, target: str) -> None:
 
 
 def _key_change(store: Store, body: dict[str, Any]) -> None:
-    fp = crypto.fingerprint(base64.b64decode(body["public"]))
+    raw = base64.b64decode(body["public"])
+    if body["action"] == "add":
+        crypto.PublicKey.checked(raw, "body.public: the key")
+    fp = crypto.fingerprint(raw)
     known = {k[0]: k for k in store.signing_keys()}
     if body["action"] == "add" and fp in known:
         raise InputError("body.public: this key is already registered in the ledger")

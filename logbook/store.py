@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from logbook.derive import INDEX_COLUMNS, OUTCOME_COLUMNS
-from logbook.errors import EnvironmentProblem, InputError
+from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
 from logbook.merkle import leaf_hash
-from logbook.store_schema import MIGRATIONS
+from logbook.store_conn import cannot_make_shm, connect_read, connect_write
+from logbook.store_schema import DERIVED_SCHEMA, MIGRATIONS
 from logbook.store_summaries import StoredEntry, Summaries
 from logbook.store_txn import Txn
 
@@ -30,15 +31,8 @@ FAULT_ENV = "LOGBOOK_TEST_FAULT"
 MAX_LOCK_WAIT = 86_400.0  # a day: longer is a typo (and SQLite needs a finite wait)
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
-
-
-def _connect(path: Path, readonly: bool, timeout: float) -> sqlite3.Connection:
-    if readonly:
-        uri = f"file:{path}?mode=ro"
-        conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
-    else:
-        conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None)
-    return conn
+# the stored bytes whatever SQLite type they were stored as (TEXT in an altered file)
+ENTRY_COLUMNS = "seq, digest, CAST(entry AS BLOB), signature"
 
 
 def lock_timeout() -> float:
@@ -76,7 +70,7 @@ class Store(Summaries):
         timeout = lock_timeout()
         if not create and path.is_file() and path.stat().st_size == 0:
             raise EnvironmentProblem(f"{path} is an empty file, not a logbook ledger")
-        conn = _connect(path, False, timeout)
+        conn = connect_write(path, timeout)
         try:
             if not create and not _is_ledger(conn):
                 raise EnvironmentProblem(f"{path} is an SQLite database but not a logbook "
@@ -88,9 +82,10 @@ class Store(Summaries):
         except sqlite3.OperationalError as exc:
             conn.close()
             raise _environment(exc, path) from exc
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, StorageDamaged) as exc:
             conn.close()
-            raise EnvironmentProblem(f"{path} is not a logbook ledger ({exc})") from exc
+            raise EnvironmentProblem(f"{path} is not a logbook ledger ({_cause(exc)})") \
+                from exc
         except BaseException:
             conn.close()
             raise
@@ -100,13 +95,14 @@ class Store(Summaries):
     def open_read(cls, path: Path) -> Store:
         if not path.exists():
             raise EnvironmentProblem(f"no ledger at {path}")
-        conn = _connect(path, True, lock_timeout())
+        conn = connect_read(path, lock_timeout())
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             known = _is_ledger(conn)
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, StorageDamaged) as exc:
             conn.close()
-            raise EnvironmentProblem(f"{path} is not a logbook ledger ({exc})") from exc
+            raise EnvironmentProblem(f"{path} is not a logbook ledger ({_cause(exc)})") \
+                from exc
         if not known:
             conn.close()
             raise EnvironmentProblem(f"{path} is not a logbook ledger (it has no entries table)")
@@ -170,6 +166,20 @@ class Store(Summaries):
             self._rollback()
             raise
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction: every read inside sees the ledger as it was at the first
+        one, whatever is appended meanwhile (a WAL reader never blocks the writers)."""
+        if self.conn.in_transaction:  # already inside one (or inside an append)
+            yield
+            return
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+
     def _rollback(self) -> None:
         if self.conn.in_transaction:
             self.conn.execute("ROLLBACK")
@@ -183,12 +193,12 @@ class Store(Summaries):
 
     def entry(self, seq: int) -> StoredEntry | None:
         row = self.conn.execute(
-            "SELECT seq, digest, entry, signature FROM entries WHERE seq = ?", (seq,)).fetchone()
+            f"SELECT {ENTRY_COLUMNS} FROM entries WHERE seq = ?", (seq,)).fetchone()
         return StoredEntry(*row) if row else None
 
     def entry_by_digest(self, digest: str) -> StoredEntry | None:
-        row = self.conn.execute("SELECT seq, digest, entry, signature FROM entries "
-                                "WHERE digest = ?", (digest,)).fetchone()
+        row = self.conn.execute(f"SELECT {ENTRY_COLUMNS} FROM entries WHERE digest = ?",
+                                (digest,)).fetchone()
         return StoredEntry(*row) if row else None
 
     def digests_with_prefix(self, prefix: str, limit: int = 2) -> list[str]:
@@ -200,7 +210,7 @@ class Store(Summaries):
     def entries(self, start: int = 0, stop: int | None = None,
                 batch: int = 2000) -> Iterator[StoredEntry]:
         """Every stored entry in seq order (raw rows: gaps and all, for verify)."""
-        sql = "SELECT seq, digest, entry, signature FROM entries WHERE seq >= ?"
+        sql = f"SELECT {ENTRY_COLUMNS} FROM entries WHERE seq >= ?"
         args: list[Any] = [start]
         if stop is not None:
             sql += " AND seq < ?"
@@ -210,9 +220,11 @@ class Store(Summaries):
             for row in rows:
                 yield StoredEntry(*row)
 
-    def raw_entries(self, batch: int = 2000) -> Iterator[tuple[int, str, bytes, str]]:
-        """(seq, digest, canonical bytes, signature) of every stored entry, in seq order."""
-        cur = self.conn.execute("SELECT seq, digest, entry, signature FROM entries ORDER BY seq")
+    def raw_entries(self, batch: int = 2000) -> Iterator[tuple[int, str, bytes, str, str]]:
+        """(seq, digest, stored bytes, signature, SQLite type of the stored entry) of every
+        stored entry, in seq order (the type is "blob" unless the file was altered)."""
+        cur = self.conn.execute(f"SELECT {ENTRY_COLUMNS}, typeof(entry) FROM entries "
+                                "ORDER BY seq")
         while rows := cur.fetchmany(batch):
             yield from rows
 
@@ -229,7 +241,7 @@ class Store(Summaries):
             args += [plan, plan]
         where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
         # ORDER BY i.seq (the same number): by e.seq SQLite would sort instead of walk an index
-        sql = ("SELECT e.seq, e.digest, e.entry, e.signature FROM entries e "
+        sql = ("SELECT e.seq, e.digest, CAST(e.entry AS BLOB), e.signature FROM entries e "
                f"JOIN entry_index i ON i.seq = e.seq{where} ORDER BY i.seq")
         if last is None:
             return [StoredEntry(*r) for r in self.conn.execute(sql, args)]
@@ -304,12 +316,17 @@ class Store(Summaries):
             row = self.conn.execute("SELECT digest FROM entries WHERE seq = ?",
                                     (idx,)).fetchone()
             if row is None:
-                raise LookupError(f"tree leaf {idx} is missing")
-            return leaf_hash(bytes.fromhex(row[0]))
+                raise TreeDamaged(f"tree leaf {idx} is missing")
+            try:
+                return leaf_hash(bytes.fromhex(row[0]))
+            except ValueError:
+                raise TreeDamaged(f"the stored digest of entry {idx} is not hex") from None
         row = self.conn.execute("SELECT hash FROM tree WHERE level = ? AND idx = ?",
                                 (level, idx)).fetchone()
         if row is None:
-            raise LookupError(f"tree node ({level}, {idx}) is missing")
+            raise TreeDamaged(f"tree node ({level}, {idx}) is missing")
+        if not isinstance(row[0], bytes) or len(row[0]) != 32:
+            raise TreeDamaged(f"tree node ({level}, {idx}) is not a 32-byte hash")
         return bytes(row[0])
 
     def all_tree_nodes(self) -> Iterator[tuple[int, int, bytes]]:
@@ -320,7 +337,7 @@ class Store(Summaries):
     def tree_node_count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM tree").fetchone()[0])
 
-    # -- checkpoints and verifications (kept beside the ledger, not entries) ---------------
+    # -- checkpoints and audits (kept beside the ledger, not entries) ---------------------
     def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None:
         with self.transaction() as txn:
             txn.execute("INSERT INTO checkpoints (size, root, note, created) VALUES (?,?,?,?)",
@@ -329,17 +346,6 @@ class Store(Summaries):
     def checkpoints(self) -> list[tuple[int, int, str, str, str]]:
         return list(self.conn.execute(
             "SELECT id, size, root, note, created FROM checkpoints ORDER BY id"))
-
-    def record_verification(self, size: int, ok: bool, findings: int, at: str,
-                            trusted: str | None) -> None:
-        with self.transaction() as txn:
-            txn.execute("INSERT INTO verifications (size, ok, findings, at, trusted) "
-                        "VALUES (?,?,?,?,?)", (size, int(ok), findings, at, trusted))
-
-    def last_verification(self) -> tuple[int, bool, int, str, str | None] | None:
-        row = self.conn.execute("SELECT size, ok, findings, at, trusted FROM verifications "
-                                "ORDER BY id DESC LIMIT 1").fetchone()
-        return (row[0], bool(row[1]), row[2], row[3], row[4]) if row else None
 
     def record_audit(self, size: int, at: str, findings: str) -> None:
         with self.transaction() as txn:
@@ -355,6 +361,8 @@ class Store(Summaries):
     def rebuild_derived(self, rows: Callable[[Txn], None]) -> None:
         """Drop every derived row and let ``rows`` write them again, in one transaction."""
         with self.transaction() as txn:
+            for statement in DERIVED_SCHEMA:  # a derived table the file lost is made again
+                txn.execute(statement)
             for table in ("entry_index", "outcomes", "signing_keys", "tree", "run_sources"):
                 txn.execute(f"DELETE FROM {table}")
             rows(txn)
@@ -363,6 +371,16 @@ class Store(Summaries):
         return {t: int(self.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
                 for t in ("entries", "entry_index", "outcomes", "signing_keys", "tree",
                           "run_sources")}
+
+
+class TreeDamaged(StorageDamaged, LookupError):
+    """A node of the stored Merkle tree is missing or malformed (exit 1; a LookupError for
+    the callers that check a proof against the tree)."""
+
+
+def _cause(exc: BaseException) -> BaseException:
+    """The SQLite error behind a StorageDamaged raised while opening."""
+    return exc.__cause__ if isinstance(exc, StorageDamaged) and exc.__cause__ else exc
 
 
 def _is_ledger(conn: sqlite3.Connection) -> bool:
@@ -376,6 +394,8 @@ def _environment(exc: sqlite3.OperationalError, path: Path) -> EnvironmentProble
     if "locked" in text or "busy" in text:
         return EnvironmentProblem(f"ledger {path} is locked by another process past the "
                                   "timeout (LOGBOOK_LOCK_TIMEOUT)")
-    if "readonly" in text or "read-only" in text:
-        return EnvironmentProblem(f"ledger {path} cannot be written: it is read-only ({text})")
+    if "readonly" in text or "read-only" in text or cannot_make_shm(path):
+        return EnvironmentProblem(f"ledger {path} cannot be written: it is read-only, or in a "
+                                  f"folder this user cannot write ({text}); reading commands "
+                                  "still work")
     return EnvironmentProblem(f"ledger {path} cannot be opened: {text}")

@@ -77,3 +77,35 @@ MIGRATIONS: list[str] = [
     CREATE INDEX IF NOT EXISTS run_sources_key ON run_sources(key);
     """,
 ]
+
+# The derived tables as the migrations leave them, for `reindex` to make again when a damaged
+# file lost one (each statement is a no-op when its table or index exists).
+DERIVED_SCHEMA: list[str] = [
+    """CREATE TABLE IF NOT EXISTS entry_index (
+        seq INTEGER PRIMARY KEY, digest TEXT NOT NULL, kind TEXT NOT NULL, ts TEXT,
+        signer TEXT, plan TEXT, arm TEXT, slug TEXT, status TEXT, session TEXT, target TEXT
+    )""",
+    "CREATE INDEX IF NOT EXISTS entry_index_kind ON entry_index(kind, seq)",
+    "CREATE INDEX IF NOT EXISTS entry_index_plan ON entry_index(plan, seq) "
+    "WHERE plan IS NOT NULL",
+    "CREATE UNIQUE INDEX IF NOT EXISTS entry_index_slug ON entry_index(slug) "
+    "WHERE slug IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS entry_index_target ON entry_index(target) "
+    "WHERE target IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS entry_index_runs ON entry_index(plan, arm, status, seq, "
+    "digest) WHERE kind = 'run'",
+    """CREATE TABLE IF NOT EXISTS outcomes (
+        seq INTEGER PRIMARY KEY, metric TEXT NOT NULL, n INTEGER NOT NULL,
+        n_missing INTEGER NOT NULL, total REAL NOT NULL, columns BLOB NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS signing_keys (
+        fingerprint TEXT PRIMARY KEY, name TEXT NOT NULL, public TEXT NOT NULL,
+        added_seq INTEGER NOT NULL, revoked_seq INTEGER
+    )""",
+    """CREATE TABLE IF NOT EXISTS tree (
+        level INTEGER NOT NULL, idx INTEGER NOT NULL, hash BLOB NOT NULL,
+        PRIMARY KEY (level, idx)
+    ) WITHOUT ROWID""",
+    "CREATE TABLE IF NOT EXISTS run_sources (key TEXT NOT NULL, seq INTEGER NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS run_sources_key ON run_sources(key)",
+]

@@ -36,7 +36,8 @@ class Summaries:
             return []
         wanted = [n.encode() for n in needles]
         cur = self.conn.execute(
-            "SELECT e.seq, e.digest, e.entry, e.signature FROM entries e JOIN entry_index i "
+            "SELECT e.seq, e.digest, CAST(e.entry AS BLOB), e.signature FROM entries e "
+            "JOIN entry_index i "
             f"ON i.seq = e.seq WHERE i.kind IN ({','.join('?' * len(kinds))}) AND i.seq > ? "
             "ORDER BY i.seq", [*kinds, after])
         found: list[StoredEntry] = []
@@ -81,7 +82,7 @@ class Summaries:
 
         out = []
         for seq, digest, entry in self.conn.execute(
-                "SELECT i.seq, i.digest, e.entry FROM entry_index i JOIN entries e "
+                "SELECT i.seq, i.digest, CAST(e.entry AS BLOB) FROM entry_index i JOIN entries e "
                 "ON e.seq = i.seq WHERE i.kind = 'plan' ORDER BY i.seq"):
             body = orjson.loads(entry).get("body") or {}
             shape = [body.get("runs_per_arm"), body.get("arms")]
@@ -106,7 +107,7 @@ class Summaries:
         for i in range(0, len(seqs), 500):
             chunk = seqs[i:i + 500]
             out += (StoredEntry(*r) for r in self.conn.execute(
-                "SELECT seq, digest, entry, signature FROM entries WHERE seq IN "
+                "SELECT seq, digest, CAST(entry AS BLOB), signature FROM entries WHERE seq IN "
                 f"({','.join('?' * len(chunk))}) ORDER BY seq", chunk))
         return sorted(out, key=lambda e: e.seq)
 

@@ -66,16 +66,19 @@ def write_jsonl(path: Path, values: list[Any]) -> Path:
 
 
 def write_eval(path: Path, members: dict[str, bytes],
-               packed: dict[str, bytes] | None = None) -> Path:
+               packed: dict[str, bytes] | None = None,
+               declared: dict[str, tuple[int, int]] | None = None) -> Path:
     """A .eval archive as Inspect writes it (zstd members, zip method 93); ``packed`` gives a
-    member's compressed bytes as they are, instead of compressing its data."""
+    member's compressed bytes as they are, instead of compressing its data, and ``declared``
+    its (CRC-32, size) for the zip directory, instead of its data's."""
     import zstandard
 
     body, directory = bytearray(), bytearray()
     for name, data in members.items():
         raw_name = name.encode()
         blob = (packed or {}).get(name) or zstandard.ZstdCompressor().compress(data)
-        sizes = (zlib.crc32(data), len(blob), len(data), len(raw_name))
+        crc, size = (declared or {}).get(name) or (zlib.crc32(data), len(data))
+        sizes = (crc, len(blob), size, len(raw_name))
         offset = len(body)
         body += struct.pack("<4s5H3I2H", b"PK\x03\x04", 63, 0, 93, 0, 33, *sizes, 0)
         body += raw_name + blob

@@ -1,7 +1,8 @@
 """`logbook brief`: what a session-bound agent must know before its first run.
 
 Reads the store's indexes and the few entries it shows (plans, recent retractions, claims,
-notes, bands), never every entry; what it says of verify and the audit is what they stored.
+notes, bands). Its integrity line is the check the command made before building it
+(logbook.integrity), never a stored result; what it says of the audit is what the audit stored.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from logbook.ledger import Entry, Ledger
 from logbook.model import apply_amendments
 
 RECENT = 20
+SLOW_SIGNATURES = 10_000  # more checked one by one than this: suggest a checkpoint
 
 
 def _entries(ledger: Ledger, kind: str, last: int | None = None) -> list[Entry]:
@@ -125,7 +127,9 @@ def resting_on(ledger: Ledger, retractions: list[Entry]) -> list[dict[str, Any]]
     return rows
 
 
-def build_brief(ledger: Ledger, since: int | None = None) -> dict[str, Any]:
+def build_brief(ledger: Ledger, since: int | None = None,
+                verified: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The brief; ``verified`` is what the integrity check established (None: not checked)."""
     store = ledger.store
     size, head = store.head()
     retractions = _entries(ledger, "retraction")
@@ -133,7 +137,6 @@ def build_brief(ledger: Ledger, since: int | None = None) -> dict[str, Any]:
     shown = [r for r in retractions if r.seq >= since] if since is not None \
         else retractions[-RECENT:]
     rest_rows = resting_on(ledger, shown)
-    last_verify = store.last_verification()
     audit = store.last_audit()
     audit_findings = orjson.loads(audit[2]) if audit else []
     errors = [f for f in audit_findings if f.get("severity") == "error"]
@@ -163,10 +166,7 @@ def build_brief(ledger: Ledger, since: int | None = None) -> dict[str, Any]:
     brief: dict[str, Any] = {
         "ledger": {"name": ledger.name, "uuid": ledger.uuid, "size": size, "head": head},
         "integrity": {
-            "last_verify": None if last_verify is None else {
-                "size": last_verify[0], "ok": last_verify[1], "findings": last_verify[2],
-                "at": last_verify[3], "trusted": last_verify[4]},
-            "appended_since_verify": size - (last_verify[0] if last_verify else 0),
+            "verified": verified,
             "latest_checkpoint": None if not checkpoints else {
                 "size": checkpoints[-1][1], "root": checkpoints[-1][2],
                 "created": checkpoints[-1][4]},
@@ -196,9 +196,8 @@ def next_steps(b: dict[str, Any]) -> list[str]:
     """The three things to do next, most urgent first."""
     steps: list[str] = []
     integ = b["integrity"]
-    if integ["last_verify"] is None or not integ["last_verify"]["ok"]:
-        steps.append("run `logbook verify`: " + ("it has never been run" if
-                     integ["last_verify"] is None else "the last verify found problems"))
+    if integ["verified"] is None:
+        steps.append("run `logbook verify`: this brief did not check the ledger")
     for r in b["resting_on_retracted"][:1]:
         steps.append(f"{r['kind']} @{r['seq']} rests on a retracted entry: retract or re-make "
                      "it; do not repeat it")
@@ -211,21 +210,23 @@ def next_steps(b: dict[str, Any]) -> list[str]:
                      f"({p['runs_done']}/{p['runs_planned']} runs done)")
     if b["audit"] and b["audit"]["errors"]:
         steps.append(f"{len(b['audit']['errors'])} audit error(s) stand: see `logbook audit`")
-    if integ["appended_since_verify"] > 0 and integ["last_verify"] is not None:
-        steps.append(f"run `logbook verify`: {integ['appended_since_verify']} entries "
-                     "appended since it last ran")
     if not b["open_plans"]:
         steps.append("no open plans: write one (`logbook plan FILE`) before the next run")
+    checked = integ["verified"]
+    if checked is not None and checked.get("signatures_checked", 0) > SLOW_SIGNATURES:
+        steps.append(f"run `logbook checkpoint`: {checked['signatures_checked']} signatures were "
+                     "checked one by one before this brief; a checkpoint vouches for them next "
+                     "time")
     return steps[:3]
 
 
 def brief_lines(b: dict[str, Any]) -> list[str]:
     led, integ = b["ledger"], b["integrity"]
     out = ["NEXT:"] + [f"  {i}. {s}" for i, s in enumerate(b["next"], 1)]
-    lv = integ["last_verify"]
-    out.append(f"ledger {led['name']!r} {led['uuid']}: {led['size']} entries; last verify "
-               + ("never" if lv is None else f"{'ok' if lv['ok'] else 'FAILED'} at size "
-                  f"{lv['size']} ({integ['appended_since_verify']} since)")
+    checked = integ["verified"]
+    out.append(f"ledger {led['name']!r} {led['uuid']}: {led['size']} entries; "
+               + ("not checked" if checked is None else
+                  f"verified now ({checked['checks']})")
                + ("" if not integ["latest_checkpoint"] else
                   f"; checkpoint at size {integ['latest_checkpoint']['size']}"))
     if b["open_plans"]:
@@ -288,11 +289,12 @@ def brief_schema() -> dict[str, Any]:
         "properties": {
             "ledger": {"type": "object", "required": ["name", "uuid", "size", "head"],
                        "properties": {"name": s, "uuid": s, "size": i, "head": nullable(s)}},
-            "integrity": {"type": "object", "required": ["last_verify",
-                                                         "appended_since_verify",
-                                                         "latest_checkpoint"],
-                          "properties": {"last_verify": nullable(obj),
-                                         "appended_since_verify": i,
+            "integrity": {"type": "object", "required": ["verified", "latest_checkpoint"],
+                          "properties": {"verified": nullable({
+                              "type": "object",
+                              "required": ["verified", "entries", "head", "checks"],
+                              "properties": {"verified": {"const": True}, "entries": i,
+                                             "head": nullable(s), "checks": s}}),
                                          "latest_checkpoint": nullable(obj)}},
             "open_plans": {"type": "array", "items": {
                 "type": "object", "required": ["plan", "slug", "arms", "next_arm"],

@@ -25,7 +25,7 @@ def report(
 
     if sum([as_json, markdown]) > 1:
         raise InputError("choose one of --json and --markdown")
-    with state.open_ledger() as ledger:
+    with state.open_verified() as (ledger, _):
         view = LedgerView(ledger)
         rep = build_report(view, plan)
         rep["findings"] = _plan_findings(view, rep["plan"]["digest"])
@@ -64,7 +64,7 @@ def compare(
     from logbook.analysis.compare import compare_lines
     from logbook.analysis.view import LedgerView
 
-    with state.open_ledger() as ledger:
+    with state.open_verified() as (ledger, _):
         res = do_compare(LedgerView(ledger), a, b, variable)
     if as_json:
         state.emit_json(res)
@@ -115,10 +115,12 @@ def band(
     from logbook.analysis.bands import band_body, band_summary
     from logbook.analysis.view import LedgerView
     from logbook.cli.write import _key, _print_appended
+    from logbook.integrity import verified
 
     key = _key()
     with state.open_ledger(write=True) as ledger:
-        body = band_body(LedgerView(ledger), selector, z)
+        with verified(ledger):  # the band's figures come from checked bytes
+            body = band_body(LedgerView(ledger), selector, z)
         _print_appended([ledger.append("band", body, key)], as_json)
         lines = band_summary(LedgerView(ledger), body)
     warnings = [ln for ln in lines if ln.startswith("warning:")]
@@ -151,10 +153,12 @@ def claim(
     from logbook.analysis.claims import claim_body
     from logbook.analysis.view import LedgerView
     from logbook.cli.write import _key, _print_appended
+    from logbook.integrity import verified
 
     key = _key()
     with state.open_ledger(write=True) as ledger:
-        body = claim_body(LedgerView(ledger), args[0], statement, arm, effect)
+        with verified(ledger):  # the claim's figures come from checked bytes
+            body = claim_body(LedgerView(ledger), args[0], statement, arm, effect)
         _print_appended([ledger.append("claim", body, key)], as_json)
 
 
@@ -162,7 +166,7 @@ def _claim_check(ref: str, as_json: bool) -> None:
     from logbook.analysis.claims import check_claim
     from logbook.analysis.view import LedgerView
 
-    with state.open_ledger() as ledger:
+    with state.open_verified() as (ledger, _):
         view = LedgerView(ledger)
         res = check_claim(view, ref)
         plan = ledger.get(ref).body.get("plan")

@@ -38,7 +38,7 @@ def audit(
     from logbook.analysis.view import LedgerView
 
     a.select_rules(only, skip)  # a rule id that does not exist is bad input: before any work
-    with state.open_ledger() as ledger:
+    with state.open_verified() as (ledger, _):
         result = a.run_audit(LedgerView(ledger), plan, only, skip)
     if plan is None and not only and not skip:
         _record(result)

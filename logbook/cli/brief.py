@@ -18,8 +18,8 @@ def brief(
 
     if since is not None and since < 0:
         raise InputError("--since must not be negative")
-    with state.open_ledger() as ledger:
-        b = build_brief(ledger, since)
+    with state.open_verified() as (ledger, checked):
+        b = build_brief(ledger, since, checked.as_dict())
     if as_json:
         state.emit_json(b)
     else:

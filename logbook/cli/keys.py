@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import sys
 from pathlib import Path
 
@@ -16,7 +17,7 @@ keys_app = typer.Typer(help="Signing keys: list, new, add, revoke, export.",
 
 def _public_from(value: str, argument: str) -> str:
     """Base64 public key from an exported public-key file, or base64 given directly."""
-    from logbook.crypto import PublicKey, read_trust
+    from logbook.crypto import PublicKey, WeakKey, read_trust
 
     path = Path(value)
     if path.exists():  # a directory or a binary is refused by read_trust, naming ARGUMENT
@@ -26,6 +27,8 @@ def _public_from(value: str, argument: str) -> str:
         return pk.b64
     try:
         return PublicKey.from_b64(value).b64
+    except WeakKey as exc:
+        raise InputError(f"{argument}: the {exc}") from None
     except InputError:
         raise InputError(f"{value!r} is not a key of this ledger, a public-key file (from "
                          "`logbook keys export`) or a base64 public key") from None
@@ -114,7 +117,7 @@ def export(
     if out is not None:
         check_writable(out, "--out")
     if fingerprint is None:
-        key = load_key()
+        key = load_key(for_signing=False)  # only its public half is printed
         text = public_key_text(key.public, "default")
     else:
         with state.open_ledger() as ledger:
@@ -122,7 +125,7 @@ def export(
         if fingerprint.lower() not in rows:
             raise InputError(f"FINGERPRINT {fingerprint} is not a key of this ledger")
         name, pub = rows[fingerprint.lower()]
-        text = public_key_text(PublicKey.from_b64(pub), name)
+        text = public_key_text(PublicKey(base64.b64decode(pub)), name)
     if out is not None:
         write_atomic(out, text, "--out")
         print(f"wrote {out}", file=sys.stderr)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import os
 import sys
 from contextlib import nullcontext
 from typing import Any
@@ -30,26 +29,21 @@ def checkpoint(
     from logbook.checkpoint import parse_checkpoint, verifier_key
     from logbook.checkpoints import make_checkpoint
     from logbook.crypto import load_key
-    from logbook.files import atomic_writer, write_error
+    from logbook.files import atomic_writer
 
-    # --out is opened (as a temporary file beside it) before anything is signed or kept: a
-    # path that cannot be written is refused with the ledger unchanged, and the temporary file
-    # is removed whatever fails
+    # --out is opened (as a temporary file beside it, or written through when it is a device
+    # or FIFO) before anything is signed or kept: a path that cannot be written is refused with
+    # the ledger unchanged, and the temporary file is removed whatever fails
     with atomic_writer(out, "--out") if out is not None else nullcontext() as fh:
 
-        def publish(note: str) -> None:  # on disk (synced) before the checkpoint is kept
-            if fh is None:
-                return
-            try:
+        def publish(note: str) -> None:  # on disk (synced, in place) before it is kept
+            if fh is not None:
                 fh.write(note)
-                fh.flush()
-                os.fsync(fh.fileno())
-            except OSError as exc:
-                raise write_error(exc, out, "--out") from None
+                fh.commit()
 
         key = load_key()
         with state.open_ledger(write=True) as ledger:
-            note = make_checkpoint(ledger, key, publish)
+            note = make_checkpoint(ledger, key, publish)  # exit 1 if it does not verify
     cp, _ = parse_checkpoint(note)
     if out is not None:
         print(f"wrote checkpoint of size {cp.size} to {out}", file=sys.stderr)
@@ -64,7 +58,7 @@ def checkpoint(
         sys.stdout.write(note)
 
 
-def _ledger_checkpoint(ledger: Any, file: str | None) -> Any:
+def _ledger_checkpoint(ledger: Any, file: str | None, tree: Any) -> Any:
     """The checkpoint to prove against (FILE, or the latest kept), checked against the ledger."""
     from logbook.checkpoints import latest_checkpoint, origin_of, read_checkpoint
 
@@ -72,7 +66,11 @@ def _ledger_checkpoint(ledger: Any, file: str | None) -> Any:
         _, (cp, _) = read_checkpoint(file)
         name = f"--checkpoint {file}"
     else:
-        found = latest_checkpoint(ledger)
+        try:
+            found = latest_checkpoint(ledger)
+        except InputError as exc:  # the store's own row, not the user's input
+            raise CheckFailed(f"the latest checkpoint kept in the ledger is damaged ({exc}; "
+                              "`logbook verify` lists what is wrong)") from None
         if found is None:
             raise InputError("no checkpoint has been made in this ledger: run `logbook "
                              "checkpoint` first, or pass --checkpoint FILE")
@@ -80,13 +78,13 @@ def _ledger_checkpoint(ledger: Any, file: str | None) -> Any:
         name = "the latest checkpoint"
     if cp.origin != origin_of(ledger.uuid):
         raise InputError(f"{name} is for {cp.origin}, not this ledger ({origin_of(ledger.uuid)})")
-    size = ledger.size()
+    size = tree.size
     if cp.size > size:
         raise CheckFailed(f"{name} has size {cp.size} but the ledger has only {size} entries: "
                           "the ledger was cut (see `logbook verify --checkpoint`)")
     if cp.size == 0:
         raise InputError(f"{name} has size 0: there is nothing to prove against it")
-    if ledger.root(cp.size) != cp.root:
+    if tree.root(cp.size) != cp.root:
         raise CheckFailed(f"{name} does not match the ledger's root at size {cp.size}: the "
                           "ledger was rewritten or forked (see `logbook verify --checkpoint`)")
     return cp
@@ -111,6 +109,7 @@ def prove(
     prefix of the current one (or of NEW's).
     """
     from logbook.checkpoints import consistency_proof, inclusion_proof
+    from logbook.tree_check import recomputed_tree
 
     if (ref is None) == (consistency is None):
         raise InputError("give either REF (an inclusion proof) or --consistency "
@@ -120,20 +119,21 @@ def prove(
     if checkpoint_file is not None and consistency is not None:
         raise InputError("--checkpoint is for inclusion proofs; with --consistency use --to")
     with state.open_ledger() as ledger:
+        tree = recomputed_tree(ledger)  # refused, exit 1, when the stored tree disagrees
         if ref is not None:
-            cp = _ledger_checkpoint(ledger, checkpoint_file)
+            cp = _ledger_checkpoint(ledger, checkpoint_file, tree)
             entry = ledger.get(ref)
             if entry.seq >= cp.size:
                 raise InputError(f"REF: entry {entry.seq} is beyond the checkpoint's size "
                                  f"{cp.size} (make a newer one with `logbook checkpoint`)")
-            proof = inclusion_proof(ledger, entry.seq, cp.size)
+            proof = inclusion_proof(ledger, entry.seq, cp.size, tree)
         else:
-            old = _ledger_checkpoint(ledger, consistency)
-            size = ledger.size() if to is None else _ledger_checkpoint(ledger, to).size
+            old = _ledger_checkpoint(ledger, consistency, tree)
+            size = tree.size if to is None else _ledger_checkpoint(ledger, to, tree).size
             if size < old.size:
                 raise InputError(f"--to {to} has size {size}, smaller than the old "
                                  f"checkpoint's {old.size}")
-            proof = consistency_proof(ledger, old.size, size)
+            proof = consistency_proof(ledger, old.size, size, tree)
     if as_json:
         state.emit_json(proof)
         return

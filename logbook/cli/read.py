@@ -111,10 +111,10 @@ def export(
         from logbook.files import atomic_writer
 
         count = 0
-        with atomic_writer(out, "--out") as text:  # whole or absent, never half-written
-            fh = text.buffer  # type: ignore[assignment]
+        # whole or absent, never half-written; a device or FIFO is written through
+        with atomic_writer(out, "--out") as dest:
             for e in ledger.entries():
-                fh.write(orjson.dumps(e.export_line()) + b"\n")
+                dest.write_bytes(orjson.dumps(e.export_line()) + b"\n")
                 count += 1
     print(f"exported {count} entries to {out}", file=sys.stderr)
 

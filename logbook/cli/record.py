@@ -10,6 +10,7 @@ status, or 1 when the command exited 0 but its run is failed or aborted, or was 
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -17,12 +18,12 @@ from typing import Any
 
 import typer
 
-from logbook.capture import scrub_run_body
 from logbook.cli import record_intake as intake_cli
 from logbook.cli import state
-from logbook.cli.record_exec import Signals, execute
+from logbook.cli.run_process import Output, Signals, execute
 from logbook.errors import InputError, LogbookError
-from logbook.intake import AlreadyRecorded, NotOfPlan, check_pins, check_source
+from logbook.intake import AlreadyRecorded, NotOfPlan, check_pins
+from logbook.redact import argv_redaction, scrub_run_body
 
 
 def _declared(apparatus: str | None) -> dict[str, Any]:
@@ -129,6 +130,7 @@ def run(
     """Run CMD and append its run, whatever happens to it."""
     from logbook.capture import capture
     from logbook.crypto import load_key
+    from logbook.files import max_input_bytes
     from logbook.ingest import SOURCES
     from logbook.ledger import now_rfc3339
 
@@ -159,16 +161,18 @@ def run(
     # from here until the run is appended, SIGINT/SIGTERM/SIGHUP cannot lose it
     with Signals() as signals:
         captured = capture(command, Path.cwd(), ignore=db.parent)
+        taken = argv_redaction(command, os.environ)[1]  # scrubbed wherever they reappear
         if plan_body is not None:  # a pinned apparatus contradicted: refused before it runs
             check_pins(plan_body, arm, {**declared, "captured": captured}, "apparatus")
+
         source_kind, source_path = kind or "jsonl", src_path or outcomes
         assert source_path is not None
         before = _snapshot(source_kind, source_path)
         started, start_ns = now_rfc3339(), time.time_ns()
-        status, reason, code = execute(command, out := [], signals)
+        status, reason, code = execute(command, out := Output(max_input_bytes()), signals)
         finished = now_rfc3339()
-        if status != "completed":
-            said = intake_cli.harness_error(b"".join(out))
+        if status != "completed":  # the harness's own error, from what the command printed
+            said = intake_cli.harness_error(out.data())
             reason = f"{reason}: {said}" if said else reason
         # a run that did not complete may have been cut off mid-line: keep its whole lines
         bodies, read_error = _read_outcomes(source_kind, source_path, before, metric,
@@ -177,7 +181,7 @@ def run(
             status, reason = "failed", read_error
         elif read_error:
             reason = f"{reason}; {read_error}"
-        log_refs, unreadable = _keep_logs(db, b"".join(out), logs)
+        log_refs, unreadable, lost = _keep_logs(db, out.data(), logs, taken)
         if unreadable:
             note = "; ".join(([note] if note else []) + unreadable)
         base = {"plan": digest, "arm": arm, "session": _session(session), "started": started,
@@ -193,28 +197,23 @@ def run(
                     merged["status"] = status
                 merged["reason"] = (reason if not body.get("reason")
                                     else f"{reason}; {body['reason']}")
+            if lost:  # the run is recorded all the same, saying which logs were not kept
+                merged["reason"] = "; ".join([r for r in (merged.get("reason"),) if r] + lost)
             merged.setdefault("status", "completed")
-            drafts.append(("run", scrub_run_body(merged)))
-        with state.open_ledger(write=True) as ledger:
-            drafts, code = _drop_recorded(ledger, drafts, code)
-            routed = True  # each run where route() put it; False once a refusal moved them
-            try:
-                entries = ledger.append_many(drafts, key)
-            except NotOfPlan as exc:  # what happened belongs elsewhere: kept, exploratory
-                print(f"logbook: not counted in plan {plan}: {exc}", file=sys.stderr)
-                drafts = [("run", _exploratory(b, f"not counted in plan {plan}: {exc}"))
-                          for _, b in drafts]
-                entries = ledger.append_many(drafts, key)
-                code, routed = code or 1, False
-            except InputError as exc:
-                # a run that happened is never lost: keep it as failed, saying why
-                fallback = {"plan": digest, "arm": arm, "status": "failed" if status == "completed"
-                            else status, "reason": f"{reason + '; ' if reason else ''}its record "
-                            f"was refused: {exc}", "apparatus": {**declared, "captured": captured},
-                            **{k: v for k, v in base.items() if v is not None and k not in
-                               ("plan", "arm")}}
-                entries = ledger.append_many([("run", scrub_run_body(fallback))], key)
-                code, routed = code or 1, False
+            drafts.append(("run", scrub_run_body(merged, taken)))
+        try:
+            entries, code, routed = _append(drafts, key, code, {
+                "plan": digest, "arm": arm, "status": "failed" if status == "completed"
+                else status, "reason": "; ".join([r for r in (reason,) if r] + lost),
+                "apparatus": {**declared, "captured": captured},
+                **{k: v for k, v in base.items() if v is not None and k not in ("plan", "arm")}},
+                taken, plan)
+        except AlreadyRecorded:  # all it found is already in the ledger: nothing to add
+            raise
+        except (LogbookError, OSError, sqlite3.Error) as exc:
+            # even the append failed (a full disk, a lost lock): the record is kept for later
+            recover(db, drafts, exc)
+            raise typer.Exit(code or 3) from None
     for e in entries:
         print(f"logbook: appended run {e.seq} {e.digest} ({e.body.get('status')})",
               file=sys.stderr)
@@ -230,30 +229,58 @@ def run(
     raise typer.Exit(code)
 
 
-def _exploratory(body: dict[str, Any], why: str) -> dict[str, Any]:
-    if body.get("plan") is None:
-        return body
-    note = "; ".join(n for n in (body.get("note"), why) if n)
-    return scrub_run_body({**body, "plan": None, "arm": None, "note": note})
-
-
-def _drop_recorded(ledger: Any, drafts: list[tuple[str, dict[str, Any]]],
-                   code: int) -> tuple[list[tuple[str, dict[str, Any]]], int]:
-    """Runs whose source the ledger already holds are not recorded again: said on stderr;
-    when every run is one, nothing is written (exit 2)."""
-    kept, refused = [], []
-    for kind, body in drafts:
+def _append(drafts: list[tuple[str, dict[str, Any]]], key: Any, code: int,
+            fallback: dict[str, Any], taken: list[str],
+            plan: str | None) -> tuple[list[Any], int, bool]:
+    """Append the run's drafts (and whether each went where route() put it). Outputs already
+    recorded are left out; a run the plan does not take is kept as an exploratory run saying
+    why; one the ledger refuses otherwise is kept as a failed run saying why."""
+    with state.open_ledger(write=True) as ledger:
+        drafts, code = intake_cli.drop_recorded(ledger, drafts, code)
         try:
-            check_source(ledger.store, body)
-        except AlreadyRecorded as exc:
-            refused.append(exc)
-            continue
-        kept.append((kind, body))
-    if refused and not kept:
-        raise refused[0]
-    for exc in refused:
-        print(f"logbook: {exc}", file=sys.stderr)
-    return kept, (code or 1) if refused else code
+            return ledger.append_many(drafts, key), code, True
+        except NotOfPlan as exc:  # what happened belongs elsewhere: kept, exploratory
+            print(f"logbook: not counted in plan {plan}: {exc}", file=sys.stderr)
+            drafts = [("run", intake_cli.exploratory(b, f"not counted in plan {plan}: {exc}",
+                                                     taken))
+                      for _, b in drafts]
+            return ledger.append_many(drafts, key), code or 1, False
+        except InputError as exc:
+            # a run that happened is never lost: keep it as failed, saying why
+            why = f"its record was refused: {exc}"
+            fallback["reason"] = f"{fallback['reason']}; {why}" if fallback["reason"] else why
+            return (ledger.append_many([("run", scrub_run_body(fallback, taken))], key),
+                    code or 1, False)
+
+
+def recover(db: Path, drafts: list[tuple[str, dict[str, Any]]], exc: BaseException) -> None:
+    """Keep the run's record where `logbook append --jsonl` takes it later: a file beside the
+    ledger, or, when even that cannot be written, stderr."""
+    import orjson
+
+    from logbook.files import write_new
+
+    lines = "".join(orjson.dumps({"kind": k, "body": b}).decode() + "\n" for k, b in drafts)
+    why = " ".join(str(exc).split()) or type(exc).__name__
+    name = f"recovered-run-{now_stamp()}-{os.getpid()}.jsonl"
+    path = db.parent / name
+    try:
+        write_new(path, lines, "recovery file")
+    except (LogbookError, OSError):
+        print(f"logbook: the run could not be appended ({why}) nor kept beside the ledger; "
+              "its record follows, one draft per line: save it and append it later with "
+              f"`logbook append --jsonl FILE --once {name}`", file=sys.stderr)
+        sys.stderr.write(lines)
+        return
+    print(f"logbook: the run could not be appended ({why}); its record is kept in {path}: "
+          f"append it later with `logbook append --jsonl {path} --once {name}`",
+          file=sys.stderr)
+
+
+def now_stamp() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
 
 
 # what each harness writes into an output folder; files already there belong to earlier runs
@@ -322,21 +349,37 @@ def _read_outcomes(kind: str, path: str | None, before: Snapshot, metric: str | 
     return bodies, None
 
 
-def _keep_logs(db: Path, output: bytes,
-               logs: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
-    """Log references for the command's output and each --log file, and what was unreadable."""
-    from logbook.blobs import keep
+def _keep_logs(db: Path, output: bytes, logs: list[str],
+               taken: list[str]) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """Log references for the command's output and each --log file (read with logbook's
+    bound), what was unreadable, and which blobs could not be kept (their references are
+    kept all the same)."""
+    from logbook.blobs import BlobNotKept, keep
+    from logbook.files import read_bytes
 
-    refs = [keep(db, "output", output)] if output else []
-    unreadable = []
-    for name in logs:
+    refs: list[dict[str, Any]] = []
+    unreadable: list[str] = []
+    lost: list[str] = []
+
+    def one(label: str, data: bytes) -> None:
         try:
-            data = Path(name).read_bytes()
-        except OSError as exc:
-            unreadable.append(f"log file {name} could not be read: {exc.strerror}")
+            refs.append(keep(db, label, data, values=taken))
+        except BlobNotKept as exc:
+            refs.append(exc.ref)
+            lost.append(exc.why)
+
+    if output:
+        one("output", output)
+    for name in logs:  # one at a time: each may be large
+        try:
+            data = read_bytes(name, "log file")
+        except LogbookError as exc:
+            why = str(exc).removeprefix(f"log file {name} ")
+            unreadable.append(f"log file {name} could not be read: {why}")
             continue
-        refs.append(keep(db, Path(name).name, data))
-    return refs, unreadable
+        one(Path(name).name, data)
+        del data
+    return refs, unreadable, lost
 
 
 def register(app: typer.Typer) -> None:

@@ -10,7 +10,9 @@ from typing import Any
 from logbook import intake
 
 # the harness's own error in a command's output: an exception line, lm-eval's task lookup
-_ERROR_LINE = re.compile(r"(?:\b[A-Za-z_][\w.]*(?:Error|Exception)\b:?.*|Tasks not found:.*)")
+# (two streams interleave: the exception's name may follow other output on its line)
+_ERROR_LINE = re.compile(r"(?:(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b:?.*"
+                         r"|Tasks not found:.*)")
 
 
 def _of_suite(plan: dict[str, Any], body: dict[str, Any]) -> bool:
@@ -75,3 +77,32 @@ def harness_error(output: bytes) -> str | None:
         if m:
             return m.group(0).strip()[:300]
     return None
+
+
+def exploratory(body: dict[str, Any], why: str, taken: list[str]) -> dict[str, Any]:
+    """A plan's run as an exploratory one (plan and arm null), its note saying why."""
+    if body.get("plan") is None:
+        return body
+    note = "; ".join(n for n in (body.get("note"), why) if n)
+    from logbook.redact import scrub_run_body
+
+    return scrub_run_body({**body, "plan": None, "arm": None, "note": note}, taken)
+
+
+def drop_recorded(ledger: Any, drafts: list[tuple[str, dict[str, Any]]],
+                  code: int) -> tuple[list[tuple[str, dict[str, Any]]], int]:
+    """Runs whose source the ledger already holds are not recorded again: said on stderr;
+    when every run is one, nothing is written (exit 2)."""
+    kept, refused = [], []
+    for kind, body in drafts:
+        try:
+            intake.check_source(ledger.store, body)
+        except intake.AlreadyRecorded as exc:
+            refused.append(exc)
+            continue
+        kept.append((kind, body))
+    if refused and not kept:
+        raise refused[0]
+    for exc in refused:
+        print(f"logbook: {exc}", file=sys.stderr)
+    return kept, (code or 1) if refused else code

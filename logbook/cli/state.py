@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 LEDGER: str | None = None
@@ -15,6 +17,17 @@ def open_ledger(write: bool = False) -> Any:
     return Ledger.open(LEDGER, write=write)
 
 
+@contextmanager
+def open_verified() -> Iterator[tuple[Any, Any]]:
+    """(ledger, what was verified) for a command that prints numbers: the ledger is checked
+    (logbook.integrity) and stays in the read transaction that was checked while the caller
+    computes. A ledger that fails the check exits 1 before any figure is printed."""
+    from logbook.integrity import verified
+
+    with open_ledger() as ledger, verified(ledger) as checked:
+        yield ledger, checked
+
+
 def emit_json(value: Any) -> None:
     import orjson
 
@@ -23,10 +36,10 @@ def emit_json(value: Any) -> None:
 
 def read_input(path: str, what: str = "file") -> bytes:
     """Bytes of a file argument, or of stdin for '-'; InputError naming the file otherwise."""
-    from logbook.files import read_bytes
+    from logbook.files import read_bytes, read_stdin
 
     if path == "-":
-        return sys.stdin.buffer.read()
+        return read_stdin()
     return read_bytes(path, what)
 
 
@@ -34,7 +47,9 @@ def parse_json(data: bytes, source: str) -> Any:
     import orjson
 
     from logbook.errors import InputError
+    from logbook.limits import check_nesting
 
+    check_nesting(data if isinstance(data, bytes) else bytes(data), source)
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:

@@ -1,4 +1,5 @@
-"""`logbook verify`: the auditor's tool. Needs no private key; opens the ledger read-only."""
+"""`logbook verify`: the auditor's tool. Needs no private key; opens the ledger read-only and
+never writes to it (an auditor's copy may sit on read-only media)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def verify(
     rewritten or forked), by a consistency proof from its size to the current head.
     """
     from logbook import verify as v
+    from logbook import verify_ledger
     from logbook.checkpoints import (
         check_export_against,
         check_ledger_against,
@@ -45,15 +47,19 @@ def verify(
         path = Path(file)
         if not path.is_file():
             raise InputError(f"FILE {file} does not exist or is not a file")
+        from logbook.files import bounded_lines
+        from logbook.limits import MAX_LINE_BYTES
+
         with path.open("rb") as fh:
-            result = v.verify_export_lines(fh, trusted, source=file, strict=strict)
+            result = v.verify_export_lines(bounded_lines(fh, file, MAX_LINE_BYTES), trusted,
+                                           source=file, strict=strict)
         checked = [check_export_against(result, cp, trusted_key, trusted) for cp in checkpoints]
     else:
-        with state.open_ledger() as ledger:
-            result = v.verify_store(ledger.store, trusted, strict=strict)
+        # one read transaction for every check: appends made meanwhile are not seen
+        with state.open_ledger() as ledger, ledger.store.snapshot():
+            result = verify_ledger.verify_store(ledger.store, trusted, strict=strict)
             checked = [check_ledger_against(ledger, result, cp, trusted_key, trusted)
                        for cp in checkpoints]
-        _record(result, trusted)
     out = result.as_dict()
     if checked:
         out["checkpoints"] = [c.as_dict() for c in checked]
@@ -75,20 +81,6 @@ def verify(
                   file=sys.stderr)
     if not result.ok:
         raise typer.Exit(1)
-
-
-def _record(result: object, trusted: str | None) -> None:
-    """Store the result of this verify beside the ledger, for `brief` (best effort)."""
-    from logbook.errors import LogbookError
-    from logbook.ledger import now_rfc3339
-
-    try:
-        with state.open_ledger(write=True) as ledger:
-            ledger.store.record_verification(result.entries, result.ok,  # type: ignore[attr-defined]
-                                             len(result.findings),  # type: ignore[attr-defined]
-                                             now_rfc3339(), trusted)
-    except (LogbookError, OSError):
-        pass  # a read-only copy of a ledger can still be verified
 
 
 def register(app: typer.Typer) -> None:

@@ -127,14 +127,25 @@ def append(
 def _load_plan_file(file: str) -> dict[str, Any]:
     import tomllib
 
-    data = state.read_input(file, "plan file")
+    from logbook.files import read_bytes
+    from logbook.limits import MAX_PLAN_BYTES, check_nesting, check_value_depth
+
+    data = (state.read_input(file, "plan file") if file == "-" else
+            read_bytes(file, "plan file", limit=MAX_PLAN_BYTES, kind="a plan"))
+    if len(data) > MAX_PLAN_BYTES:
+        raise InputError(f"plan file {file} is not a plan (it is larger than {MAX_PLAN_BYTES} "
+                         "bytes)")
     if file.endswith(".json") or data.lstrip()[:1] == b"{":
         value = state.parse_json(data, file)
     else:
+        check_nesting(data, file, toml=True)  # tomllib recurses: bound it before parsing
         try:
             value = tomllib.loads(data.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise InputError(f"{file} is not valid TOML ({exc})") from None
+        except RecursionError:  # pragma: no cover - check_nesting refuses such text first
+            raise InputError(f"{file}: values nest too deeply") from None
+        check_value_depth(value, file)  # dotted keys and table headers nest without brackets
     if not isinstance(value, dict):
         raise InputError(f"{file}: a plan must be an object")
     return value
@@ -222,10 +233,18 @@ def note(
     refs: list[str] = typer.Option([], "--ref", help="An entry the note speaks about."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Append a note: findings, context, the belief you held before."""
+    """Append a note: findings, context, the belief you held before.
+
+    Secrets in the text (a pasted key, a URL with credentials) are redacted first."""
+    from logbook.redact import scrub_text
+
+    text, redacted = scrub_text(text, env=os.environ)
     key = _key()
     with state.open_ledger(write=True) as ledger:
         _print_appended([ledger.append("note", {"text": text, "refs": refs}, key)], as_json)
+    if redacted:
+        print(f"logbook: warning: {redacted} secret-looking value(s) in the note were "
+              "replaced by [redacted]", file=sys.stderr)
 
 
 def retract(

@@ -19,15 +19,12 @@ from typing import Any
 import orjson
 
 from logbook.errors import InputError
+from logbook.limits import MAX_DEPTH
 
-REDACTED = "[redacted]"
 MAX_SAFE_INT = 2**53 - 1
-# Deeper values are refused where a harness's header is read: hashing (orjson stops at 255
-# levels), redacting, pruning and canonicalising them all recurse. Real headers nest < 20 deep.
-MAX_DEPTH = 100
-# A key names a secret when it mentions one of these words; "tokenizer" and "author" do not.
-_SECRET_KEY = re.compile(r"key|token(?!iz)|secret|passw|credential|auth(?!or)", re.IGNORECASE)
-_URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+# MAX_DEPTH: deeper values are refused where a harness's file is read: hashing (orjson stops
+# at 255 levels), redacting, pruning and canonicalising them all recurse. Real headers nest
+# < 20 deep.
 
 
 def fail(path: Path | str, message: str) -> InputError:
@@ -36,15 +33,18 @@ def fail(path: Path | str, message: str) -> InputError:
 
 
 def read_bytes(path: Path) -> bytes:
-    """The file's bytes, or an InputError when it is missing or unreadable."""
+    """The file's bytes, read with logbook's bound (LOGBOOK_MAX_INPUT_BYTES, and the read
+    timeout for a FIFO or device), or an InputError when it is missing, unreadable or larger."""
+    from logbook.files import read_bytes as bounded
+
+    if not path.exists() and not path.is_symlink():
+        raise fail(path, "file not found")
+    if path.is_dir():
+        raise fail(path, "is a directory, expected a file")
     try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise fail(path, "file not found") from None
-    except IsADirectoryError:
-        raise fail(path, "is a directory, expected a file") from None
-    except OSError as exc:
-        raise fail(path, f"cannot be read ({exc.strerror or exc})") from None
+        return bounded(path, "harness file")
+    except InputError as exc:
+        raise fail(path, str(exc).replace(f"harness file {path} ", "", 1)) from None
 
 
 def _finite_or_none(text: str) -> float | None:
@@ -63,8 +63,14 @@ def loads(data: bytes | str, where: str, *, strict: bool = False) -> Any:
     """Parse JSON with orjson; unless strict, NaN/Infinity (Python's json writes them) -> None.
 
     Whatever the parser, a string holding a lone surrogate (``"\\ud800"``, which no UTF-8 text
-    can carry) is refused with an InputError naming the field.
+    can carry) is refused with an InputError naming the field. Values nesting more than
+    PARSER_DEPTH deep are refused before any parser sees them (and more than MAX_DEPTH by
+    ``check_depth``, naming the field, once parsed).
     """
+    from logbook.limits import PARSER_DEPTH, check_nesting
+
+    check_nesting(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data,
+                  where, limit=PARSER_DEPTH)
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -160,27 +166,12 @@ def check_depth(value: Any, where: str) -> None:
             stack.extend((sub, (*at, i)) for i, sub in enumerate(item))
 
 
-def is_secret_key(name: str) -> bool:
-    """True when a key's name looks like it holds a secret (API key, token, password, ...)."""
-    return bool(_SECRET_KEY.search(name))
-
-
 def redact(value: Any) -> Any:
-    """Copy of ``value`` with secret-looking keys' string values and URL credentials hidden."""
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            key = str(key)
-            if is_secret_key(key) and not (item is None or isinstance(item, bool | int | float)):
-                out[key] = REDACTED
-            else:
-                out[key] = redact(item)
-        return out
-    if isinstance(value, list | tuple):
-        return [redact(item) for item in value]
-    if isinstance(value, str):
-        return _URL_USERINFO.sub(REDACTED + "@", value)
-    return value
+    """Copy of ``value`` with secret-named keys' values and secrets in its strings hidden:
+    logbook.redact's one policy, as it treats structured data."""
+    from logbook.redact import redact_value
+
+    return redact_value(value)
 
 
 def parse_kv_string(text: str) -> dict[str, str]:

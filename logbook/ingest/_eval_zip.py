@@ -69,30 +69,37 @@ class EvalArchive:
         if self._fh is not None:
             self._fh.close()
 
-    def read(self, name: str) -> bytes:
-        """One member's uncompressed bytes (zip method 93, or stored/deflated)."""
+    def _compressed(self, name: str) -> tuple[zipfile.ZipInfo, bytes, str]:
+        """A member's zip entry, its compressed bytes and how errors name it."""
         assert self._zip is not None and self._fh is not None, "use within a with block"
         info, where = self.infos[name], f"member {name}"
         if info.flag_bits & 0x1:
             raise fail(self.path, f"{where}: is encrypted, which Inspect never does (corrupt)")
-        if info.file_size > MAX_MEMBER_SIZE:
-            raise fail(self.path, f"{where}: the zip directory gives it {info.file_size} bytes, "
-                                  f"more than the {MAX_MEMBER_SIZE} this reader takes")
+        for size, what in ((info.file_size, "bytes"), (info.compress_size, "compressed bytes")):
+            if size > MAX_MEMBER_SIZE:
+                raise fail(self.path, f"{where}: the zip directory gives it {size} {what}, "
+                                      f"more than the {MAX_MEMBER_SIZE} this reader takes")
+        self._fh.seek(info.header_offset)
+        head = self._fh.read(_LOCAL_HEADER.size)
+        if len(head) < _LOCAL_HEADER.size:
+            raise fail(self.path, f"{where}: archive is truncated")
+        signature, name_len, extra_len = _LOCAL_HEADER.unpack(head)
+        if signature != b"PK\x03\x04":
+            raise fail(self.path, f"{where}: bad local header (corrupt archive)")
+        start = info.header_offset + _LOCAL_HEADER.size + name_len + extra_len
+        if start + info.compress_size > os.fstat(self._fh.fileno()).st_size:
+            raise fail(self.path, f"{where}: archive is truncated")  # before allocating
+        self._fh.seek(start)
+        raw = self._fh.read(info.compress_size)
+        if len(raw) < info.compress_size:
+            raise fail(self.path, f"{where}: archive is truncated")
+        return info, raw, where
+
+    def read(self, name: str) -> bytes:
+        """One member's uncompressed bytes (zip method 93, or stored/deflated)."""
+        assert self._zip is not None
         try:
-            self._fh.seek(info.header_offset)
-            head = self._fh.read(_LOCAL_HEADER.size)
-            if len(head) < _LOCAL_HEADER.size:
-                raise fail(self.path, f"{where}: archive is truncated")
-            signature, name_len, extra_len = _LOCAL_HEADER.unpack(head)
-            if signature != b"PK\x03\x04":
-                raise fail(self.path, f"{where}: bad local header (corrupt archive)")
-            start = info.header_offset + _LOCAL_HEADER.size + name_len + extra_len
-            if start + info.compress_size > os.fstat(self._fh.fileno()).st_size:
-                raise fail(self.path, f"{where}: archive is truncated")  # before allocating
-            self._fh.seek(start)
-            raw = self._fh.read(info.compress_size)
-            if len(raw) < info.compress_size:
-                raise fail(self.path, f"{where}: archive is truncated")
+            info, raw, where = self._compressed(name)
             if info.compress_type == ZSTD_METHOD:
                 data = self._decompress(raw, info.file_size, where)
             elif info.compress_type == zipfile.ZIP_STORED:
@@ -103,13 +110,48 @@ class EvalArchive:
                 raise fail(self.path, f"{where}: unsupported zip compression method "
                                       f"{info.compress_type}")
         except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
-            raise fail(self.path, f"{where}: corrupt ({exc})") from None
+            raise fail(self.path, f"member {name}: corrupt ({exc})") from None
         except OSError as exc:
-            raise fail(self.path, f"{where}: cannot be read ({exc.strerror or exc})") from None
+            raise fail(self.path, f"member {name}: cannot be read ({exc.strerror or exc})") \
+                from None
         if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
             raise fail(self.path, f"{where}: size or CRC does not match the zip directory "
                                   "(corrupt)")
         return bytes(data)
+
+    def check_bounds(self) -> None:
+        """Before another reader (inspect_ai's) inflates the archive: each member's sizes in
+        the zip directory within MAX_MEMBER_SIZE, its zstd frame's content size (when it gives
+        one) equal to the directory's, and the bytes it actually inflates to, counted chunk
+        by chunk and never kept, not more than the directory says."""
+        try:
+            for name in self.infos:
+                info, raw, where = self._compressed(name)
+                if info.compress_type != ZSTD_METHOD:
+                    continue
+                claimed = self._zstd.frame_content_size(raw) if len(raw) >= 18 or raw else -1
+                if claimed not in (-1, info.file_size):
+                    raise fail(self.path, f"{where}: its zstd frame claims {claimed} bytes, "
+                                          f"the zip directory {info.file_size} (corrupt)")
+                if self._inflated_size(raw, info.file_size, where) != info.file_size:
+                    raise fail(self.path, f"{where}: it inflates to more or fewer bytes than "
+                                          f"the {info.file_size} the zip directory gives it")
+        except OSError as exc:
+            raise fail(self.path, f"cannot be read ({exc.strerror or exc})") from None
+
+    def _inflated_size(self, raw: bytes, size: int, where: str) -> int:
+        """How many bytes ``raw`` inflates to, counted up to ``size + 1``."""
+        total = 0
+        try:
+            with self._zstd.ZstdDecompressor().stream_reader(raw) as reader:
+                while total <= size:
+                    chunk = reader.read(_CHUNK)
+                    if not chunk:
+                        break
+                    total += len(chunk)
+        except self._zstd.ZstdError as exc:
+            raise fail(self.path, f"{where}: zstd data is corrupt ({exc})") from None
+        return total
 
     def _decompress(self, raw: bytes, size: int, where: str) -> bytes:
         """Decompress in chunks, stopping past ``size``: the frame's own content size (which
@@ -125,3 +167,19 @@ class EvalArchive:
         except self._zstd.ZstdError as exc:
             raise fail(self.path, f"{where}: zstd data is corrupt ({exc})") from None
         return bytes(out)
+
+
+def check_before_reading(path: Path) -> None:
+    """Before a reader that inflates and loads a log whole (inspect_ai's): a .eval archive's
+    members are checked against their declared sizes and MAX_MEMBER_SIZE (a zip bomb is
+    refused, never inflated), a .json log against LOGBOOK_MAX_INPUT_BYTES."""
+    from logbook.files import max_input_bytes
+
+    if path.suffix == ".eval":
+        with EvalArchive(path) as archive:
+            archive.check_bounds()
+        return
+    limit = max_input_bytes()
+    if path.stat().st_size > limit:
+        raise fail(path, f"is too large (it is larger than {limit} bytes; "
+                         "LOGBOOK_MAX_INPUT_BYTES raises the limit)")

@@ -36,7 +36,7 @@ from logbook.ingest._common import (
     shown,
     whole,
 )
-from logbook.ingest._eval_zip import INSTALL_HINT, EvalArchive
+from logbook.ingest._eval_zip import INSTALL_HINT, EvalArchive, check_before_reading
 from logbook.ingest.inspect_source import metric_name, with_source
 
 SUPPORTED_VERSIONS = frozenset({2})
@@ -122,6 +122,7 @@ def _read_with_inspect_ai(path: Path) -> Log:
         raise fail(path, f"reading Inspect logs needs inspect_ai: {INSTALL_HINT}") from None
     if not path.is_file():
         raise fail(path, "file not found")
+    check_before_reading(path)  # inspect_ai inflates and loads a log whole
     try:
         log = read_eval_log(str(path))
     except Exception as exc:  # any failure of Inspect's reader is a problem with this file

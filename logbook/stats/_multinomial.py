@@ -8,6 +8,19 @@ from numpy.typing import NDArray
 from ._stream import Stream
 
 RARE = 25  # values held by fewer items than this are drawn item by item
+# Costs per resample, measured on this project's machines (benchmarks/bootstrap.py): a common
+# value's conditional binomial (three table draws), a rare item's index, an item's index and
+# gather on the index path. Only the choice of path depends on them, never a result's law.
+LEVEL_NS, RARE_NS, INDEX_NS = 800.0, 10.0, 40.0
+
+
+def counts_path_is_cheaper(counts: NDArray[np.int64], n: int) -> bool:
+    """Whether drawing counts over the distinct values costs less than drawing n items."""
+    rare = counts < RARE
+    common = int(np.count_nonzero(~rare))
+    if common == 0 or common == counts.size:  # one conditional binomial per value
+        return LEVEL_NS * (counts.size - 1) < INDEX_NS * n
+    return LEVEL_NS * common + RARE_NS * float(counts[rare].sum()) < INDEX_NS * n
 CACHE_CELLS = 1 << 18  # rare draws per chunk (measured: 4M-cell chunks cost 2-4x on first use)
 
 

@@ -1,8 +1,9 @@
 """Item-level bootstrap (Efron 1979) with percentile and BCa (Efron 1987) intervals.
 
-Resampling is done in bounded memory: a mean over data with few distinct values is
-resampled as multinomial counts over those values (O(resamples x distinct values)); any
-other case draws indices in chunks of at most ``_MAX_CELLS`` cells.
+Resampling is done in bounded memory: a mean is resampled as multinomial counts over its
+distinct values when that costs less than drawing every item (few distinct values, or many
+items per value; ``_multinomial.counts_path_is_cheaper``), in blocks of resamples of at most
+``_MAX_CELLS`` counts; any other case draws indices in chunks of at most ``_MAX_CELLS`` cells.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from numpy.typing import NDArray
 
 from ._exact import row_sums, weighted_counts, xdot, xmean, xsum
 from ._intervals import _Dist, _interval, _se
-from ._multinomial import multinomial_counts
+from ._multinomial import counts_path_is_cheaper, multinomial_counts
 from ._results import Estimate
 from ._stream import Stream
 from ._validate import as_float_array, as_labels, check_confidence, check_int
@@ -25,7 +26,6 @@ Reducer = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 StatisticArg = Literal["mean", "median"] | Callable[..., Any]
 
 _MAX_CELLS = 4_000_000  # ~32 MB of float64 per chunk of resamples
-_MAX_DISTINCT = 64  # multinomial draws cost O(distinct values) per resample; beyond this, index
 
 
 def _reducer(statistic: StatisticArg) -> Reducer:
@@ -110,12 +110,17 @@ def _distribution(
     if statistic == "mean":
         uniq, counts = np.unique(x, return_counts=True)
         jack = (xsum(x) - uniq) / (n - 1)
-        if uniq.size <= _MAX_DISTINCT and uniq.size * 4 <= n:
-            draws = multinomial_counts(counts, n_resamples, stream, _MAX_CELLS)
+        if counts_path_is_cheaper(counts, n):
             # theta_hat by the same arithmetic as the resamples, so that resamples equal to
             # the data compare equal to it (this matters for the BCa bias correction).
             theta = float(weighted_counts(counts[None, :], uniq)[0]) / n
-            return theta, weighted_counts(draws, uniq) / n, jack, counts.astype(np.float64)
+            boot = np.empty(n_resamples)
+            rows = max(1, _MAX_CELLS // uniq.size)  # blocks of resamples in bounded memory
+            for start in range(0, n_resamples, rows):
+                m = min(rows, n_resamples - start)
+                draws = multinomial_counts(counts, m, stream, _MAX_CELLS)
+                boot[start : start + m] = weighted_counts(draws, uniq) / n
+            return theta, boot, jack, counts.astype(np.float64)
         boot = _resample_indices(n, n_resamples, stream, lambda i: row_sums(x[i]) / n)
         return xmean(x), boot, jack, counts.astype(np.float64)
     reduce = _reducer(statistic)

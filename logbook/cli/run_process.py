@@ -1,5 +1,10 @@
-"""Running the command of `logbook run`: its output streamed through and kept, signals passed
-on and remembered, so that however it ends its run is recorded."""
+"""Running the command of `logbook run`: its signals, and its output streamed through.
+
+The command's stdout and stderr are passed on line by line (a line ends at ``\\n`` or ``\\r``, so
+progress bars move) with the one redaction policy applied, so a secret taken out of its command
+line is not printed back by it either; a copy, scrubbed the same way, is kept for the run's log
+blob, up to ``logbook.files.max_input_bytes()`` (the rest is counted, not kept).
+"""
 
 from __future__ import annotations
 
@@ -11,16 +16,40 @@ import threading
 from typing import IO, Any
 
 
-class Tee(threading.Thread):
-    """Copy a child's stream to ours as it comes, keeping a copy for the log blob."""
+class Output:
+    """What the command printed, as kept for its log blob: bounded."""
 
-    def __init__(self, src: IO[bytes], dst: IO[bytes], sink: list[bytes]) -> None:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.chunks: list[bytes] = []
+        self.kept = 0
+        self.dropped = 0
+        self.lock = threading.Lock()
+
+    def add(self, data: bytes) -> None:
+        with self.lock:
+            room = self.limit - self.kept
+            if room > 0:
+                self.chunks.append(data[:room])
+                self.kept += min(room, len(data))
+            self.dropped += max(0, len(data) - max(room, 0))
+
+    def data(self) -> bytes:
+        tail = (f"\n[logbook: {self.dropped} more bytes of output were not kept]\n".encode()
+                if self.dropped else b"")
+        return b"".join(self.chunks) + tail
+
+
+class Tee(threading.Thread):
+    """Copy a child's stream to ours as it comes, keeping a bounded copy."""
+
+    def __init__(self, src: IO[bytes], dst: IO[bytes], sink: Output) -> None:
         super().__init__(daemon=True)
         self.src, self.dst, self.sink = src, dst, sink
 
     def run(self) -> None:
         for chunk in iter(lambda: self.src.read1(65536), b""):  # type: ignore[attr-defined]
-            self.sink.append(chunk)
+            self.sink.add(chunk)
             try:
                 self.dst.write(chunk)
                 self.dst.flush()
@@ -54,8 +83,8 @@ class Signals:
             signal.signal(sig, handler)
 
 
-def execute(command: list[str], out: list[bytes],
-             signals: Signals) -> tuple[str, str | None, int]:
+def execute(command: list[str], out: Output,
+            signals: Signals) -> tuple[str, str | None, int]:
     """Run the command, streaming its output; (status, reason, exit code to pass on)."""
     try:
         child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

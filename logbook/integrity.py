@@ -1,0 +1,98 @@
+"""The check every analysis makes before it prints a number (docs/auditing.md, "What the
+analysis commands check").
+
+`report`, `compare`, `audit`, `brief` and `claim` (and `claim check`, `band`, `checkpoint`)
+open one read transaction, run this check inside it, and compute inside the same
+transaction, so every number comes from the bytes that were just checked, and every derived
+row they read (the index that finds a plan's runs, the outcomes, the keys, the tree) was just
+compared with those bytes. On any finding they print no figure: stderr says
+``this ledger does not verify: ...`` and the command exits 1.
+
+The check is `verify`'s, minus `--strict`: every entry's digest recomputed from its stored
+bytes, the chain continuous from genesis to the head, every derived table compared with the
+bytes, every stored checkpoint recomputed from the entries' digests and its signature checked,
+and the signatures: every genesis and key entry's, and every other entry's after the latest
+stored checkpoint (all of them when there is none). Why not just the head's signature: an
+appender signs on top of whatever head the file holds, so an entry slipped in by someone
+without a key would be covered by the next honest signature. Why a checkpoint may vouch for
+the signatures below it: `logbook checkpoint` signs only a size it has just checked this way,
+its root binds every entry below that size, and the key entries (always checked) decide which
+keys could have signed it. docs/auditing.md gives the argument in full.
+
+Imports nothing that signs and nothing heavy (no numpy, no pydantic).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from logbook.errors import CheckFailed
+
+BANNER = "this ledger does not verify"
+
+
+class NotVerified(CheckFailed):
+    """The ledger failed the check analysis makes before printing (exit 1)."""
+
+
+@dataclass(frozen=True)
+class Verified:
+    """What the check established: the entries it covered and the head they end in."""
+
+    entries: int
+    head: str | None
+    ledger: str | None
+    signatures: int  # signatures checked one by one
+    vouched: int  # entries whose signatures the latest stored checkpoint vouches for
+
+    def as_dict(self) -> dict[str, Any]:
+        how = (f"signatures after the checkpoint at size {self.vouched}" if self.vouched
+               else "every signature")
+        return {"verified": True, "entries": self.entries, "head": self.head,
+                "checks": f"digests, chain, {how}, derived tables, stored checkpoints",
+                "signatures_checked": self.signatures, "vouched_by_checkpoint": self.vouched}
+
+
+def _latest_checkpoint_size(store: Any) -> int:
+    """The size the latest stored checkpoint claims (0 when none parses); whether it holds
+    is for the check itself to find."""
+    from logbook.checkpoint import parse_checkpoint
+    from logbook.errors import LogbookError
+
+    try:
+        rows = store.checkpoints()
+        return parse_checkpoint(rows[-1][3])[0].size if rows else 0
+    except (LogbookError, IndexError, TypeError):
+        return 0
+
+
+def check(store: Any) -> Verified:
+    """Run the check in one read transaction (the caller's, when it holds one); NotVerified
+    on any finding."""
+    from logbook.verify_ledger import verify_store
+
+    with store.snapshot():
+        vouched = _latest_checkpoint_size(store)
+        result = verify_store(store, vouched=vouched)
+    if not result.ok:
+        first = result.findings[0].message if result.findings else "it holds no entries"
+        more = len(result.findings) - 1
+        derived = all(f.check == "derived" for f in result.findings)
+        raise NotVerified(f"{BANNER}: {first}" + (
+            f" (and {more} more finding{'s' if more > 1 else ''}: `logbook verify` lists "
+            "them)" if more > 0 else " (`logbook verify` says more)") + (
+            "; the entries verify, and `logbook reindex` rebuilds derived tables from them"
+            if derived else ""))
+    return Verified(result.entries, result.head, result.ledger,
+                    result.entries - result.unchecked, min(vouched, result.entries))
+
+
+@contextmanager
+def verified(ledger: Any) -> Iterator[Verified]:
+    """Check the ledger, then keep its read transaction open for the caller's computation:
+    whatever is appended meanwhile is neither checked nor read."""
+    with ledger.store.snapshot():
+        yield check(ledger.store)

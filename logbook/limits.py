@@ -1,0 +1,74 @@
+"""The bounds on what logbook reads and writes (docs/format.md, docs/recording.md).
+
+* An entry's canonical bytes are at most MAX_ENTRY_BYTES (16 MiB): large logs belong in blobs,
+  which a run references by hash. Larger entries are refused, exit 2.
+* Values nest at most MAX_DEPTH (100) levels deep; JSON and TOML text is checked before it is
+  parsed (``check_nesting``), so no parser or later step recurses past it.
+* Files and streams named on the command line: ``logbook.files.max_input_bytes`` (256 MiB,
+  LOGBOOK_MAX_INPUT_BYTES) and ``read_timeout`` (30 s, LOGBOOK_READ_TIMEOUT); plan files are
+  at most MAX_PLAN_BYTES.
+"""
+
+from __future__ import annotations
+
+import re
+
+from logbook.errors import InputError
+
+MAX_ENTRY_BYTES = 16 * 1024 * 1024
+MAX_LINE_BYTES = 2 * MAX_ENTRY_BYTES + 64 * 1024  # an exported line: envelope, digest, signature
+MAX_DEPTH = 100
+PARSER_DEPTH = 1000  # orjson itself stops at 1024; the fallback parser catches RecursionError
+MAX_PLAN_BYTES = 1024 * 1024
+
+_JSON_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_TOML_SKIPPED = re.compile(rb'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"'
+                           rb"|'[^'\n]*'|#[^\n]*")
+_NOT_BRACKETS = re.compile(rb"[^\[\]{}]+")
+_INNERMOST = re.compile(rb"\[\]|\{\}|\[\}|\{\]")
+
+
+def nesting_depth(data: bytes, toml: bool = False, stop: int = MAX_DEPTH) -> int:
+    """How deeply the arrays and objects (inline tables) of JSON or TOML text nest, counted
+    up to ``stop + 1``. Strings (and TOML comments) are skipped; the text need not be valid,
+    as the parser judges that. Each pass removes the innermost bracket pairs, at C speed."""
+    text = (_TOML_SKIPPED if toml else _JSON_STRINGS).sub(b"", data)
+    brackets = _NOT_BRACKETS.sub(b"", text)
+    depth = 0
+    while brackets and depth <= stop:
+        shorter = _INNERMOST.sub(b"", brackets)
+        if len(shorter) == len(brackets):
+            break  # unbalanced: the parser will say where
+        brackets, depth = shorter, depth + 1
+    return depth
+
+
+def check_nesting(data: bytes, source: str, toml: bool = False,
+                  limit: int = MAX_DEPTH) -> None:
+    """InputError naming ``source`` when its values nest more than ``limit`` levels deep.
+
+    Harness files are pre-checked at PARSER_DEPTH, where no parser recurses into trouble,
+    and then walked at MAX_DEPTH once parsed, so that the refusal can name the field."""
+    if nesting_depth(data, toml, stop=limit) > limit:
+        raise InputError(f"{source}: values nest more than {limit} levels deep")
+
+
+def check_entry_size(size: int, where: str = "") -> None:
+    """InputError when an entry's canonical bytes exceed MAX_ENTRY_BYTES."""
+    if size > MAX_ENTRY_BYTES:
+        raise InputError(f"{where}the entry is {size} bytes, more than the {MAX_ENTRY_BYTES} "
+                         "(16 MiB) an entry may hold: keep large logs as blobs (`logbook run "
+                         "--log FILE`) and notes short")
+
+
+def check_value_depth(value: object, where: str) -> None:
+    """InputError naming ``where`` when a parsed value nests more than MAX_DEPTH levels deep
+    (walked without recursion, before anything that recurses touches it)."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= MAX_DEPTH:
+                raise InputError(f"{where}: values nest more than {MAX_DEPTH} levels deep")
+            stack.extend((sub, depth + 1) for sub in (item.values() if isinstance(item, dict)
+                                                      else item))

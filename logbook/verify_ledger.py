@@ -1,0 +1,166 @@
+"""`verify` on a ledger database: the chain and signatures (verify.py), how the bytes are
+stored, every derived table, and the checkpoints kept in the store.
+
+Everything is read inside one read transaction (``Store.snapshot``), so appends made while it
+runs are simply not seen: they can never look like a derived row that disagrees with the
+bytes. A table the file lost, or text that is not UTF-8, is a finding, never a crash. Nothing
+here writes: auditors verify copies, on read-only media too.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from typing import Any
+
+from logbook import derive, merkle
+from logbook.errors import StorageDamaged
+from logbook.findings import Finding
+from logbook.verify import (
+    ChainVerifier,
+    Result,
+    _key_rows,
+    _track_keys,
+    compare_rows,
+    expected_tree,
+    strict_checks,
+)
+
+KeyRow = tuple[str, str, str, int, int | None]
+
+
+def verify_store(store: Any, trusted: str | None = None, strict: bool = False,
+                 vouched: int = 0) -> Result:
+    """Every check on a ledger database: chain, signatures, references, how each entry is
+    stored, the derived tables and the stored checkpoints, from one read transaction.
+
+    ``vouched`` (logbook.integrity only): the signatures of entries below it, other than
+    genesis and key entries, are left to a stored checkpoint of that size, which must then
+    hold like every other (a finding otherwise)."""
+    with store.snapshot():
+        return _verify(store, ChainVerifier(trusted, vouched), strict)
+
+
+def _verify(store: Any, chain: ChainVerifier, strict: bool) -> Result:
+    kept: list[tuple[int, bytes, Any]] = []
+    index_rows: list[tuple[Any, ...]] = []
+    outcome_rows: list[tuple[Any, ...]] = []
+    source_rows: list[tuple[tuple[int, str]]] = []
+    keys: dict[str, list[Any]] = {}
+    for seq, stored_digest, raw, signature, stored_as in store.raw_entries():
+        if stored_as != "blob":
+            chain._find("storage", f"entry {seq} is stored as SQLite {stored_as}, not as the "
+                        "blob of its canonical bytes: the file was altered", seq,
+                        [hashlib.sha256(raw).hexdigest()])
+        env = chain.feed(seq, stored_digest, raw, signature)
+        if env is None:
+            continue
+        if strict:
+            kept.append((seq, raw, env))
+        index_rows.append(derive.index_tuple(seq, chain.prev, env))
+        kind = env.get("kind")
+        if kind == "run":
+            oc = derive.outcome_tuple(seq, env)
+            if oc is not None:
+                outcome_rows.append(oc)
+            source_rows += [((seq, k),) for k in derive.source_keys(env)]
+        elif kind in ("genesis", "key"):
+            _track_keys(keys, seq, env)
+    result = chain.finish()
+    if strict:
+        strict_checks(result, kept)
+    digests = chain.digests
+    result.digests, result.keys = digests, _key_rows(keys)
+    result.unchecked = chain.unchecked
+    tree = expected_tree(digests)
+    derived: list[tuple[str, Any, Any]] = [
+        ("entry_index", index_rows, store.all_index_rows),
+        ("outcomes", outcome_rows, store.all_outcome_rows),
+        ("run_sources", sorted(source_rows),
+         lambda: (((seq, k),) for k, seq in store.all_source_rows())),
+        ("signing_keys", [tuple(v) for v in keys.values()], store.signing_keys),
+        ("tree", [((lv, ix), h) for (lv, ix), h in sorted(tree.items()) if lv],
+         lambda: (((lv, ix), _blob(h)) for lv, ix, h in store.all_tree_nodes())),
+    ]
+    for table, expected, stored in derived:
+        try:
+            compare_rows(result, table, expected, stored(), digests)
+        except StorageDamaged:
+            result.findings.append(Finding(
+                "derived", "error", f"derived table {table} is missing from the file "
+                "(`logbook reindex` rebuilds it)", None, []))
+    stored_checkpoints(result, store, tree)
+    return result
+
+
+def _blob(value: Any) -> Any:
+    return bytes(value) if isinstance(value, bytes | bytearray | memoryview) else value
+
+
+def keys_at(keys: list[KeyRow], size: int) -> list[bytes]:
+    """The raw public keys valid when the ledger had ``size`` entries (from the entries'
+    bytes: added by an entry before ``size`` and not revoked by one before it)."""
+    out = []
+    for _fp, _name, public, added, revoked in keys:
+        if added < size and (revoked is None or revoked >= size):
+            try:
+                raw = base64.b64decode(public, validate=True)
+            except (binascii.Error, ValueError):
+                continue
+            if len(raw) == 32:
+                out.append(raw)
+    return out
+
+
+def check_stored_checkpoint(result: Result, row: tuple[Any, ...],
+                            tree: dict[tuple[int, int], bytes]) -> bool:
+    """Whether one checkpoint kept in the store holds: its note parses, names this ledger,
+    is signed by a key valid at its size, and its size and root are the ledger's own
+    (recomputed from the entries' digests, not read from the stored tree). A finding if not."""
+    from logbook.checkpoint import parse_checkpoint, verify_checkpoint_signature
+    from logbook.errors import InputError
+
+    number, size, root, note = row[0], row[1], row[2], row[3]
+    result.checks += 1
+
+    def fail(why: str) -> bool:
+        result.findings.append(Finding("checkpoint", "error",
+                                       f"stored checkpoint {number}: {why}", None, []))
+        return False
+
+    try:
+        cp, sigs = parse_checkpoint(note if isinstance(note, str) else "")
+    except InputError as exc:
+        return fail(f"its note is not a checkpoint ({exc})")
+    if (size, root) != (cp.size, cp.root.hex()):
+        return fail(f"its row (size {size!r}) does not match its signed note (size {cp.size})")
+    if result.ledger is None or cp.origin != f"logbook/{result.ledger}":
+        return fail(f"its origin {cp.origin!r} does not name this ledger")
+    n = len(result.digests)
+    if cp.size > n:
+        return fail(f"it records {cp.size} entries but the ledger holds {n}: the ledger was "
+                    "cut, or the checkpoint is not this ledger's")
+    if cp.size == 0:
+        ours = merkle.empty_root()
+    else:
+        ours = merkle.root_from_nodes(cp.size, lambda lv, ix: tree[(lv, ix)])
+    if ours != cp.root:
+        return fail(f"its root {cp.root.hex()[:16]}… is not the ledger's root at size "
+                    f"{cp.size} ({ours.hex()[:16]}…): the ledger was rewritten")
+    if not verify_checkpoint_signature((cp, sigs), keys_at(result.keys, cp.size)):
+        return fail(f"it is not signed by a key valid at size {cp.size}")
+    return True
+
+
+def stored_checkpoints(result: Result, store: Any,
+                       tree: dict[tuple[int, int], bytes]) -> None:
+    """Check every checkpoint kept in the store (a missing table is a finding)."""
+    try:
+        rows = store.checkpoints()
+    except StorageDamaged:
+        result.findings.append(Finding("checkpoint", "error", "the table of checkpoints is "
+                                       "missing from the file", None, []))
+        return
+    for row in rows:
+        check_stored_checkpoint(result, row, tree)
