@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from logbook import crypto, intake, merkle
 from logbook.errors import InputError
+from logbook.metrics import BOUNDED_KINDS
 
 if TYPE_CHECKING:
     from logbook.ledger import Ledger
     from logbook.store import Store, Txn
 
-BOUNDED_KINDS = ("proportion", "pass_at_k")  # metric kinds whose item scores lie in [0, 1]
 
 
 def check_state(ledger: Ledger, txn: Txn, kind: str, body: dict[str, Any], size: int,

@@ -1,10 +1,10 @@
 """`logbook audit`: numbered rules over the whole ledger that find how a benchmark number lies.
 
-Each rule (A01-A19, in `audit_rules` and `audit_bands`) is one small function over a
-read-only `Context` built on `LedgerView`; it yields `Finding`s (the shape `logbook verify`
-uses, with the rule id as `check`). Rules never judge a retracted entry as if it stood:
-retracted claims, plans, amendments and bands are not judged, and retracted runs are neither
-support nor omissions.
+Each rule (A01-A23, listed in `audit_registry`, in modules by theme) is one small
+function over a read-only `Context` built on `LedgerView`; it yields `Finding`s (the shape
+`logbook verify` uses, with the rule id as `check`). Rules never judge a retracted entry as if
+it stood: retracted claims, plans, amendments and bands are not judged, and retracted runs are
+neither support nor omissions.
 The same ledger gives the same findings in the same order. Thresholds: docs/audit.md.
 """
 
@@ -18,6 +18,7 @@ from functools import cache, cached_property
 from statistics import NormalDist
 from typing import Any
 
+from logbook.analysis.audit_registry import RULE_MODULES, RULES
 from logbook.analysis.view import LedgerView, PlanView, RunView, is_identity
 from logbook.errors import InputError
 from logbook.findings import Finding
@@ -28,49 +29,6 @@ SEVERITIES = ("error", "warning", "info")
 PERCENT_KINDS = ("proportion", "pass_at_k")
 # A number as printed: not part of a word ("q8", "b1234", "v2.1"); a sign is kept apart.
 NUMBER = re.compile(r"(?<![\w.])[-+\u2212]?(\d+(?:\.\d+)?)(?![\w])")
-
-# id: (severity, title, what it finds, function in audit_rules or audit_bands);
-# thresholds: docs/audit.md
-RULES: dict[str, tuple[str, str, str, str]] = {
-    "A01": ("error", "unreported runs", "a claim leaves out completed runs its plan held for "
-            "its arms when it was made", "a01_unreported_runs"),
-    "A02": ("error", "best of N", "a claimed figure is the best single run of an arm, not the "
-            "mean, beyond what rounding explains", "a02_best_of_n"),
-    "A03": ("warning", "plan after data", "exploratory runs on the plan's suite with its arms' "
-            "apparatus were appended before the plan", "a03_plan_after_data"),
-    "A04": ("error", "optional stopping", "an arm has more completed runs than planned, or an "
-            "amendment changed the run count after runs began", "a04_optional_stopping"),
-    "A05": ("error", "goalposts moved", "an amendment changed the metric, criteria, minimum "
-            "effect, analysis or exclusions after the first run", "a05_goalposts_moved"),
-    "A06": ("warning", "confound", "control and treatment runs differ in apparatus fields "
-            "besides the plan's declared variable", "a06_confound"),
-    "A07": ("warning", "historical baseline", "control runs come from other sessions than the "
-            "treatment runs, or were not interleaved with them", "a07_historical_baseline"),
-    "A08": ("warning", "missing data", "a plan's run misses more items than the plan allows, "
-            "or a claim's missing items cluster on one arm", "a08_missing_data"),
-    "A09": ("error", "retracted support", "a standing claim rests on a retracted run or plan",
-            "a09_retracted_support"),
-    "A10": ("error", "hidden failures", "a claim's arms have failed or aborted runs that the "
-            "claim does not mention", "a10_hidden_failures"),
-    "A11": ("warning", "many comparisons", "several comparisons test the same suite: "
-            "Bonferroni and Benjamini-Hochberg verdicts", "a11_many_comparisons"),
-    "A12": ("warning", "surprise not re-measured", "a run lies outside its band or 3 standard "
-            "errors of earlier identical runs, and was not re-run", "a12_surprise"),
-    "A13": ("warning", "false precision", "a claim's statement prints more digits than its "
-            "interval supports", "a13_false_precision"),
-    "A14": ("info", "unplanned claim", "a claim with no plan", "a14_unplanned_claim"),
-    "A15": ("error", "negative control failed", "a negative-control arm's score lies away from "
-            "its expected value", "a15_negative_control"),
-    "A16": ("warning", "no rerun of a good surprise", "a claim rests on a single run of an arm",
-            "a16_single_run"),
-    "A17": ("info", "unanchored plan", "no checkpoint was made between a plan and its first run",
-            "a17_unanchored_plan"),
-    "A18": ("warning", "runs beyond their band", "an arm's runs of one apparatus vary more "
-            "than the band measured on it allows (F-test, p < 0.01)", "a18_beyond_band"),
-    "A19": ("warning", "score without its system", "a completed run of a plan names no model "
-            "or no decoding policy in its apparatus", "a19_system_unsaid"),
-}
-
 
 @dataclass(frozen=True)
 class Rule:
@@ -115,6 +73,7 @@ class Context:
     scope: str | None = None
     _scores: dict[int, float | None] = field(default_factory=dict)
     _keys: dict[int, tuple[Any, ...]] = field(default_factory=dict)
+    _item_var: dict[int, tuple[float, int]] = field(default_factory=dict)
 
     # -- entries ---------------------------------------------------------------------------
     def retracted(self, digest: str) -> bool:
@@ -323,10 +282,12 @@ def short(digest: str) -> str:
 
 # -- running -----------------------------------------------------------------------------------
 def rules() -> list[Rule]:
-    from logbook.analysis import audit_bands, audit_rules
+    import importlib
+
+    modules = [importlib.import_module(f"logbook.analysis.{m}") for m in RULE_MODULES]
 
     def check(fn: str) -> Callable[[Context], Iterable[Finding]]:
-        return getattr(audit_rules, fn, None) or getattr(audit_bands, fn)
+        return next(getattr(m, fn) for m in modules if hasattr(m, fn))
 
     return [Rule(rid, sev, title, what, check(fn)) for rid, (sev, title, what, fn)
             in RULES.items()]
@@ -345,7 +306,7 @@ def select_rules(only: Iterable[str] = (), skip: Iterable[str] = ()) -> list[Rul
                     continue
                 if rid not in known:
                     raise InputError(f"{option} {part.strip()!r} is not an audit rule "
-                                     f"(see `logbook audit --rules`: A01 to A{len(known):02d})")
+                                     f"(see `logbook audit --rules`: {min(known)} to {max(known)})")
                 out.add(rid)
         return out
 

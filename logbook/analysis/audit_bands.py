@@ -1,5 +1,6 @@
 """The audit's rules about run-to-run agreement: A12 (a surprising run not re-measured) and
-A18 (a plan's runs vary more than their pipeline's measured band).
+A18 (a plan's runs vary more than their pipeline's measured band); A20 and A21, about two
+repeats, are in `audit_repeats`.
 
 Both compare runs of one apparatus (same suite, metric and every non-identity apparatus field)
 with the latest unretracted `band` entry measured on that apparatus. Thresholds and the
@@ -12,18 +13,44 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from logbook.analysis.audit import Context, at, mean_sd, scored_items
+from logbook.analysis.audit import Context, at, mean_sd
 from logbook.analysis.bands import latest_bands
 from logbook.analysis.view import RunView, suite_key
 from logbook.findings import Finding
+from logbook.stats.repeats import RunPrediction, predict_run
 
-A12_SE = 3.0      # A12: standard errors of a new run predicted from the earlier ones
-A12_MIN_EARLIER = 2
+A12_Z = 3.5       # A12, A20: z of a run against the prediction from its apparatus's runs
 A18_ALPHA = 0.01  # A18: one-sided F-test of an arm's run variance against its band's
 EPS = 1e-9
 
 
-def a12_surprise(ctx: Context) -> Iterator[Finding]:
+def item_variance(ctx: Context, run: RunView) -> tuple[float, int]:
+    """(variance of the run's item scores, items scored), once per run."""
+    if run.seq not in ctx._item_var:
+        oc = run.body.get("outcomes") or {}
+        if oc.get("sample"):
+            vals = [v for v in run.item_scores.values() if v is not None]
+        else:
+            vals = [s for s in oc.get("score") or () if s is not None]
+        n = len(vals)
+        m = math.fsum(vals) / n if n else 0.0
+        ctx._item_var[run.seq] = (math.fsum((v - m) * (v - m) for v in vals) / n if n
+                                  else 0.0, n)
+    return ctx._item_var[run.seq]
+
+
+def sampling_errors(ctx: Context, runs: list[RunView]) -> list[float]:
+    """Each run's standard error from the item variance pooled over `runs` (so that a run
+    whose items all scored alike still has the sampling error its apparatus shows)."""
+    pairs = [item_variance(ctx, r) for r in runs]
+    total = sum(n for _v, n in pairs)
+    pooled = math.fsum(v * n for v, n in pairs) / total if total else 0.0
+    return [math.sqrt(pooled / n) if n else 0.0 for _v, n in pairs]
+
+
+def apparatus_groups(ctx: Context) -> dict[tuple[Any, ...], list[RunView]]:
+    """Usable runs by apparatus (suite, metric, every non-identity field), in ledger order;
+    scoped to the groups that hold a run of the scoped plan."""
     runs = ctx.usable(ctx.view.runs)
     if ctx.scope is not None:  # only runs on the scoped plan's suite can share its apparatus
         suite = suite_key(ctx.view.plans[ctx.scope].original)
@@ -31,28 +58,45 @@ def a12_surprise(ctx: Context) -> Iterator[Finding]:
     groups: dict[tuple[Any, ...], list[RunView]] = {}
     for r in runs:
         groups.setdefault(ctx.apparatus_key(r), []).append(r)
+    return {k: g for k, g in groups.items()
+            if ctx.scope is None or any(r.plan == ctx.scope for r in g)}
+
+
+def judged(ctx: Context, last: RunView, reference: list[RunView]) -> tuple[RunPrediction, float]:
+    """The prediction for `last` from `reference`, and the least difference that counts (one
+    item's worth of score)."""
+    ses = sampling_errors(ctx, [last, *reference])
+    xs: list[float] = [ctx.score(r) for r in reference]  # type: ignore[misc]
+    pred = predict_run(ctx.score(last), ses[0], xs, ses[1:])  # type: ignore[arg-type]
+    return pred, 1 / max(1, item_variance(ctx, last)[1])
+
+
+def a12_surprise(ctx: Context) -> Iterator[Finding]:
+    """The last run of an apparatus lies outside the prediction interval of the earlier runs
+    (or of the latest band's runs): its own sampling error plus the spread between runs."""
     bands = latest_bands(ctx.view)
-    for key, group in groups.items():
-        if ctx.scope is not None and all(r.plan != ctx.scope for r in group):
+    for key, group in apparatus_groups(ctx).items():
+        band, last = bands.get(key), group[-1]
+        if band is not None:
+            reference = [r for r in map(ctx.view.runs_by_digest.get, band.body["runs"])
+                         if r is not None and r.seq in ctx.usable_seqs and r is not last]
+            where = f"the {len(reference)} runs of the band measured at @{band.seq}"
+        else:  # exactly two runs: which one is the surprise cannot be told (A20)
+            reference = group[:-1] if len(group) >= 3 else []
+            where = f"the {len(reference)} earlier runs of the same apparatus"
+        if len(reference) < (1 if band is not None else 2):
             continue
-        last, earlier = group[-1], [ctx.score(r) for r in group[:-1]]
-        x, band, why = ctx.score(last), bands.get(key), ""
+        pred, one_item = judged(ctx, last, reference)
+        x = ctx.score(last)
         assert x is not None
-        if band is not None and abs(x - band.body["mean"]) > band.body["band"] + EPS:
-            why = (f"outside the band {band.body['mean']:.4g} ± {band.body['band']:.4g} "
-                   f"measured at @{band.seq}")
-        elif len(earlier) >= A12_MIN_EARLIER:
-            m, sd = mean_sd(earlier)  # type: ignore[arg-type]
-            one_item = 1 / max(1, scored_items(last))  # never less than one item's worth
-            if abs(x - m) > max(A12_SE * sd * math.sqrt(1 + 1 / len(earlier)), one_item) + EPS:
-                why = (f"more than {A12_SE:g} standard errors from the {len(earlier)} earlier "
-                       f"runs of the same apparatus (mean {m:.4g}, sd {sd:.2g})")
-        if why:
-            yield Finding("A12", "warning", f"run @{last.seq} scored {x:.4g}, {why}, and no "
-                          "later run of the same apparatus re-measured it", last.seq,
+        if abs(pred.z) > A12_Z and abs(x - pred.mean) > one_item + EPS:
+            yield Finding("A12", "warning", f"run @{last.seq} scored {x:.4g}, {abs(pred.z):.1f} "
+                          f"standard deviations from what {where} predict (mean {pred.mean:.4g}"
+                          f", prediction sd {pred.sd:.2g}: its sampling error and a spread "
+                          f"between runs of {pred.between:.2g}), and no later run of the same "
+                          "apparatus re-measured it", last.seq,
                           [last.digest, *([last.plan] if last.plan else []),
-                           *([band.digest] if band is not None and why.startswith("outside")
-                             else [])])
+                           *([band.digest] if band is not None else [])])
 
 
 def a18_beyond_band(ctx: Context) -> Iterator[Finding]:

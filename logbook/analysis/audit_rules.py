@@ -20,9 +20,7 @@ from logbook.analysis.audit import (
     interval_p,
     mean_sd,
     missing,
-    printed_numbers,
     short,
-    statement_figures,
     two_proportion_p,
 )
 from logbook.analysis.view import PlanView, RunView, suite_key
@@ -50,34 +48,10 @@ def a01_unreported_runs(ctx: Context) -> Iterator[Finding]:
                           c.seq, c.evidence(*(r.digest for r in left)))
 
 
-def a02_best_of_n(ctx: Context) -> Iterator[Finding]:
-    for c, plan in ctx.planned_claims():
-        value = float(c.body["value"])
-        tol = max(min((0.5 * 10 ** -d / s for d, s in statement_figures(c, [value])),
-                      default=EPS), EPS)
-        hib = bool((ctx.body(plan).get("metric") or {}).get("higher_is_better", True))
-        best, worst = (max, min) if hib else (min, max)
-        top = ctx.usable(plan.runs, c.arms[-1], before=c.seq) if c.arms else []
-        if len(top) < 2:
-            continue
-        xs: list[float] = [ctx.score(r) for r in top]  # type: ignore[misc]
-        star, honest, picks = top[xs.index(best(xs))], mean_sd(xs)[0], [best(xs)]
-        if c.figure == "effect" and len(c.arms) == 2:
-            ys: list[float] = [ctx.score(r) for r in ctx.usable(  # type: ignore[misc]
-                plan.runs, c.arms[0], before=c.seq)]
-            if not ys:
-                continue
-            base = mean_sd(ys)[0]
-            honest, picks = honest - base, [best(xs) - base, best(xs) - worst(ys)]
-        if any(abs(value - p) <= tol for p in picks) and abs(value - honest) > tol:
-            yield Finding("A02", "error", f"claim @{c.seq} gives {value:.4g}, which is what the "
-                          f"best of {len(top)} runs of {c.arms[-1]} (@{star.seq}, "
-                          f"{ctx.score(star):.4g}) gives, not the mean of them all "
-                          f"({honest:.4g})", c.seq, c.evidence(star.digest))
-
-
 def a03_plan_after_data(ctx: Context) -> Iterator[Finding]:
-    explored = [r for r in ctx.view.runs if r.plan is None and r.usable]
+    calibration = band_runs(ctx)  # runs a band was measured from calibrate, not explore
+    explored = [r for r in ctx.view.runs if r.plan is None and r.usable
+                and r.digest not in calibration]
     for plan in ctx.scoped_plans() if explored else []:
         arms = [shared_apparatus(ctx, plan.arm_runs(a["name"])) for a in plan.arms()]
         variable = set(ctx.body(plan).get("variable") or [])
@@ -88,6 +62,21 @@ def a03_plan_after_data(ctx: Context) -> Iterator[Finding]:
                           f"{len(found)} exploratory run(s) on its suite with the apparatus of "
                           f"its arms ({at(found)}): it may have been written after seeing them",
                           plan.seq, [plan.digest, *(r.digest for r in found)])
+
+
+def band_runs(ctx: Context) -> set[str]:
+    """Digests of the runs that standing bands were measured from."""
+    return {d for b in ctx.view.entries_of("band") if not ctx.retracted(b.digest)
+            for d in b.body.get("runs") or []}
+
+
+def calibration_plan(ctx: Context, plan: PlanView, calibration: set[str]) -> bool:
+    """A plan with no treatment arm whose completed runs were all measured into a band: it
+    calibrates a pipeline, it compares nothing."""
+    if any(a.get("role") == "treatment" for a in plan.arms()):
+        return False
+    done = ctx.usable(plan.runs)
+    return bool(done) and all(r.digest in calibration for r in done)
 
 
 def shared_apparatus(ctx: Context, runs: list[RunView]) -> dict[str, Any]:
@@ -158,20 +147,22 @@ def a05_goalposts_moved(ctx: Context) -> Iterator[Finding]:
 
 
 def a06_confound(ctx: Context) -> Iterator[Finding]:
-    from logbook.analysis.compare import confounds
+    from logbook.analysis.confounds import confounds, table
 
     for plan in ctx.scoped_plans():
         variable = list(ctx.body(plan).get("variable") or [])
         for control, treatment in comparisons(plan):
             ctl, trt = ctx.usable(plan.runs, control), ctx.usable(plan.runs, treatment)
-            diff = confounds(ctl, trt, variable) if control and ctl and trt else {}
-            if diff:
-                what = "; ".join(f"{k}: {', '.join(v['a'])} vs {', '.join(v['b'])}"
-                                 for k, v in diff.items())
+            if not (control and ctl and trt):
+                continue
+            found = confounds(ctl, trt, variable, (control, treatment))
+            if found:
                 yield Finding("A06", "warning", f"plan {plan.slug}: {control} and {treatment} "
                               f"runs differ besides the declared variable "
-                              f"({', '.join(variable) or 'none'}) in {what}", plan.seq,
-                              [plan.digest, ctl[0].digest, trt[0].digest])
+                              f"({', '.join(variable) or 'none'}) in "
+                              f"{len(found.differ)} field(s):\n" + table(found, (control,
+                                                                               treatment)),
+                              plan.seq, [plan.digest, ctl[0].digest, trt[0].digest])
 
 
 def a07_historical_baseline(ctx: Context) -> Iterator[Finding]:
@@ -257,8 +248,10 @@ def a10_hidden_failures(ctx: Context) -> Iterator[Finding]:
 
 def a11_many_comparisons(ctx: Context) -> Iterator[Finding]:
     groups: dict[str, list[PlanView]] = {}
+    calibration = band_runs(ctx)
     for plan in ctx.plans:
-        groups.setdefault(suite_key(plan.original), []).append(plan)
+        if not calibration_plan(ctx, plan, calibration):
+            groups.setdefault(suite_key(plan.original), []).append(plan)
     for plans in groups.values():
         tests = [(plan, ctl, trt) for plan in plans for ctl, trt in comparisons(plan)]
         if len(tests) >= 2 and (ctx.scope is None or any(p.digest == ctx.scope for p in plans)):
@@ -296,24 +289,6 @@ def many_comparisons(ctx: Context, plans: list[PlanView],
                    f"{suite.get('name')} {suite.get('version', '')}".rstrip() + f" ({names}); "
                    + tail, max([p.seq for p in plans] + [c.seq for c in claims]),
                    [p.digest for p in plans] + [c.digest for c in claims])
-
-
-def a13_false_precision(ctx: Context) -> Iterator[Finding]:
-    from logbook.stats import decimals_supported
-
-    for c in ctx.scoped_claims():
-        low, high = (float(x) for x in c.body["interval"])
-        for decimals, scale in statement_figures(c, [float(c.body["value"]), low, high]):
-            supported = decimals_supported(low, high, scale)
-            if decimals > supported:
-                shown = next(t for t, _v, d in printed_numbers(str(c.body["statement"]))
-                             if d == decimals)
-                yield Finding("A13", "warning", f"claim @{c.seq} prints {shown!r} with "
-                              f"{decimals} decimal(s), but its interval ({low:.4g} to "
-                              f"{high:.4g}) supports {supported} in "
-                              f"{'percent' if scale == 100 else 'metric units'}", c.seq,
-                              c.evidence())
-                break
 
 
 def a14_unplanned_claim(ctx: Context) -> Iterator[Finding]:

@@ -94,7 +94,7 @@ def open_plans(ledger: Ledger, retracted: set[str]) -> list[dict[str, Any]]:
         out.append({"plan": p.digest, "slug": body.get("slug"), "title": body.get("title"),
                     "seq": p.seq, "arms": arms, "next_arm": nxt["arm"],
                     "runs_done": sum(a["completed"] for a in arms),
-                    "runs_planned": k * len(arms)})
+                    "runs_planned": k * len(arms), "due": body.get("due")})
     return out
 
 
@@ -140,7 +140,7 @@ def build_brief(ledger: Ledger, since: int | None = None,
     audit = store.last_audit()
     audit_findings = orjson.loads(audit[2]) if audit else []
     errors = [f for f in audit_findings if f.get("severity") == "error"]
-    remeasure = [f for f in audit_findings if f.get("check") in ("A08", "A12")]
+    remeasure = [f for f in audit_findings if f.get("check") in ("A08", "A12", "A20")]
     beyond_band = [f for f in audit_findings if f.get("check") == "A18"]
     checkpoints = store.checkpoints()
     claims = _entries(ledger, "claim", RECENT)
@@ -155,6 +155,7 @@ def build_brief(ledger: Ledger, since: int | None = None,
     session = store.latest_session()
     session_runs = store.session_runs(session) if session else []
     plans = open_plans(ledger, retracted)
+    overdue = past_due(plans)
     band_entries = _entries(ledger, "band")
     recent_runs = _entries(ledger, "run", RECENT) if band_entries else []
     bands = [{"seq": b.seq, "selector": b.body["selector"], "k": b.body["k"],
@@ -172,6 +173,7 @@ def build_brief(ledger: Ledger, since: int | None = None,
                 "created": checkpoints[-1][4]},
         },
         "open_plans": plans,
+        "overdue": overdue,
         "remeasure": remeasure,
         "beyond_band": beyond_band,
         "retractions": [{"seq": r.seq, "digest": r.digest, "target": r.body.get("target"),
@@ -192,6 +194,16 @@ def build_brief(ledger: Ledger, since: int | None = None,
     return brief
 
 
+def past_due(plans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Open plans (no verdict yet) whose `due` date has passed (today, UTC)."""
+    import datetime
+
+    today = datetime.datetime.now(datetime.UTC).date().isoformat()
+    return [{"plan": p["plan"], "slug": p["slug"], "due": p["due"],
+             "runs_done": p["runs_done"], "runs_planned": p["runs_planned"]}
+            for p in plans if isinstance(p.get("due"), str) and p["due"] < today]
+
+
 def next_steps(b: dict[str, Any]) -> list[str]:
     """The three things to do next, most urgent first."""
     steps: list[str] = []
@@ -201,6 +213,10 @@ def next_steps(b: dict[str, Any]) -> list[str]:
     for r in b["resting_on_retracted"][:1]:
         steps.append(f"{r['kind']} @{r['seq']} rests on a retracted entry: retract or re-make "
                      "it; do not repeat it")
+    for p in b.get("overdue", [])[:1]:
+        steps.append(f"plan {p['slug']} was due {p['due']} and has no verdict "
+                     f"({p['runs_done']}/{p['runs_planned']} runs): finish it, or amend or "
+                     "retract it saying why")
     for f in b["remeasure"][:1]:
         steps.append(f"re-measure: {f['message']}")
     for f in b["beyond_band"][:1]:
@@ -234,6 +250,10 @@ def brief_lines(b: dict[str, Any]) -> list[str]:
         for p in b["open_plans"][:8]:
             arms = ", ".join(f"{a['arm']} {a['completed']}/{a['planned']}" for a in p["arms"])
             out.append(f"  {p['slug']}: {arms}; next arm {p['next_arm']}")
+    if b.get("overdue"):
+        out.append("past due without a verdict: " + "; ".join(
+            f"{p['slug']} (due {p['due']}, {p['runs_done']}/{p['runs_planned']} runs)"
+            for p in b["overdue"][:5]))
     if b["remeasure"]:
         out.append("re-measure:")
         out += [f"  {f['message']}" for f in b["remeasure"][:5]]
@@ -282,7 +302,7 @@ def brief_schema() -> dict[str, Any]:
         "title": "logbook brief --json",
         "type": "object",
         "additionalProperties": False,
-        "required": ["ledger", "integrity", "open_plans", "remeasure", "beyond_band",
+        "required": ["ledger", "integrity", "open_plans", "overdue", "remeasure", "beyond_band",
                      "retractions",
                      "resting_on_retracted", "audit", "bands", "claims", "notes",
                      "previous_session", "next"],
@@ -299,6 +319,11 @@ def brief_schema() -> dict[str, Any]:
             "open_plans": {"type": "array", "items": {
                 "type": "object", "required": ["plan", "slug", "arms", "next_arm"],
                 "properties": {"plan": s, "slug": s, "next_arm": s, "arms": arr}}},
+            "overdue": {"type": "array", "items": {
+                "type": "object", "required": ["plan", "slug", "due", "runs_done",
+                                               "runs_planned"],
+                "properties": {"plan": s, "slug": s, "due": s, "runs_done": i,
+                               "runs_planned": i}}},
             "remeasure": arr, "beyond_band": arr, "retractions": arr,
             "resting_on_retracted": arr,
             "audit": nullable(obj), "bands": arr, "claims": arr, "notes": arr,

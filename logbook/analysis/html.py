@@ -360,10 +360,14 @@ def render_html(rep: dict[str, Any]) -> str:
         body.append(f"<h2>{_e(lines[0])}</h2><pre>{_e(chr(10).join(lines[1:]))}</pre>")
     if rep["excluded"]:
         body.append("<h2>Excluded from the figures (retracted)</h2>" + _table(
-            ["run", "digest", "arm", "reason"],
+            ["run", "digest", "arm", "reason", "correction"],
             [[f"<td>@{_e(x['seq'])}</td>", f"<td>{_e(x['digest'][:12])}</td>",
-              f"<td>{_e(x['arm'])}</td>", f"<td>{_e(x['reason'])}</td>"]
+              f"<td>{_e(x['arm'])}</td>", f"<td>{_e(x['reason'])}</td>",
+              f"<td>{_e(x.get('correction') or '')}</td>"]
              for x in rep["excluded"]]))
+        from logbook.analysis.retractions import review_lines
+
+        body.extend(f"<p>{_e(line.strip())}</p>" for line in review_lines(rep.get("retractions")))
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{_e(title)}</title><style>{CSS}</style></head><body>\n"

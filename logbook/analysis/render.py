@@ -81,6 +81,9 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
             out.append(f"  {label}: {display.condition(c, scale)}")
     if rep["line"]:
         out.append(f"  {rep['line']}")
+    from logbook.analysis.retractions import review_lines
+
+    out += review_lines(rep.get("retractions"))
     out.append("")
     for arm in rep["arms"]:
         out.append(f"{h}Arm {arm['name']} ({arm['role']}): {arm['completed']}/"
@@ -136,5 +139,7 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
     if rep["excluded"]:
         out.append(f"{h}Excluded from the figures (retracted)")
         for x in rep["excluded"]:
-            out.append(f"  @{x['seq']} {x['digest'][:12]} arm {x['arm']}: {x['reason']}")
+            out.append(f"  @{x['seq']} {x['digest'][:12]} arm {x['arm']}: {x['reason']}"
+                       + (f" ({x['category']})" if x.get("category") else "")
+                       + (f"; correction: {x['correction']}" if x.get("correction") else ""))
     return out

@@ -13,7 +13,7 @@ from typing import Any
 from logbook.analysis.components import components
 from logbook.analysis.verdict import judge
 from logbook.analysis.view import LedgerView, PlanView, RunView, is_identity
-from logbook.model.plan import BOUNDED_KINDS
+from logbook.metrics import BOUNDED_KINDS
 
 SEED = 0  # explicit: the same ledger gives the same report
 PAIRED_RESAMPLES = 10_000  # the paired bootstrap's resamples (a p-value below 1/B prints so)
@@ -380,13 +380,14 @@ def item_stack(runs: list[RunView], ids: list[str]) -> Any:
     """Runs x items scores on the axis ``ids`` (NaN where a run has no score for an item)."""
     import numpy as np
 
-    index = {i: k for k, i in enumerate(ids)}
+    index: dict[str, int] | None = None  # built only when a run's items are in another order
     stack = np.full((len(runs), len(ids)), np.nan)
     for row, r in enumerate(runs):
         rids, vals = r.item_arrays
         if rids == ids:
             stack[row] = vals
         else:
+            index = index or {i: k for k, i in enumerate(ids)}
             stack[row, [index[i] for i in rids]] = vals
     return stack
 
@@ -428,14 +429,18 @@ def build_report(view: LedgerView, plan_ref: str) -> dict[str, Any]:
     treatments = [a["name"] for a in plan.arms() if a["role"] == "treatment"]
     effects = [effect(plan, controls[0], t, confidence) for t in treatments] if controls else []
     verdict = judge(body, arms, effects, confidence)
+    from logbook.analysis.retractions import retraction_review
     excluded = []
     for a in arms:
         for row in a["runs"]:
             if row["retracted"]:
-                reasons = [view.ledger.get(d).body.get("reason") for d in row["retracted_by"]]
+                bodies = [view.ledger.get(d).body for d in row["retracted_by"]]
                 excluded.append({"seq": row["seq"], "digest": row["digest"], "arm": a["name"],
-                                 "reason": "; ".join(str(x) for x in reasons),
-                                 "retracted_by": row["retracted_by"]})
+                                 "reason": "; ".join(str(b.get("reason")) for b in bodies),
+                                 "retracted_by": row["retracted_by"],
+                                 "category": "; ".join(str(b.get("category")) for b in bodies),
+                                 "correction": "; ".join(str(b["correction"]) for b in bodies
+                                                         if b.get("correction")) or None})
     line = next((a["line"] for a in arms if a["role"] == "treatment" and a["line"]),
                 next((a["line"] for a in arms if a["line"]), None))
     return {
@@ -455,4 +460,5 @@ def build_report(view: LedgerView, plan_ref: str) -> dict[str, Any]:
         "line": line,
         "excluded": excluded,
         "components": components(plan, confidence),
+        "retractions": retraction_review(view, plan, verdict),
     }

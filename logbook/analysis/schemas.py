@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Out(BaseModel):
@@ -170,6 +170,31 @@ class Excluded(_Out):
     arm: str
     reason: str
     retracted_by: list[str]
+    category: str | None = None
+    correction: str | None = None
+
+
+class VerdictStatus(_Out):
+    status: str
+    wording: str
+
+
+class RetractedRun(_Out):
+    seq: int
+    digest: str
+    arm: str | None
+    status: str
+    score: float | None
+    retraction: dict[str, Any]
+
+
+class RetractionReview(_Out):
+    """The verdict without the plan's retracted runs (as reported) and with them counted."""
+
+    without: VerdictStatus
+    with_: VerdictStatus = Field(alias="with")
+    changes_verdict: bool
+    runs: list[RetractedRun]
 
 
 class Finding(_Out):
@@ -208,6 +233,7 @@ class Report(_Out):
     excluded: list[Excluded]
     findings: list[Finding]
     components: list[Component] = []
+    retractions: RetractionReview | None = None
 
 
 def output_schemas() -> dict[str, dict[str, Any]]:

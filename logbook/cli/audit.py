@@ -1,4 +1,4 @@
-"""`logbook audit`: the numbered rules (A01-A18) over the whole ledger; exit 1 on an error."""
+"""`logbook audit`: the numbered rules over the whole ledger; exit 1 on an error; `--selftest`."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ def audit(
                                    "repeatable)."),
     skip: list[str] = typer.Option([], "--skip", help="Do not run these rules (A03; "
                                    "repeatable)."),
+    selftest: bool = typer.Option(False, "--selftest", help="Check each rule on its violation "
+                                  "and an honest twin, in temporary ledgers; exit 0 when all "
+                                  "hold."),
 ) -> None:
     """Audit the whole ledger: unreported runs, best-of-N, plans after data, moved goalposts.
 
@@ -34,6 +37,17 @@ def audit(
         else:
             print("\n".join(f"{r.id} {r.severity:<7} {r.title}: {r.description}"
                             for r in selected))
+        return
+    if selftest:
+        from logbook.analysis.selftest import run_selftest, selftest_lines
+
+        result = run_selftest([r.id for r in a.select_rules(only, skip)])
+        if as_json:
+            state.emit_json(result)
+        else:
+            print("\n".join(selftest_lines(result)))
+        if not result["ok"]:
+            raise typer.Exit(1)
         return
     from logbook.analysis.view import LedgerView
 

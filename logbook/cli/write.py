@@ -148,6 +148,9 @@ def _load_plan_file(file: str) -> dict[str, Any]:
         check_value_depth(value, file)  # dotted keys and table headers nest without brackets
     if not isinstance(value, dict):
         raise InputError(f"{file}: a plan must be an object")
+    due = value.get("due")
+    if hasattr(due, "isoformat"):  # a TOML date (or date-time) literal: keep its text
+        value["due"] = due.isoformat()
     return value
 
 

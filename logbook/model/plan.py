@@ -6,14 +6,27 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from logbook.metrics import BOUNDED_KINDS, MetricKind  # noqa: F401  (re-exported)
 from logbook.model import apply_amendments  # noqa: F401  (re-exported)
 from logbook.model.base import Digest, Record, Text
 
-MetricKind = Literal["proportion", "mean", "pass_at_k"]
-BOUNDED_KINDS = ("proportion", "pass_at_k")  # metric kinds whose scores lie in [0, 1]
 Stat = Literal["effect", "effect_low", "effect_high", "mean", "mean_low", "mean_high"]
 Op = Literal[">", ">=", "<", "<="]
 Analysis = Literal["paired_bootstrap", "paired_normal", "welch", "bootstrap"]
+
+
+def is_date(text: str) -> bool:
+    """An RFC 3339 full-date: YYYY-MM-DD, and a day the calendar has."""
+    import datetime
+    import re
+
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        return False
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 class Metric(Record):
@@ -81,9 +94,14 @@ class Plan(Record):
     max_missing_rate: float = Field(default=0.02, ge=0, le=1)
     total_spread: bool = False  # report seed and item spread summed in quadrature (003)
     exclusions: list[str] = Field(default_factory=list)
+    due: str | None = Field(default=None, json_schema_extra={"format": "date"},
+                            description="RFC 3339 full-date (YYYY-MM-DD) by which the plan "
+                            "should have its verdict")
 
     @model_validator(mode="after")
     def _coherent(self) -> Plan:
+        if self.due is not None and not is_date(self.due):
+            raise ValueError(f"due: {self.due!r} is not an RFC 3339 date (YYYY-MM-DD)")
         if all(c in "0123456789abcdef" for c in self.slug):
             raise ValueError(f"slug {self.slug!r} must contain a non-hex character "
                              "(so it never looks like a digest)")

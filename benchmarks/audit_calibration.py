@@ -1,0 +1,115 @@
+"""Calibration of the audit: each rule's false-alarm rate on honest ledgers and its power on
+its own violation, measured by simulation (docs/audit.md, Calibration).
+
+Honest ledgers come in many shapes (`logbook.analysis.scenarios.shapes`: 2-10 runs per arm,
+100-10,000 items, accuracies 0.1-0.95, true effects 0-5 points, missing items within the plan's
+limit, an exploratory series of one unchanged apparatus, sometimes with its band, a calibration
+plan and band on the treatment's pipeline, runs recorded through the Python API, `logbook run`
+and `logbook append --from`, mixed). Each rule's violation (`logbook.analysis.violations`) is
+built on shapes drawn the same way. Every ledger is a real one, in a temporary folder, written
+through the public API and command line, and audited whole.
+
+A rule is calibrated when it raises a warning or an error in at most 1% of honest ledgers and
+fires (at any severity) on at least 95% of its violations. The script prints both per rule and
+exits 0 either way, like the other benchmarks; tests/test_audit_calibration.py holds the bounds.
+
+    python benchmarks/audit_calibration.py [--honest 250] [--violations 25] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from logbook.analysis.audit import RULES
+from logbook.analysis.scenarios import Book, honest, shapes
+from logbook.analysis.violations import VIOLATIONS
+
+FALSE_ALARM_MAX = 0.01
+POWER_MIN = 0.95
+
+
+def cli_runner(argv: list[str], env: dict[str, str]) -> int:
+    """`logbook ARGV` in this process, its output discarded, with `env` set meanwhile."""
+    from logbook.cli.main import run
+
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    sink = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")  # has .buffer, as `run` needs
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            return run(argv)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def calibrate(n_honest: int, n_violations: int, seed: int,
+              rules: list[str] | None = None) -> dict[str, Any]:
+    """{rule: {"false_alarms", "honest", "fired", "violations"}} and the honest findings."""
+    rules = rules or list(RULES)
+    out = {r: {"false_alarms": 0, "honest": n_honest, "fired": 0, "violations": 0}
+           for r in rules}
+    examples: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="logbook-calibration-") as tmp:
+        for i, shape in enumerate(shapes(n_honest, seed)):
+            with Book(Path(tmp) / f"h{i}", runner=cli_runner) as book:
+                honest(book, shape)
+                found = book.audit()
+            for r in {f.check for f in found if f.severity in ("warning", "error")}:
+                if r in out:
+                    out[r]["false_alarms"] += 1
+                    examples.setdefault(r, next(f.message for f in found if f.check == r))
+        for r in rules:
+            if r not in VIOLATIONS:
+                continue
+            for j, shape in enumerate(shapes(n_violations, seed + 7919, cli=False)):
+                with Book(Path(tmp) / f"{r}-{j}") as book:
+                    VIOLATIONS[r](book, shape)
+                    fired = any(f.check == r for f in book.audit())
+                out[r]["violations"] += 1
+                out[r]["fired"] += fired
+    return {"rules": out, "examples": examples}
+
+
+def lines(result: dict[str, Any]) -> list[str]:
+    rows = ["rule  false alarms (honest)   power (its violation)   holds"]
+    for r, x in result["rules"].items():
+        fa = x["false_alarms"] / x["honest"] if x["honest"] else 0.0
+        pw = x["fired"] / x["violations"] if x["violations"] else 0.0
+        ok = fa <= FALSE_ALARM_MAX and pw >= POWER_MIN
+        rows.append(f"{r}   {x['false_alarms']:>3}/{x['honest']:<4} {fa:>6.1%}        "
+                    f"{x['fired']:>3}/{x['violations']:<4} {pw:>6.1%}        "
+                    f"{'yes' if ok else 'NO'}")
+    for r, msg in result["examples"].items():
+        rows.append(f"  e.g. {r} on an honest ledger: {msg[:160]}")
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--honest", type=int, default=250)
+    ap.add_argument("--violations", type=int, default=25)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    t = time.perf_counter()
+    result = calibrate(args.honest, args.violations, args.seed)
+    print("\n".join(lines(result)))
+    print(f"({args.honest} honest ledgers, {args.violations} violations per rule, seed "
+          f"{args.seed}, {time.perf_counter() - t:.0f} s; bounds: false alarms <= "
+          f"{FALSE_ALARM_MAX:.0%}, power >= {POWER_MIN:.0%})")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

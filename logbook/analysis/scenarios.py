@@ -1,0 +1,275 @@
+"""Scratch ledgers for calibrating the audit: honest work of many shapes, written through the
+public Python API (and, when a command runner is given, through `logbook run` and `logbook
+append --from`), the way a careful user writes it.
+
+`honest(book, shape)` is a plan written first and anchored by a checkpoint, its arms interleaved
+in one session, every planned run done and claimed with `logbook claim`'s figures; around it, an
+exploratory series of one unchanged apparatus. `audit_calibration` (benchmarks/) and
+`logbook audit --selftest` build on it; `violations` makes each rule's violation of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from logbook.crypto import SigningKey
+from logbook.ledger import Ledger
+
+# runs a command line of logbook (argv after `logbook`) against the book's ledger; returns its
+# exit code. Given by the caller, so that analysis never imports the command line.
+Runner = Callable[[list[str], dict[str, str]], int]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One honest ledger's shape (see `shapes`)."""
+
+    n: int = 200                  # items in the suite
+    k: int = 3                    # runs per arm
+    p: float = 0.7                # the control's true accuracy
+    effect: float = 0.0           # treatment minus control, true
+    missing: float = 0.0          # each item fails with this probability (within the limit)
+    temperature: float = 0.0
+    explore: int = 0              # exploratory runs of one unchanged apparatus (another suite)
+    band: bool = False            # a band measured on them (when there are 5 or more)
+    calibration: bool = False     # a one-arm calibration plan and band on the q8 pipeline
+    recorder: str = "api"         # api | run | from | mixed (the last three need a runner)
+    due: str | None = None
+    retract: bool = False         # a run withdrawn at once (a crash noticed) and re-run
+    seed: int = 0
+
+
+def shapes(count: int, seed: int, cli: bool = True) -> Iterator[Shape]:
+    """Honest shapes: 2-10 runs per arm, 100-10,000 items (log-uniform), accuracies
+    0.1-0.95, true effects 0-5 points, missing within the plan's 2% limit."""
+    rng = random.Random(seed)
+    for i in range(count):
+        p = rng.uniform(0.1, 0.95)
+        yield Shape(
+            n=round(10 ** rng.uniform(2, 4)), k=rng.randint(2, 10), p=p,
+            effect=min(rng.uniform(0, 0.05), 0.99 - p), missing=rng.choice([0.0, 0.0, 0.005,
+                                                                            0.01]),
+            temperature=rng.choice([0.0, 0.0, 0.7]), explore=rng.choice([0, 0, 3, 5, 8]),
+            band=rng.random() < 0.5, calibration=rng.random() < 0.3,
+            recorder=(rng.choice(["api", "api", "from", "mixed"]) if cli else "api"),
+            due=rng.choice([None, "2999-12-31"]), retract=rng.random() < 0.2,
+            seed=seed * 100_003 + i)
+
+
+def suite_hash(name: str) -> str:
+    return "sha256:" + hashlib.sha256(name.encode()).hexdigest()
+
+
+@dataclass
+class Book:
+    """A scratch ledger in `directory`, with its own key."""
+
+    directory: Path
+    runner: Runner | None = None
+    key: SigningKey = field(default_factory=SigningKey.generate)
+    session: str = "s1"
+    counter: int = 0
+
+    def __post_init__(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.key_path = self.directory / "book.key"
+        self.key.write(self.key_path)
+        Ledger.init(self.directory, "scenario", self.key).close()
+        self.ledger = Ledger.open(self.directory)
+
+    def close(self) -> None:
+        self.ledger.close()
+
+    def __enter__(self) -> Book:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- entries -----------------------------------------------------------------------------
+    def append(self, kind: str, body: dict[str, Any]) -> str:
+        return self.ledger.append(kind, body, self.key).digest
+
+    def plan(self, slug: str = "kv", k: int = 3, n: int = 200, suite: str = "suite",
+             arms: list[dict[str, Any]] | None = None, anchor: bool = True,
+             **extra: Any) -> str:
+        body: dict[str, Any] = {
+            "slug": slug, "title": f"Plan {slug}", "decision": "ship q8 or not",
+            "hypothesis": "q8 is within 5 points of f16", "runs_per_arm": k,
+            "min_effect": 0.05, "variable": ["kv_cache_precision"],
+            "metric": {"name": "acc", "kind": "proportion", "higher_is_better": True},
+            "suite": {"name": suite, "version": "1", "n_items": n,
+                      "dataset_hash": suite_hash(suite)},
+            "arms": arms or [{"name": "f16", "role": "control"},
+                             {"name": "q8", "role": "treatment"}],
+            "success": [{"stat": "effect_low", "op": ">", "value": -0.05}],
+            "failure": [{"stat": "effect_high", "op": "<", "value": -0.05}],
+            **{k2: v for k2, v in extra.items() if v is not None}}
+        digest = self.append("plan", body)
+        if anchor:
+            self.checkpoint()
+        return digest
+
+    def checkpoint(self) -> None:
+        from logbook.checkpoints import make_checkpoint
+
+        make_checkpoint(self.ledger, self.key)
+
+    def apparatus(self, arm: str, suite: str, temperature: float = 0.0,
+                  **extra: Any) -> dict[str, Any]:
+        self.counter += 1
+        return {"model": "m-7b", "engine": "llama.cpp", "engine_build": "b1234",
+                "kv_cache_precision": arm, "dataset_hash": suite_hash(suite),
+                "decoding": {"temperature": temperature, "seed": self.counter}, **extra}
+
+    def outcomes(self, p: float, n: int, rng: random.Random, missing: float = 0.0,
+                 exact: bool = False, limit: float = 0.02) -> dict[str, Any]:
+        """n items scored 1 with probability p (exactly round(p * scored) of them when
+        `exact`); each fails with probability `missing`, never more than `limit` of them."""
+        fail = [rng.random() < missing for _ in range(n)]
+        cap = int(limit * n)
+        while sum(fail) > cap:
+            fail[fail.index(True)] = False
+        present = [i for i in range(n) if not fail[i]]
+        if exact:
+            right = set(rng.sample(present, min(len(present), round(p * len(present)))))
+            score = [None if fail[i] else float(i in right) for i in range(n)]
+        else:
+            score = [None if fail[i] else float(rng.random() < p) for i in range(n)]
+        return {"metric": "acc", "id": [f"q{i}" for i in range(n)], "score": score,
+                "error": ["request timed out" if f else None for f in fail]}
+
+    def run(self, plan: str | None, arm: str, p: float, n: int, rng: random.Random,
+            suite: str = "suite", how: str = "api", session: str | None = None,
+            temperature: float = 0.0, missing: float = 0.0, exact: bool = False,
+            status: str = "completed", app: dict[str, Any] | None = None,
+            limit: float = 0.02) -> str:
+        """Append one run of `arm` (recorded `how`: api, run or from) and return its digest."""
+        apparatus = {**self.apparatus(arm, suite, temperature), **(app or {})}
+        body: dict[str, Any] = {"plan": plan, "arm": arm if plan else None, "status": status,
+                                "session": session or self.session, "apparatus": apparatus}
+        if status == "completed":
+            body["outcomes"] = self.outcomes(p, n, rng, missing, exact, limit)
+        else:
+            body["reason"] = "engine crashed (out of memory)"
+        if how == "api" or plan is None or status != "completed" or self.runner is None:
+            return self.append("run", body)
+        return self._record(body, how)
+
+    def _record(self, body: dict[str, Any], how: str) -> str:
+        """Through the command line: `logbook run -- cp ...` or `logbook append --from`."""
+        assert self.runner is not None
+        oc = body["outcomes"]
+        self.counter += 1
+        src = self.directory / f"items-{self.counter}.jsonl"
+        src.write_text("".join(json.dumps({"id": i, "score": s, **({"error": e} if e else {})})
+                               + "\n" for i, s, e in zip(oc["id"], oc["score"], oc["error"],
+                                                         strict=True)))
+        app = self.directory / f"app-{self.counter}.json"
+        app.write_text(json.dumps(body["apparatus"]))
+        where = ["--plan", body["plan"], "--arm", body["arm"], "--session", body["session"],
+                 "--apparatus", str(app)]
+        if how == "run":
+            out = self.directory / f"out-{self.counter}.jsonl"
+            argv = ["run", *where, "--outcomes", str(out), "--", "cp", str(src), str(out)]
+        else:
+            argv = ["append", "--from", "jsonl", str(src), *where]
+        code = self.runner(["--ledger", str(self.directory), *argv],
+                           {"LOGBOOK_KEY": str(self.key_path)})
+        if code != 0:
+            raise RuntimeError(f"logbook {' '.join(argv)} exited {code}")
+        return self.ledger.log(kind="run")[-1].digest
+
+    def claim(self, plan: str, statement: str | None = None, arm: str | None = None) -> str:
+        """`logbook claim PLAN [--arm ARM]`, its statement printing the report's figure."""
+        from logbook.analysis.claims import claim_body
+        from logbook.analysis.view import LedgerView
+
+        body = claim_body(LedgerView(self.ledger), plan, statement or "-", arm=arm)
+        if statement is None:
+            body["statement"] = honest_statement(body, arm)
+        return self.append("claim", body)
+
+    def hand_claim(self, plan: str | None, arm: Any, value: float, interval: list[float],
+                   runs: list[str], statement: str, figure: str = "arm_mean") -> str:
+        size = self.ledger.size()
+        return self.append("claim", {
+            "statement": statement, "plan": plan, "arm": arm, "value": value,
+            "interval": interval, "runs": runs, "ledger_size": size,
+            "ledger_root": self.ledger.root(size).hex(), "figure": figure,
+            "method": "run-level"})
+
+    def retract(self, target: str, reason: str = "the scorer crashed on this run",
+                category: str = "harness_defect") -> str:
+        return self.append("retraction", {"target": target, "reason": reason,
+                                          "category": category})
+
+    def band(self, selector: str) -> str:
+        from logbook.analysis.bands import band_body
+        from logbook.analysis.view import LedgerView
+
+        return self.append("band", band_body(LedgerView(self.ledger), selector))
+
+    def audit(self) -> list[Any]:
+        from logbook.analysis.audit import run_audit
+        from logbook.analysis.view import LedgerView
+
+        return list(run_audit(LedgerView(self.ledger))["findings"])
+
+
+def honest_statement(body: dict[str, Any], arm: str | None) -> str:
+    from logbook.stats import format_estimate
+
+    f = format_estimate(body["value"], *body["interval"], scale=100.0)
+    if arm is None:
+        return f"q8 changes accuracy by {f.point} points ({f.low} to {f.high}) against f16"
+    return f"{arm} scores {f.point}% ({f.low} to {f.high}) over all its runs"
+
+
+def how_of(shape: Shape, rng: random.Random) -> str:
+    if shape.recorder == "mixed":  # `logbook run` (which probes the machine) now and then
+        return rng.choice(["api", "api", "from", "run"])
+    return shape.recorder
+
+
+def honest(book: Book, shape: Shape, **plan_extra: Any) -> dict[str, Any]:
+    """An honest ledger of `shape`; returns what violations need (plan, runs by arm, rng)."""
+    rng = random.Random(shape.seed)
+    if shape.explore:  # a nightly series of one unchanged apparatus, on another suite
+        p = rng.uniform(0.2, 0.9)
+        for _ in range(shape.explore):
+            book.run(None, "nightly", p, shape.n, rng, suite="nightly",
+                     temperature=shape.temperature)
+        if shape.band and shape.explore >= 5:
+            book.band("kv_cache_precision=nightly")
+    if shape.calibration:  # the q8 pipeline's band, measured by a calibration plan
+        cal = book.plan("cal", k=8, n=shape.n, arms=[{"name": "q8", "role": "control"}])
+        for _ in range(8):
+            book.run(cal, "q8", shape.p + shape.effect, shape.n, rng, "suite",
+                     temperature=shape.temperature)
+        book.band("cal:q8")
+    plan = book.plan("kv", k=shape.k, n=shape.n, due=shape.due, **plan_extra)
+    runs: dict[str, list[str]] = {"f16": [], "q8": []}
+    truth = {"f16": shape.p, "q8": shape.p + shape.effect}
+    for i in range(shape.k):
+        for arm in (["f16", "q8"] if rng.random() < 0.5 else ["q8", "f16"]):
+            runs[arm].append(book.run(plan, arm, truth[arm], shape.n, rng, how=how_of(shape, rng),
+                                      temperature=shape.temperature, missing=shape.missing))
+            if shape.retract and i == 0 and arm == "q8":  # noticed at once, re-run unchanged
+                book.retract(runs[arm].pop(), "the engine lost its GPU mid-run")
+                runs[arm].append(book.run(plan, arm, truth[arm], shape.n, rng,
+                                          temperature=shape.temperature,
+                                          missing=shape.missing))
+    book.claim(plan)
+    book.claim(plan, arm="q8")
+    return {"plan": plan, "runs": runs, "rng": rng, "truth": truth}
+
+
+def with_shape(shape: Shape, **changes: Any) -> Shape:
+    return replace(shape, **changes)

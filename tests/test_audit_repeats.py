@@ -1,0 +1,111 @@
+"""Repeats of one apparatus (issue 14 item 3): A12 judged by a prediction interval, A20 (two
+runs that disagree and no third), A21 (repeats that share one fixed seed while sampling)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_audit import append, audit, checks, documented, make_plan, no_errors, scored
+
+from logbook.stats.repeats import disagreement, predict_run
+
+
+def test_a20_two_runs_disagree(ledger_dir: Path, tmp_path: Path) -> None:
+    runs = append(tmp_path, [scored(None, "q8", 0.70, 1, n=1000),
+                             scored(None, "q8", 0.80, 2, n=1000)])
+    f = no_errors(audit(code=0), "A20")
+    assert f["entries"] == [runs[1], runs[0]] and "run it a third time" in f["message"]
+    assert "A12" not in checks(audit())  # which of the two is the surprise cannot be told
+    documented(f)
+    from conftest import run_cli
+
+    assert run_cli("audit").code == 0  # stored for the brief: a run to re-measure
+    assert [x["check"] for x in run_cli("brief", "--json").json["remeasure"]] == ["A20"]
+    append(tmp_path, [scored(None, "q8", 0.71, 3, n=1000)], "third.jsonl")
+    # a third run settles it; A12 then judges it against the first two, whose disagreement
+    # is itself evidence of spread between runs, so 0.71 is no surprise
+    assert checks(audit()) == []
+
+
+def test_a20_is_quiet_when_two_runs_agree_within_sampling_error(ledger_dir: Path,
+                                                                 tmp_path: Path) -> None:
+    append(tmp_path, [scored(None, "q8", 0.70, 1), scored(None, "q8", 0.76, 2)])
+    assert checks(audit()) == []  # 6 points at n = 100: 0.9 of the difference's sd (6.4)
+
+
+def test_a20_in_a_plan(ledger_dir: Path, tmp_path: Path) -> None:
+    plan = make_plan(tmp_path, runs=2)
+    drafts = [scored(plan, "f16", 0.70, 1, n=1000), scored(plan, "q8", 0.70, 2, n=1000),
+              scored(plan, "f16", 0.71, 3, n=1000), scored(plan, "q8", 0.82, 4, n=1000)]
+    runs = append(tmp_path, drafts)
+    f = no_errors(audit("--plan", "kv", code=0), "A20")
+    assert f["entries"] == [runs[3], runs[1], plan]
+
+
+def sampled(seed: int, score: float, t: float = 0.7) -> dict:
+    d = scored(None, "q8", score, seed, n=200)
+    d["body"]["apparatus"]["decoding"] = {"temperature": t, "top_p": 0.95, "seed": 1234}
+    return d
+
+
+def test_a21_fixed_seed_while_sampling(ledger_dir: Path, tmp_path: Path) -> None:
+    runs = append(tmp_path, [sampled(1, 0.70), sampled(2, 0.71), sampled(3, 0.70)])
+    f = no_errors(audit(code=0), "A21")
+    assert f["entries"] == runs and "decoding.seed=1234" in f["message"]
+    documented(f)
+
+
+def test_a21_quiet_at_temperature_zero_or_with_varied_seeds(ledger_dir: Path,
+                                                            tmp_path: Path) -> None:
+    greedy = [sampled(k, 0.70, t=0.0) for k in (1, 2)]
+    varied = [sampled(k, 0.70) for k in (3, 4)]
+    for k, d in enumerate(varied):
+        d["body"]["apparatus"]["decoding"]["seed"] = k
+    append(tmp_path, greedy + varied)
+    assert "A21" not in checks(audit())
+
+
+def test_predict_run_from_one_earlier_run() -> None:
+    # one earlier run: sampling errors only, sd = sqrt(se_x² + se²)
+    p = predict_run(0.80, 0.03, [0.70], [0.04])
+    assert p.sd == pytest.approx(0.05) and p.z == pytest.approx(2.0) and p.between == 0.0
+    assert disagreement(0.80, 0.03, 0.70, 0.04) == pytest.approx(2.0)
+    # earlier runs that spread more than their sampling error: the excess is between runs
+    q = predict_run(0.70, 0.01, [0.60, 0.70, 0.80], [0.01, 0.01, 0.01])
+    assert q.between == pytest.approx((0.01 - 0.0001) ** 0.5)
+    assert q.sd == pytest.approx((0.0001 + 0.0099 + 0.01 / 3) ** 0.5)
+    # runs that agree closely by chance do not shrink the prediction below sampling error
+    r = predict_run(0.75, 0.045, [0.70, 0.70, 0.71], [0.045] * 3)
+    assert r.between == 0.0 and abs(r.z) < 1.0
+    with pytest.raises(ValueError):
+        predict_run(0.7, 0.01, [], [])
+    with pytest.raises(ValueError):
+        predict_run(0.7, -0.01, [0.6], [0.01])
+
+
+def test_a_calibration_plan_is_not_a_comparison(ledger_dir: Path, tmp_path: Path) -> None:
+    """Issue 15 item 9: a one-arm plan whose runs a band was measured from calibrates the
+    pipeline; it is no second comparison on the suite (A11)."""
+    from test_audit import calibrated_band, honest_runs
+
+    calibrated_band(tmp_path)  # plan "cal", one arm, five q8 runs, and their band
+    plan = make_plan(tmp_path, runs=3)
+    append(tmp_path, honest_runs(plan), "kv.jsonl")
+    assert "A11" not in checks(audit())
+
+
+@pytest.mark.parametrize("banded", [True, False])
+def test_exploratory_band_runs_are_calibration_not_exploration(ledger_dir: Path, tmp_path: Path,
+                                                               banded: bool) -> None:
+    """Exploratory runs a band was measured from, before a plan, are not A03's."""
+    from conftest import run_cli
+    from test_audit import honest_runs
+
+    append(tmp_path, [scored(None, "q8", s, 200 + k) for k, s in
+                      enumerate((0.70, 0.72, 0.70, 0.72, 0.71))], "explore.jsonl")
+    if banded:
+        assert run_cli("band", "kv_cache_precision=q8").code == 0
+    plan = make_plan(tmp_path, runs=3)
+    append(tmp_path, honest_runs(plan), "kv.jsonl")
+    assert ("A03" in checks(audit())) is not banded
