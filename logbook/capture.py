@@ -67,21 +67,29 @@ def _sha256(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def git_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """Commit, branch, dirty flag, diff hash and credential-free origin of the tree at `path`."""
+def git_info(path: str | os.PathLike[str],
+             ignore: str | os.PathLike[str] | None = None) -> dict[str, Any] | None:
+    """Commit, branch, dirty flag, diff hash and credential-free origin of the tree at `path`;
+    the folder `ignore` (the ledger's own) never makes the tree dirty nor enters the diff."""
     cwd = os.fspath(path)
     git = ["git", "-C", cwd if os.path.isdir(cwd) else os.path.dirname(cwd) or "."]
     if _text([*git, "rev-parse", "--is-inside-work-tree"]) != "true":
         return None
     commit = _text([*git, "rev-parse", "--verify", "-q", "HEAD"]) or None
-    status = _text([*git, "status", "--porcelain"])
+    spec = ["--", ":/"]
+    top = _text([*git, "rev-parse", "--show-toplevel"])
+    if ignore is not None and top:
+        rel = os.path.relpath(os.path.realpath(os.fspath(ignore)), os.path.realpath(top))
+        if rel != "." and not rel.startswith(".."):  # the ledger's folder is in this tree
+            spec.append(f":(top,exclude){rel}")
+    status = _text([*git, "status", "--porcelain", *spec])
     info: dict[str, Any] = {
         "commit": commit,
         "branch": _text([*git, "symbolic-ref", "-q", "--short", "HEAD"]) or None,
         "dirty": None if status is None else bool(status),
     }
     if info["dirty"] and commit:  # the hash is of exactly the bytes `git diff HEAD` prints
-        diff = _run([*git, "diff", "--no-color", "--no-ext-diff", "HEAD"])
+        diff = _run([*git, "diff", "--no-color", "--no-ext-diff", "HEAD", *spec])
         if diff is not None:
             info["diff_hash"] = _sha256(diff)
     remote = _text([*git, "config", "--get", "remote.origin.url"])
@@ -166,15 +174,17 @@ def captured_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def capture(
-    argv: list[str] | None, cwd: Path | str, env: Mapping[str, str] | None = None
+    argv: list[str] | None, cwd: Path | str, env: Mapping[str, str] | None = None,
+    ignore: Path | str | None = None,
 ) -> dict[str, Any]:
     """Capture git, python, packages, OS, CPU, memory, GPUs, command and environment.
 
-    `env` defaults to ``os.environ``.  Each probe is independent: one that fails is left out.
+    `env` defaults to ``os.environ``; `ignore` is the ledger's folder, which git's dirty flag
+    and diff hash leave out. Each probe is independent: one that fails is left out.
     """
     environ: Mapping[str, str] = os.environ if env is None else env
     probes: list[tuple[str, Callable[[], Any]]] = [
-        ("git", lambda: git_info(cwd)),
+        ("git", lambda: git_info(cwd, ignore)),
         ("python", lambda: sys.version.split()[0]),
         ("packages", _packages),
         ("os", _os),

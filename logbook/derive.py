@@ -131,6 +131,25 @@ def outcome_tuple(seq: int, env: dict[str, Any]) -> tuple[Any, ...] | None:
     return (seq, str(oc.get("metric", "")), len(scores), n_missing, total, orjson.dumps(oc))
 
 
+# sources without a run identity of their own: equal bytes are equal scores, not the same run
+NO_IDENTITY = frozenset({"jsonl"})
+
+
+def source_keys(env: dict[str, Any]) -> list[str]:
+    """The keys a run's `source` is found by: its file's SHA-256, and the harness's own run
+    identity, each within its harness and part (a run of a jsonl file has none)."""
+    body = env.get("body")
+    src = body.get("source") if env.get("kind") == "run" and type(body) is dict else None
+    if type(src) is not dict or src.get("harness") in NO_IDENTITY:
+        return []
+    where = orjson.dumps([src.get("harness"), src.get("part")]).decode()
+    keys = [f"sha256 {where} {src.get('sha256')}"]
+    ids = src.get("ids")
+    if type(ids) is dict and ids:
+        keys.append(f"ids {where} {orjson.dumps(ids, option=orjson.OPT_SORT_KEYS).decode()}")
+    return keys
+
+
 def key_changes(seq: int, env: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     """(action, name, public b64) changes to the signing keys made by this entry."""
     body = _body(env)

@@ -101,6 +101,9 @@ class Ledger:
             raise InputError("--name must not be empty")
         db = directory / LEDGER_DIR / DB_NAME
         store = Store.create(db)
+        ignore = db.parent / ".gitignore"  # the ledger's folder never dirties a git tree
+        if not ignore.exists():
+            ignore.write_text("*\n")
         ledger = cls(store)
         ledger_id = str(uuidlib.uuid4())
         body = {"name": name, "uuid": ledger_id,
@@ -241,7 +244,7 @@ class Ledger:
                 body = self._resolve_refs(kind, body)
                 validate_body(kind, body)
             except InputError as exc:
-                raise InputError(where + str(exc)) from None
+                raise type(exc)(where + str(exc)) from None
             resolved.append((kind, body))
         lid = ledger_id or self.uuid
         out: list[Entry] = []
@@ -257,7 +260,7 @@ class Ledger:
                 try:
                     out.append(self._write(txn, kind, body, key, lid))
                 except InputError as exc:
-                    raise InputError(where + str(exc)) from None
+                    raise type(exc)(where + str(exc)) from None
             if once is not None:
                 txn.remember_once(once, out[-1].digest)
         return out
@@ -308,6 +311,7 @@ class Ledger:
         oc = derive.outcome_row(size, envelope)
         if oc is not None:
             txn.insert_outcome(oc)
+        txn.insert_sources(size, derive.source_keys(envelope))
         apply_key_changes(txn, size, envelope)
         nodes = merkle.nodes_completed_by_append(size, digest_b, txn.tree_node)
         txn.insert_tree_nodes(nodes)
@@ -355,6 +359,7 @@ class Ledger:
                 oc = derive.outcome_row(stored.seq, env)
                 if oc is not None:
                     txn.insert_outcome(oc)
+                txn.insert_sources(stored.seq, derive.source_keys(env))
                 apply_key_changes(txn, stored.seq, env)
                 txn.insert_tree_nodes(merkle.nodes_completed_by_append(
                     stored.seq, bytes.fromhex(stored.digest), txn.tree_node))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
-from logbook import crypto, merkle
+from logbook import crypto, intake, merkle
 from logbook.errors import InputError
 from logbook.metrics import BOUNDED_KINDS
 
@@ -27,6 +27,9 @@ def check_state(ledger: Ledger, txn: Txn, kind: str, body: dict[str, Any], size:
         plan = ledger.plan_body(body["plan"])
         _arm_of(plan, body.get("arm"), "body.arm")
         _scores_fit(plan, body.get("outcomes"))
+        intake.check_run(store, body["plan"], plan, body)
+    if kind == "run":
+        intake.check_source(store, body)
     elif kind == "amendment":
         expect(store, body["plan"], "plan", "body.plan")
         from logbook.model.validate import validate_body

@@ -7,6 +7,7 @@ exception's text: a run that happened is never lost.
 from __future__ import annotations
 
 import traceback
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -94,6 +95,21 @@ class RecordingContext:
                         reason=reason, session=self.session, started=self.started,
                         finished=now_rfc3339(), note=run.note)
         from logbook.capture import scrub_run_body
+        from logbook.intake import NotOfPlan, system_gaps
 
-        run.entry = self.ledger.append("run", scrub_run_body(body), self.key)
+        try:
+            run.entry = self.ledger.append("run", scrub_run_body(body), self.key)
+        except NotOfPlan as refusal:  # it happened: kept, as an exploratory run saying why
+            why = f"not counted in plan {self.plan}: {refusal}"
+            note = "; ".join(n for n in (run.note, why) if n)
+            run.entry = self.ledger.append("run", scrub_run_body(
+                {**body, "plan": None, "arm": None, "note": note}), self.key)
+            if exc is None:
+                raise NotOfPlan(f"{refusal}; the run was kept as exploratory run "
+                                f"@{run.entry.seq}") from None
+        gaps = system_gaps(run.entry.body)
+        if gaps:
+            warnings.warn(f"run @{run.entry.seq} names no {' and no '.join(gaps)} in its "
+                          "apparatus: its score travels without the system that made it "
+                          "(audit A19)", stacklevel=2)
         return False  # the exception, if any, goes on

@@ -26,7 +26,7 @@ from logbook.store_schema import DERIVED_SCHEMA, MIGRATIONS
 from logbook.store_summaries import StoredEntry, Summaries
 from logbook.store_txn import Txn
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 FAULT_ENV = "LOGBOOK_TEST_FAULT"
 MAX_LOCK_WAIT = 86_400.0  # a day: longer is a typo (and SQLite needs a finite wait)
 
@@ -248,6 +248,18 @@ class Store(Summaries):
         rows = self.conn.execute(sql + " DESC LIMIT ?", [*args, last]).fetchall()
         return [StoredEntry(*r) for r in reversed(rows)]
 
+    def runs_with_source(self, keys: list[str]) -> list[tuple[int, str, bytes]]:
+        """(seq, digest, bytes) of the runs recorded under any of the source ``keys``."""
+        if not keys:
+            return []
+        sql = ("SELECT DISTINCT e.seq, e.digest, e.entry FROM run_sources s JOIN entries e "
+               f"ON e.seq = s.seq WHERE s.key IN ({','.join('?' * len(keys))}) ORDER BY e.seq")
+        return [(r[0], r[1], bytes(r[2])) for r in self.conn.execute(sql, keys)]
+
+    def all_source_rows(self) -> list[tuple[str, int]]:
+        return [(r[0], r[1]) for r in
+                self.conn.execute("SELECT key, seq FROM run_sources ORDER BY seq, key")]
+
     def all_index_rows(self) -> Iterator[tuple[Any, ...]]:
         cur = self.conn.execute(f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index "
                                 "ORDER BY seq")
@@ -351,13 +363,14 @@ class Store(Summaries):
         with self.transaction() as txn:
             for statement in DERIVED_SCHEMA:  # a derived table the file lost is made again
                 txn.execute(statement)
-            for table in ("entry_index", "outcomes", "signing_keys", "tree"):
+            for table in ("entry_index", "outcomes", "signing_keys", "tree", "run_sources"):
                 txn.execute(f"DELETE FROM {table}")
             rows(txn)
 
     def table_counts(self) -> dict[str, int]:
         return {t: int(self.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
-                for t in ("entries", "entry_index", "outcomes", "signing_keys", "tree")}
+                for t in ("entries", "entry_index", "outcomes", "signing_keys", "tree",
+                          "run_sources")}
 
 
 class TreeDamaged(StorageDamaged, LookupError):

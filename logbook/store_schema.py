@@ -71,6 +71,11 @@ MIGRATIONS: list[str] = [
     DROP INDEX IF EXISTS entry_index_plan;
     CREATE INDEX entry_index_plan ON entry_index(plan, seq) WHERE plan IS NOT NULL;
     """,
+    # 7: the sources of ingested runs (derived), so that each is recorded once (issue 13)
+    """
+    CREATE TABLE IF NOT EXISTS run_sources (key TEXT NOT NULL, seq INTEGER NOT NULL);
+    CREATE INDEX IF NOT EXISTS run_sources_key ON run_sources(key);
+    """,
 ]
 
 # The derived tables as the migrations leave them, for `reindex` to make again when a damaged
@@ -101,4 +106,6 @@ DERIVED_SCHEMA: list[str] = [
         level INTEGER NOT NULL, idx INTEGER NOT NULL, hash BLOB NOT NULL,
         PRIMARY KEY (level, idx)
     ) WITHOUT ROWID""",
+    "CREATE TABLE IF NOT EXISTS run_sources (key TEXT NOT NULL, seq INTEGER NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS run_sources_key ON run_sources(key)",
 ]

@@ -72,5 +72,9 @@ class Txn:
         h = self._nodes.get((level, idx))
         return h if h is not None else self.store.tree_node(level, idx)
 
+    def insert_sources(self, seq: int, keys: list[str]) -> None:
+        self.conn.executemany("INSERT INTO run_sources (key, seq) VALUES (?,?)",
+                              [(k, seq) for k in keys])
+
     def remember_once(self, key: str, digest: str) -> None:
         self.conn.execute("INSERT INTO once_keys (key, digest) VALUES (?,?)", (key, digest))

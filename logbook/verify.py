@@ -272,6 +272,8 @@ def _derived(result: Result, table: str, key: Any, digests: list[bytes], row: An
     else:
         if table == "signing_keys":  # (fingerprint, name, public, added_seq, revoked_seq)
             seq = row[3] if isinstance(row[3], int) else None
+        elif table == "run_sources":  # ((seq, key),)
+            seq = key[0] if isinstance(key, tuple) and isinstance(key[0], int) else None
         else:
             seq = key if isinstance(key, int) else None
         entries = [digests[seq].hex()] if seq is not None and 0 <= seq < len(digests) else []

@@ -46,6 +46,7 @@ def _verify(store: Any, chain: ChainVerifier, strict: bool) -> Result:
     kept: list[tuple[int, bytes, Any]] = []
     index_rows: list[tuple[Any, ...]] = []
     outcome_rows: list[tuple[Any, ...]] = []
+    source_rows: list[tuple[tuple[int, str]]] = []
     keys: dict[str, list[Any]] = {}
     for seq, stored_digest, raw, signature, stored_as in store.raw_entries():
         if stored_as != "blob":
@@ -63,6 +64,7 @@ def _verify(store: Any, chain: ChainVerifier, strict: bool) -> Result:
             oc = derive.outcome_tuple(seq, env)
             if oc is not None:
                 outcome_rows.append(oc)
+            source_rows += [((seq, k),) for k in derive.source_keys(env)]
         elif kind in ("genesis", "key"):
             _track_keys(keys, seq, env)
     result = chain.finish()
@@ -75,6 +77,8 @@ def _verify(store: Any, chain: ChainVerifier, strict: bool) -> Result:
     derived: list[tuple[str, Any, Any]] = [
         ("entry_index", index_rows, store.all_index_rows),
         ("outcomes", outcome_rows, store.all_outcome_rows),
+        ("run_sources", sorted(source_rows),
+         lambda: (((seq, k),) for k, seq in store.all_source_rows())),
         ("signing_keys", [tuple(v) for v in keys.values()], store.signing_keys),
         ("tree", [((lv, ix), h) for (lv, ix), h in sorted(tree.items()) if lv],
          lambda: (((lv, ix), _blob(h)) for lv, ix, h in store.all_tree_nodes())),

@@ -47,9 +47,9 @@ def failed(plan: str, arm: str, seed: int, status: str = "failed") -> dict[str, 
 
 
 def make_plan(tmp: Path, slug: str = "kv", anchor: bool = True, runs: int = 3,
-              arms_spec: list[dict[str, Any]] | None = None) -> str:
+              arms_spec: list[dict[str, Any]] | None = None, n_items: int = N) -> str:
     """A plan on the shared suite, anchored by a checkpoint made before any run."""
-    body = plan_body(slug=slug, runs_per_arm=runs, n_items=N)
+    body = plan_body(slug=slug, runs_per_arm=runs, n_items=n_items)
     body["suite"]["dataset_hash"] = SUITE_HASH
     if arms_spec is not None:
         body["arms"] = arms_spec

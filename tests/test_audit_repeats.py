@@ -35,7 +35,7 @@ def test_a20_is_quiet_when_two_runs_agree_within_sampling_error(ledger_dir: Path
 
 
 def test_a20_in_a_plan(ledger_dir: Path, tmp_path: Path) -> None:
-    plan = make_plan(tmp_path, runs=2)
+    plan = make_plan(tmp_path, runs=2, n_items=1000)  # a plan takes runs of its own suite
     drafts = [scored(plan, "f16", 0.70, 1, n=1000), scored(plan, "q8", 0.70, 2, n=1000),
               scored(plan, "f16", 0.71, 3, n=1000), scored(plan, "q8", 0.82, 4, n=1000)]
     runs = append(tmp_path, drafts)

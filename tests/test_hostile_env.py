@@ -373,7 +373,8 @@ def test_3_files_named_are_read_with_a_bound_and_entries_are_capped(ledger_dir: 
     # under `run`, the run is never lost: the unreadable outcome or log is its reason or note
     out = tmp_path / "items.jsonl"
     r = limited("run", "--outcomes", str(zero), "--", "true", cwd=ledger_dir)
-    assert r.code == 0 and "appended run" in r.err, r.err
+    # `true` exited 0 but its run is failed: logbook run says so with exit 1 (issue 13)
+    assert r.code == 1 and "appended run" in r.err, r.err
     r = limited("run", "--outcomes", str(out), "--log", str(zero), "--", "python3", "-c",
                 f"open({str(out)!r}, 'w').write('{{\"id\": \"1\", \"score\": 1}}\\n')",
                 cwd=ledger_dir)

@@ -6,6 +6,7 @@ back the same item counts, missing counts and metric values from its per-item ou
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import math
 from collections import defaultdict
@@ -161,7 +162,7 @@ def test_inspect_matches_reported(rel: str, reader: inspect_log.Reader) -> None:
     check_shape(run)
     o = run["outcomes"]
     assert run["task"] == entry["task"] and run["apparatus"]["model"] == entry["model"]
-    assert o["metric"] == "match"
+    assert o["metric"] == "match.accuracy"  # scorer and metric, one name (issue 13)
     assert len(o["id"]) == entry["n_records_expected"]
     assert len(set(o["id"])) == entry["n_items"]
     assert sorted(set(o["sample"])) == list(range(1, entry["epochs"] + 1))
@@ -210,8 +211,10 @@ def test_inspect_eval_and_converted_json_agree_and_directory_dedupes() -> None:
     folder = FIXTURES / "inspect/run-failed"
     (from_eval,) = inspect_log.read_runs(next(folder.glob("*.eval")), reader="zstd")
     (from_json,) = inspect_log.read_runs(next(folder.glob("*.json")), reader="zstd")
-    assert from_eval == from_json
     assert read_runs("inspect", folder) == [from_eval]
+    # two files (names and bytes differ) of one Inspect run (the same eval and run ids)
+    assert from_eval.pop("source")["ids"] == from_json.pop("source")["ids"]
+    assert from_eval == from_json
 
 
 def test_inspect_directory_of_runs() -> None:
@@ -333,5 +336,7 @@ def test_jsonl_run_body(tmp_path: Path) -> None:
     path.write_bytes(b'{"id": 1, "score": true}\n{"id": 2, "score": null, "error": "timeout"}\n')
     assert read_runs("jsonl", path, metric="pass") == [{
         "status": "completed", "apparatus": {},
+        "source": {"harness": "jsonl", "file": "items.jsonl",
+                   "sha256": "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()},
         "outcomes": {"metric": "pass", "id": ["1", "2"], "score": [1.0, None],
                      "error": [None, "timeout"]}}]

@@ -82,8 +82,8 @@ def assert_verified() -> None:
     assert r.code == 0, r.out + r.err
 
 
-def make_plan(slug: str = "kv", arms: tuple[str, ...] = ("f16", "q8")) -> str:
-    body = plan_body(slug, arms=arms)
+def make_plan(slug: str = "kv", arms: tuple[str, ...] = ("f16", "q8"), **extra: Any) -> str:
+    body = plan_body(slug, arms=arms, **extra)
     r = run_cli("plan", str(write_json(Path(f"{slug}.plan.json"), body)))
     assert r.code == 0, r.err
     return slug
@@ -158,7 +158,9 @@ def test_a_completed_run_with_a_cut_off_line_is_a_failed_run(ledger_dir: Path) -
     r = lb("run", "--outcomes", "items.jsonl", "--", *outcomes_writer("items.jsonl", 3, then),
            cwd=ledger_dir)
     (run,) = runs()
-    assert r.returncode == 0  # the command's own status (docs/recording.md's table)
+    # the command exited 0 but its run is failed: logbook run says so with exit 1 (issue 13;
+    # it used to pass the command's 0 on)
+    assert r.returncode == 1  # docs/recording.md's table
     assert run["status"] == "failed" and "outcomes" not in run
     assert "line 4: not valid JSON" in run["reason"], run["reason"]
 
@@ -320,7 +322,7 @@ def test_an_unreadable_log_file_is_noted_not_fatal(ledger_dir: Path) -> None:
 
 
 def test_from_lm_eval_one_run_per_task_only_what_this_run_wrote(ledger_dir: Path) -> None:
-    make_plan("kv")
+    make_plan("kv", suite={"name": "synth_mc", "version": "1", "n_items": 200})
     out = ledger_dir / "out"
     # an earlier run's output in the same folder: older than this run, so not read again
     old = out / "earlier"
@@ -332,15 +334,19 @@ def test_from_lm_eval_one_run_per_task_only_what_this_run_wrote(ledger_dir: Path
     assert r.returncode == 0, r.stderr
     by_task = {run["task"]: run for run in runs()}
     assert set(by_task) == {"synth_mc", "synth_gen"}
+    # the plan's suite is synth_mc: that task goes to the arm, the other is kept exploratory
+    assert "run @3 (synth_gen) is not plan kv's suite 'synth_mc'" in r.stderr
+    assert by_task["synth_gen"]["plan"] is None and by_task["synth_gen"]["arm"] is None
     for task, src in (("synth_mc", LM_SEED1), ("synth_gen", LM_GEN)):
         results = next(src.glob("results_*.json"))
         expected = MANIFEST[str(results.relative_to(FIXTURES))]["tasks"][task]
         run = by_task[task]
-        assert run["status"] == "completed" and run["arm"] == "f16"
+        assert run["status"] == "completed" and run["arm"] == ("f16" if task == "synth_mc"
+                                                              else None)
         assert len(run["outcomes"]["id"]) == expected["n_records_logged"] == expected["n_items"]
         assert sum(s is None for s in run["outcomes"]["score"]) == expected["n_items_unscored"]
         metric = expected["metric"]
-        assert run["outcomes"]["metric"] == metric
+        assert run["outcomes"]["metric"] == metric  # lm-eval's `acc,none` is `acc`
         assert run["reported"]["value"] == expected["reported"][f"{metric},none"]
         assert run["apparatus"]["harness"]["name"] == "lm-evaluation-harness"
         assert "captured" in run["apparatus"]
@@ -351,7 +357,7 @@ def test_an_outcomes_file_older_than_the_run_gives_a_failed_run(ledger_dir: Path
     stale = write_jsonl(ledger_dir / "items.jsonl", [{"id": 1, "score": 1}])
     os.utime(stale, (time.time() - 3600, time.time() - 3600))
     r = lb("run", "--outcomes", "items.jsonl", "--", PY, "-c", "pass", cwd=ledger_dir)
-    assert r.returncode == 0, r.stderr  # logbook run exits with the command's status
+    assert r.returncode == 1, r.stderr  # the command exited 0, its run is failed (issue 13)
     (run,) = runs()
     assert run["status"] == "failed"
     assert "items.jsonl was not written by this run (it was there, unchanged, before" \
@@ -367,7 +373,7 @@ def test_an_outcomes_file_written_just_before_the_run_is_not_its_result(
     stale = write_jsonl(ledger_dir / "items.jsonl", [{"id": 1, "score": 1}])
     os.utime(stale, (time.time() - 0.2, time.time() - 0.2))  # clearly before the run starts
     r = lb("run", "--outcomes", "items.jsonl", "--", PY, "-c", "pass", cwd=ledger_dir)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # the command exited 0, its run is failed (issue 13)
     (run,) = runs()
     assert "outcomes" not in run, "a file the command never wrote was recorded as its items"
     assert run["status"] == "failed"
@@ -417,7 +423,8 @@ def test_run_from_damaged_output_is_a_failed_run_saying_why(ledger_dir: Path, tm
     out = ledger_dir / "out"
     r = lb("run", "--from", "lm-eval", out, "--", *lm_copy(out, tmp_path / "damaged"),
            cwd=ledger_dir)
-    assert r.returncode == 0, r.stderr  # the command itself succeeded
+    assert r.returncode == 1, r.stderr  # the command succeeded, its run failed (issue 13)
+    assert "the command exited 0, but run 1 is failed" in r.stderr
     (run,) = runs()
     assert run["status"] == "failed"
     assert run["reason"].startswith("outcomes not read: ") and why in run["reason"]
@@ -430,7 +437,8 @@ def test_run_from_damaged_output_is_a_failed_run_saying_why(ledger_dir: Path, tm
 def test_append_from_inspect_failed_and_errored_runs(ledger_dir: Path) -> None:
     failed = MANIFEST[str(next(INSPECT_FAILED.glob("*.eval")).relative_to(FIXTURES))]
     errors = MANIFEST[str(next(INSPECT_ERRORS.glob("*.eval")).relative_to(FIXTURES))]
-    make_plan("arith", arms=("a", "b"))
+    make_plan("arith", arms=("a", "b"), suite={"name": "arith", "version": "1", "n_items": 200},
+              metric={"name": "match.accuracy", "kind": "proportion"})
     for folder, arm in ((INSPECT_FAILED, "a"), (INSPECT_ERRORS, "b")):
         r = run_cli("append", "--from", "inspect", str(folder), "--plan", "arith", "--arm", arm)
         assert r.code == 0, r.err
@@ -512,13 +520,27 @@ def test_python_recording_block_that_raises(ledger_dir: Path, exc: BaseException
 # Stand-ins for the harnesses the doc runs; they write the fixtures' real outputs where the real
 # tool would: lm_eval into OUTPUT_PATH/<model>/ (0.4.x), inspect into its --log-dir.
 FAKE_LM_EVAL = f"""#!{PY}
-import pathlib, shutil, sys
+import pathlib, sys, time
+from datetime import datetime
 args = sys.argv[1:]
 out = pathlib.Path(args[args.index("--output_path") + 1]) / "dummy-model"
 out.mkdir(parents=True, exist_ok=True)
+model_args = args[args.index("--model_args") + 1]
+task = args[args.index("--tasks") + 1]
+# a run of its own, as the real tool writes it: its task, model arguments and time
+stamp = datetime.now().strftime("%Y-%m-%dT%H-%M-%S.%f")
 for src in pathlib.Path({str(LM_SEED1)!r}).iterdir():
-    shutil.copyfile(src, out / src.name)
-print("synth_mc: acc 0.315")
+    text = src.read_text().replace("synth_mc", task)
+    if src.name.startswith("results_"):
+        import json
+        doc = json.loads(text)
+        doc["config"]["model_args"] = model_args
+        doc["model_name"] = dict(kv.split("=") for kv in model_args.split(","))["pretrained"]
+        doc["date"] = time.time()
+        text = json.dumps(doc)
+    name = src.name.replace("synth_mc", task).split("_2026")[0]
+    (out / f"{{name}}_{{stamp}}{{src.suffix}}").write_text(text)
+print(task + ": acc 0.315")
 """
 FAKE_INSPECT = f"""#!{PY}
 import pathlib, shutil, sys
@@ -570,7 +592,16 @@ def test_doc_commands_run(tmp_path: Path) -> None:
                            capture_output=True, text=True, timeout=120, check=False)
         assert r.returncode == 0, f"block {i} failed:\n{block}\n{r.stdout}\n{r.stderr}"
     kinds = [e["entry"]["kind"] for e in exported(work)]
-    assert kinds.count("plan") == 1 and kinds.count("run") >= 6
+    assert kinds.count("plan") == 3 and kinds.count("run") >= 6
+    plans = {e["digest"]: e["entry"]["body"]["slug"] for e in exported(work)
+             if e["entry"]["kind"] == "plan"}
+    arms = sorted((plans.get(e["entry"]["body"]["plan"]), e["entry"]["body"]["arm"])
+                  for e in exported(work) if e["entry"]["kind"] == "run"
+                  and e["entry"]["body"]["plan"] in plans and plans[e["entry"]["body"]["plan"]]
+                  != "kv-q8-vs-f16")
+    # one run each way in; the same lm-eval output appended twice is one run
+    assert arms == [("arith-kv", "f16"), ("arith-kv", "f16"), ("hellaswag-kv", "f16"),
+                    ("hellaswag-kv", "q8")]
     statuses = {e["entry"]["body"]["status"] for e in exported(work)
                 if e["entry"]["kind"] == "run"}
     assert statuses == {"completed", "failed"}

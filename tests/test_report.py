@@ -160,7 +160,7 @@ def test_incomplete_plan(ledger_dir: Path, tmp_path: Path) -> None:
 
 
 def test_failed_and_retracted_runs_are_shown(ledger_dir: Path, tmp_path: Path) -> None:
-    plan = _plan(tmp_path, slug="with-failures", runs_per_arm=2)
+    plan = _plan(tmp_path, slug="with-failures", runs_per_arm=2, n_items=100)  # the runs' 100
     drafts = [_run_with_score(plan, "f16", 0.70, 100, 1), _run_with_score(plan, "q8", 0.72, 100, 2),
               _run_with_score(plan, "f16", 0.74, 100, 3), _run_with_score(plan, "q8", 0.20, 100, 4),
               _run_with_score(plan, "q8", 0.71, 100, 5)]

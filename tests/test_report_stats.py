@@ -111,7 +111,8 @@ def test_pass_at_k_is_the_unbiased_estimator(ledger_dir: Path, tmp_path: Path) -
     drafts, want = [], {}
     for arm in ("a", "b"):
         ids, sample, score = _samples(rng, 30, 10, p)
-        drafts.append(_run(plan, arm, score, id=ids, sample=sample))
+        # the plan's metric is `pass`: a plan takes only runs of its metric (issue 13)
+        drafts.append(_run(plan, arm, score, id=ids, sample=sample, metric="pass"))
         c = np.array(score).reshape(30, 10).sum(axis=1)
         # 1 - C(n - c, k) / C(n, k), the combinatorial formula
         want[arm] = float(np.mean([1 - math.comb(10 - int(ci), 5) / math.comb(10, 5)
@@ -133,7 +134,8 @@ def test_pass_at_k_needs_k_samples(ledger_dir: Path, tmp_path: Path) -> None:
     size = run_cli("log", "--json").json
     ids, sample, score = _samples(np.random.default_rng(1), 30, 3, np.full(30, 0.5))
     r = run_cli("append", str(write_json(tmp_path / "r.json",
-                                         _run(plan, "a", score, id=ids, sample=sample))))
+                                         _run(plan, "a", score, id=ids, sample=sample,
+                                              metric="pass"))))
     assert r.code == 2, r.err
     assert "has 3 sample(s), fewer than the plan's pass@k k=5" in r.err
     assert run_cli("log", "--json").json == size

@@ -1,6 +1,6 @@
 """`logbook audit`: numbered rules over the whole ledger that find how a benchmark number lies.
 
-Each rule (A01-A18 and A20-A23, listed in `audit_registry`, in modules by theme) is one small
+Each rule (A01-A23, listed in `audit_registry`, in modules by theme) is one small
 function over a read-only `Context` built on `LedgerView`; it yields `Finding`s (the shape
 `logbook verify` uses, with the rule id as `check`). Rules never judge a retracted entry as if
 it stood: retracted claims, plans, amendments and bands are not judged, and retracted runs are

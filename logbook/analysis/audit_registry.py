@@ -19,8 +19,8 @@ RULES: dict[str, tuple[str, str, str, str]] = {
             "besides the plan's declared variable", "a06_confound"),
     "A07": ("warning", "historical baseline", "control runs come from other sessions than the "
             "treatment runs, or were not interleaved with them", "a07_historical_baseline"),
-    "A08": ("warning", "missing data", "a run a claim uses misses more items than the plan "
-            "allows, or missing items cluster on one arm", "a08_missing_data"),
+    "A08": ("warning", "missing data", "a plan's run misses more items than the plan allows, "
+            "or a claim's missing items cluster on one arm", "a08_missing_data"),
     "A09": ("error", "retracted support", "a standing claim rests on a retracted run or plan",
             "a09_retracted_support"),
     "A10": ("error", "hidden failures", "a claim's arms have failed or aborted runs that the "
@@ -41,6 +41,8 @@ RULES: dict[str, tuple[str, str, str, str]] = {
             "a17_unanchored_plan"),
     "A18": ("warning", "runs beyond their band", "an arm's runs of one apparatus vary more "
             "than the band measured on it allows (F-test, p < 0.01)", "a18_beyond_band"),
+    "A19": ("warning", "score without its system", "a completed run of a plan names no model "
+            "or no decoding policy in its apparatus", "a19_system_unsaid"),
     "A20": ("warning", "two runs disagree", "two runs of one apparatus disagree beyond their "
             "sampling error, and no third run says which to believe", "a20_two_runs_disagree"),
     "A21": ("warning", "fixed seed", "repeats of one apparatus sample (temperature > 0) with "

@@ -1,5 +1,5 @@
-"""The audit's rules, one small function each over a read-only `Context`: A01-A17 here,
-but for the two about run-to-run agreement (A12, A18), which are in `audit_bands`.
+"""The audit's rules, one small function each over a read-only `Context`: A01-A17 and A19
+here, but for the two about run-to-run agreement (A12, A18), which are in `audit_bands`.
 
 A rule yields `Finding(rule id, severity, one sentence, seq of the entry it is about, digests
 that prove it)`. Thresholds and the reasons behind them: docs/audit.md.
@@ -29,7 +29,7 @@ from logbook.findings import Finding
 
 # A05: what an amendment may not change once a plan's runs have begun.
 GOALPOSTS = ("metric", "success", "failure", "min_effect", "alpha", "analysis", "exclusions",
-             "max_missing_rate")
+             "max_missing_rate", "suite", "pinned")
 # A10: a statement that says runs failed "mentions" them.
 FAILURE_WORDS = re.compile(r"\b(fail(ed|s|ure|ures)?|abort(ed|s)?|crash(ed|es)?)\b", re.I)
 A08_P = 0.05      # A08: two-proportion test of missing items between the arms
@@ -136,6 +136,10 @@ def a05_goalposts_moved(ctx: Context) -> Iterator[Finding]:
             first, old = plan.runs[0], ctx.body(plan, before=a.seq)
             changes = a.body.get("changes") or {}
             moved = [k for k in GOALPOSTS if k in changes and changes[k] != old.get(k)]
+            pins = {a.get("name"): a.get("apparatus") or {} for a in old.get("arms") or []}
+            if "arms" in changes and any((arm.get("apparatus") or {}) != pins.get(arm.get(
+                    "name"), {}) for arm in changes["arms"] if isinstance(arm, dict)):
+                moved.append("arms' pinned apparatus")
             if moved and a.seq > first.seq:
                 yield Finding("A05", "error", f"amendment @{a.seq} changed {', '.join(moved)} "
                               f"of plan {plan.slug} after its first run @{first.seq}: the "
@@ -185,28 +189,33 @@ def a07_historical_baseline(ctx: Context) -> Iterator[Finding]:
 
 
 def a08_missing_data(ctx: Context) -> Iterator[Finding]:
-    for c, plan in ctx.planned_claims():
+    for plan in ctx.scoped_plans():  # a run over the limit: a finding before any claim
+        body = ctx.body(plan)
+        limit = float(body.get("max_missing_rate", 0.02))
+        n_items = int((body.get("suite") or {}).get("n_items") or 0)
+        for r in ctx.usable(plan.runs):
+            m, n = missing(r, n_items)
+            if n and m / n > limit + EPS:
+                yield Finding("A08", "warning", f"plan {plan.slug}: run @{r.seq} ({r.arm}) "
+                              f"misses {m / n:.1%} of the suite's items, more than the plan's "
+                              f"limit of {limit:.1%}: re-measure it, or report the worst case",
+                              r.seq, [plan.digest, r.digest])
+    for c, plan in ctx.planned_claims():  # an effect whose missing items favour one arm
         body = ctx.body(plan)
         limit = float(body.get("max_missing_rate", 0.02))
         n_items = int((body.get("suite") or {}).get("n_items") or 0)
         cited = [r for r in map(ctx.view.runs_by_digest.get, c.cited) if r and r.usable]
+        if c.figure != "effect" or len(c.arms) != 2:
+            continue
         miss = {r.digest: missing(r, n_items) for r in cited}
-        rate = {d: m / n if n else 0.0 for d, (m, n) in miss.items()}
-        over = [r for r in cited if rate[r.digest] > limit + EPS]
-        parts = [f"{len(over)} run(s) it uses miss more items than the plan's limit of "
-                 f"{limit:.1%} ({', '.join(f'@{r.seq} {rate[r.digest]:.1%}' for r in over)})"
-                 ] if over else []
-        if c.figure == "effect" and len(c.arms) == 2:
-            (m0, n0), (m1, n1) = ([sum(miss[r.digest][i] for r in cited if r.arm == arm)
-                                   for i in (0, 1)] for arm in c.arms)
-            p = two_proportion_p(m0, n0, m1, n1)
-            if p is not None and p < A08_P and abs(m0 / n0 - m1 / n1) > limit / 2:
-                heavy = c.arms[0] if m0 / n0 > m1 / n1 else c.arms[1]
-                parts.append(f"its missing items cluster on {heavy} ({m0 / n0:.1%} of "
-                             f"{c.arms[0]} vs {m1 / n1:.1%} of {c.arms[1]}, p={p:.2g})")
-        if parts:
-            yield Finding("A08", "warning", f"claim @{c.seq}: " + "; ".join(parts), c.seq,
-                          c.evidence(*(r.digest for r in over)))
+        (m0, n0), (m1, n1) = ([sum(miss[r.digest][i] for r in cited if r.arm == arm)
+                               for i in (0, 1)] for arm in c.arms)
+        p = two_proportion_p(m0, n0, m1, n1)
+        if p is not None and p < A08_P and abs(m0 / n0 - m1 / n1) > limit / 2:
+            heavy = c.arms[0] if m0 / n0 > m1 / n1 else c.arms[1]
+            yield Finding("A08", "warning", f"claim @{c.seq}: its missing items cluster on "
+                          f"{heavy} ({m0 / n0:.1%} of {c.arms[0]} vs {m1 / n1:.1%} of "
+                          f"{c.arms[1]}, p={p:.2g})", c.seq, c.evidence())
 
 
 def a09_retracted_support(ctx: Context) -> Iterator[Finding]:
@@ -331,3 +340,15 @@ def a17_unanchored_plan(ctx: Context) -> Iterator[Finding]:
                           f"between it and its first run @{first.seq}, so nothing outside the "
                           "ledger shows the plan came first", plan.seq,
                           [plan.digest, first.digest])
+
+
+def a19_system_unsaid(ctx: Context) -> Iterator[Finding]:
+    from logbook.intake import system_gaps
+
+    for plan in ctx.scoped_plans():
+        for r in plan.runs:
+            gaps = system_gaps(r.body) if not ctx.retracted(r.digest) else []
+            if gaps:
+                yield Finding("A19", "warning", f"plan {plan.slug}: run @{r.seq} ({r.arm}) "
+                              f"names no {' and no '.join(gaps)} in its apparatus: its score "
+                              "travels without the system that made it", r.seq, [r.digest])

@@ -154,7 +154,7 @@ def build_brief(ledger: Ledger, since: int | None = None,
     audit = store.last_audit()
     audit_findings = stored_findings(audit[2]) if audit else []
     errors = [f for f in audit_findings if f.get("severity") == "error"]
-    remeasure = [f for f in audit_findings if f.get("check") in ("A12", "A20")]
+    remeasure = [f for f in audit_findings if f.get("check") in ("A08", "A12", "A20")]
     beyond_band = [f for f in audit_findings if f.get("check") == "A18"]
     checkpoints = store.checkpoints()
     claims = _entries(ledger, "claim", RECENT)

@@ -353,6 +353,11 @@ def render_html(rep: dict[str, Any]) -> str:
     if rep["effects"]:
         unit = " (points)" if scale == 100 else ""
         body.append(f"<h2>Effect (treatment − control{unit})</h2>" + _effects(rep, scale))
+    if rep.get("components"):
+        from logbook.analysis.components import component_lines
+
+        lines = component_lines(rep, scale)
+        body.append(f"<h2>{_e(lines[0])}</h2><pre>{_e(chr(10).join(lines[1:]))}</pre>")
     if rep["excluded"]:
         body.append("<h2>Excluded from the figures (retracted)</h2>" + _table(
             ["run", "digest", "arm", "reason", "correction"],

@@ -131,6 +131,11 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
                 out.append(f"    secondary — exact McNemar: {m['treatment_better']} items "
                            f"better, {m['control_better']} worse, {display.pvalue(m['pvalue'])}")
         out.append("")
+    from logbook.analysis.components import component_lines
+
+    if rep.get("components"):
+        out += [(h + line if i == 0 else line)
+                for i, line in enumerate(component_lines(rep, scale))]
     if rep["excluded"]:
         out.append(f"{h}Excluded from the figures (retracted)")
         for x in rep["excluded"]:

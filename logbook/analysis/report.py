@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from logbook.analysis.components import components
 from logbook.analysis.verdict import judge
 from logbook.analysis.view import LedgerView, PlanView, RunView, is_identity
 from logbook.metrics import BOUNDED_KINDS
@@ -461,5 +462,6 @@ def build_report(view: LedgerView, plan_ref: str) -> dict[str, Any]:
         "verdict": verdict,
         "line": line,
         "excluded": excluded,
+        "components": components(plan, confidence),
         "retractions": retraction_review(view, plan, verdict),
     }

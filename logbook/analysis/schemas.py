@@ -205,6 +205,21 @@ class Finding(_Out):
     entries: list[str]
 
 
+class ComponentArm(_Out):
+    name: str
+    figure: float | None
+    n: int
+
+
+class Component(_Out):
+    """A part of a composite suite (an lm-eval group's subtask), beside the roll-up."""
+
+    name: str
+    n_items: int
+    arms: list[ComponentArm]
+    effects: list[dict[str, Any]]
+
+
 class Report(_Out):
     """`logbook report PLAN --json`. Scores, intervals, effects and thresholds are fractions
     of the metric's own scale (a proportion's 0.745 is what text forms print as 74.5 points)."""
@@ -217,6 +232,7 @@ class Report(_Out):
     line: str | None
     excluded: list[Excluded]
     findings: list[Finding]
+    components: list[Component] = []
     retractions: RetractionReview | None = None
 
 

@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from logbook.analysis.scenarios import Book, Shape, honest, with_shape
+from logbook.analysis.scenarios import Book, Shape, honest, suite_hash, with_shape
 
 
 def score_of(book: Book, digest: str) -> float:
@@ -189,6 +189,19 @@ def a18(book: Book, s: Shape) -> None:
         book.run(plan, "q8", s.p + (d if i % 2 else 0.0), s.n, rng)
 
 
+def a19(book: Book, s: Shape) -> None:
+    plan = book.plan("kv", k=s.k, n=s.n)
+    rng = random.Random(s.seed)
+    for i in range(s.k):
+        book.run(plan, "f16", s.p, s.n, rng, temperature=s.temperature)
+        if i < s.k - 1:
+            book.run(plan, "q8", s.p, s.n, rng, temperature=s.temperature)
+    # the last q8 run recorded by hand without its system: its apparatus names the suite only
+    book.append("run", {"plan": plan, "arm": "q8", "status": "completed",
+                        "session": book.session, "apparatus": {"dataset_hash": suite_hash("suite")},
+                        "outcomes": book.outcomes(s.p, s.n, rng, 0.0, False, 0.02)})
+
+
 def a20(book: Book, s: Shape) -> None:
     rng = random.Random(s.seed)
     p = rng.uniform(0.2, 0.9)
@@ -228,6 +241,6 @@ def a23(book: Book, s: Shape) -> None:
 VIOLATIONS: dict[str, Callable[[Book, Shape], Any]] = {
     "A01": a01, "A02": a02, "A03": a03, "A04": a04, "A05": a05, "A06": a06, "A07": a07,
     "A08": a08, "A09": a09, "A10": a10, "A11": a11, "A12": a12, "A13": a13, "A14": a14,
-    "A15": a15, "A16": a16, "A17": a17, "A18": a18, "A20": a20, "A21": a21, "A22": a22,
+    "A15": a15, "A16": a16, "A17": a17, "A18": a18, "A19": a19, "A20": a20, "A21": a21, "A22": a22,
     "A23": a23,
 }

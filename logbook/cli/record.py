@@ -3,7 +3,8 @@
 `run` checks everything it will need before the command starts, then runs it, streams its output
 through, and appends a run whatever happens: a non-zero exit is `failed`, a signal or Ctrl-C is
 `aborted`, an unreadable outcome file is `failed` naming the file. It exits with the command's
-status.
+status, or 1 when the command exited 0 but its run is failed or aborted, or was not the plan's
+(kept as an exploratory run); 2 when all it found is already in the ledger.
 """
 
 from __future__ import annotations
@@ -11,14 +12,17 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from logbook.cli import record_intake as intake_cli
 from logbook.cli import state
 from logbook.cli.run_process import Output, Signals, execute
 from logbook.errors import InputError, LogbookError
+from logbook.intake import AlreadyRecorded, NotOfPlan, check_pins
 from logbook.redact import argv_redaction, scrub_run_body
 
 
@@ -73,7 +77,8 @@ def _item_metric(ledger: Any, source: str, plan: str | None) -> str | None:
 
 def append_from(source: str, path: str | None, plan: str | None, arm: str | None,
                 session: str | None, apparatus: str | None, once: str | None) -> list[Any]:
-    """`logbook append --from SOURCE PATH`: every run the harness output holds, all or none."""
+    """`logbook append --from SOURCE PATH`: every run the harness output holds, all or none;
+    with --plan, the run of the plan's suite goes to the arm, the others are exploratory."""
     from logbook.crypto import load_key
     from logbook.ingest import SOURCES, read_runs
 
@@ -85,10 +90,12 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
     key = load_key()
     with state.open_ledger(write=True) as ledger:
         digest = _check_plan(ledger, plan, arm)
+        plan_body = ledger.plan_body(digest) if digest else None
         bodies = read_runs(source, Path(path), metric=_item_metric(ledger, source, digest))
         drafts = []
-        for body in bodies:
-            body = {"plan": digest, "arm": arm, **body}
+        for body, to_plan in zip(bodies, intake_cli.route(plan_body, bodies), strict=True):
+            body = dict(body)
+            intake_cli.bind(body, digest, arm, to_plan)
             body["apparatus"] = _merge(body.get("apparatus") or {}, declared)
             if _session(session):
                 body["session"] = _session(session)
@@ -96,9 +103,12 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
         if not drafts:
             raise InputError(f"{path} holds no runs")
         try:
-            return ledger.append_many(drafts, key, once=once)
+            entries = ledger.append_many(drafts, key, once=once)
         except InputError as exc:  # a run the ledger refuses: say which file it came from
-            raise InputError(f"{path}: {exc}") from None
+            raise type(exc)(f"{path}: {exc}") from None
+    intake_cli.announce(entries, plan_body)
+    intake_cli.warn_gaps(entries)
+    return entries
 
 
 def run(
@@ -127,6 +137,9 @@ def run(
     kind, src_path = source if source else (None, None)
     if kind is not None and kind not in SOURCES:
         raise InputError(f"--from {kind!r} is not one of {', '.join(SOURCES)}")
+    if kind is not None and (not src_path or src_path == "--"):
+        raise InputError(f"--from {kind} PATH: the PATH is {src_path!r}; name the harness's "
+                         "output folder or file before -- CMD")
     if kind is not None and outcomes is not None:
         raise InputError("give either --outcomes or --from, not both")
     if kind is None and outcomes is None:
@@ -140,24 +153,30 @@ def run(
     key = load_key()
     with state.open_ledger(write=True) as ledger:
         digest = _check_plan(ledger, plan, arm)
+        plan_body = ledger.plan_body(digest) if digest else None
         metric = _item_metric(ledger, kind or "jsonl", digest)
         # the key must be able to sign here: learn it now, not after hours of work
         ledger.check_key(key)
         db = ledger.path
     # from here until the run is appended, SIGINT/SIGTERM/SIGHUP cannot lose it
     with Signals() as signals:
-        captured = capture(command, Path.cwd())
+        captured = capture(command, Path.cwd(), ignore=db.parent)
         taken = argv_redaction(command, os.environ)[1]  # scrubbed wherever they reappear
+        if plan_body is not None:  # a pinned apparatus contradicted: refused before it runs
+            check_pins(plan_body, arm, {**declared, "captured": captured}, "apparatus")
 
         source_kind, source_path = kind or "jsonl", src_path or outcomes
         assert source_path is not None
         before = _snapshot(source_kind, source_path)
-        started = now_rfc3339()
+        started, start_ns = now_rfc3339(), time.time_ns()
         status, reason, code = execute(command, out := Output(max_input_bytes()), signals)
         finished = now_rfc3339()
+        if status != "completed":  # the harness's own error, from what the command printed
+            said = intake_cli.harness_error(out.data())
+            reason = f"{reason}: {said}" if said else reason
         # a run that did not complete may have been cut off mid-line: keep its whole lines
         bodies, read_error = _read_outcomes(source_kind, source_path, before, metric,
-                                            cut_off_ok=status != "completed")
+                                            cut_off_ok=status != "completed", since=start_ns)
         if read_error and status == "completed":
             status, reason = "failed", read_error
         elif read_error:
@@ -168,10 +187,11 @@ def run(
         base = {"plan": digest, "arm": arm, "session": _session(session), "started": started,
                 "finished": finished, "logs": log_refs, "note": note}
         drafts = []
-        for body in bodies or [{}]:
+        bodies = bodies or [{}]
+        for body, to_plan in zip(bodies, intake_cli.route(plan_body, bodies), strict=True):
             app = _merge(_merge(body.get("apparatus") or {}, declared), {"captured": captured})
-            merged = {**body, **{k: v for k, v in base.items() if v is not None}, "apparatus": app,
-                      "plan": digest, "arm": arm}
+            merged = {**body, **{k: v for k, v in base.items() if v is not None}, "apparatus": app}
+            intake_cli.bind(merged, digest, arm, to_plan)
             if status != "completed":
                 if merged.get("status", "completed") == "completed":
                     merged["status"] = status
@@ -182,12 +202,14 @@ def run(
             merged.setdefault("status", "completed")
             drafts.append(("run", scrub_run_body(merged, taken)))
         try:
-            entries, code = _append(drafts, key, code, {
+            entries, code, routed = _append(drafts, key, code, {
                 "plan": digest, "arm": arm, "status": "failed" if status == "completed"
                 else status, "reason": "; ".join([r for r in (reason,) if r] + lost),
                 "apparatus": {**declared, "captured": captured},
                 **{k: v for k, v in base.items() if v is not None and k not in ("plan", "arm")}},
-                taken)
+                taken, plan)
+        except AlreadyRecorded:  # all it found is already in the ledger: nothing to add
+            raise
         except (LogbookError, OSError, sqlite3.Error) as exc:
             # even the append failed (a full disk, a lost lock): the record is kept for later
             recover(db, drafts, exc)
@@ -195,20 +217,40 @@ def run(
     for e in entries:
         print(f"logbook: appended run {e.seq} {e.digest} ({e.body.get('status')})",
               file=sys.stderr)
+    if routed:
+        intake_cli.announce(entries, plan_body)
+    intake_cli.warn_gaps(entries)
+    unfinished = [e for e in entries if e.body.get("status") != "completed"]
+    if code == 0 and unfinished:  # the command said 0; the run it left says otherwise
+        e = unfinished[0]
+        print(f"logbook: the command exited 0, but run {e.seq} is {e.body.get('status')}: "
+              f"{e.body.get('reason')}", file=sys.stderr)
+        code = 1
     raise typer.Exit(code)
 
 
 def _append(drafts: list[tuple[str, dict[str, Any]]], key: Any, code: int,
-            fallback: dict[str, Any], taken: list[str]) -> tuple[list[Any], int]:
-    """Append the run's drafts; one the ledger refuses is kept as a failed run saying why."""
+            fallback: dict[str, Any], taken: list[str],
+            plan: str | None) -> tuple[list[Any], int, bool]:
+    """Append the run's drafts (and whether each went where route() put it). Outputs already
+    recorded are left out; a run the plan does not take is kept as an exploratory run saying
+    why; one the ledger refuses otherwise is kept as a failed run saying why."""
     with state.open_ledger(write=True) as ledger:
+        drafts, code = intake_cli.drop_recorded(ledger, drafts, code)
         try:
-            return ledger.append_many(drafts, key), code
+            return ledger.append_many(drafts, key), code, True
+        except NotOfPlan as exc:  # what happened belongs elsewhere: kept, exploratory
+            print(f"logbook: not counted in plan {plan}: {exc}", file=sys.stderr)
+            drafts = [("run", intake_cli.exploratory(b, f"not counted in plan {plan}: {exc}",
+                                                     taken))
+                      for _, b in drafts]
+            return ledger.append_many(drafts, key), code or 1, False
         except InputError as exc:
             # a run that happened is never lost: keep it as failed, saying why
             why = f"its record was refused: {exc}"
             fallback["reason"] = f"{fallback['reason']}; {why}" if fallback["reason"] else why
-            return ledger.append_many([("run", scrub_run_body(fallback, taken))], key), code or 1
+            return (ledger.append_many([("run", scrub_run_body(fallback, taken))], key),
+                    code or 1, False)
 
 
 def recover(db: Path, drafts: list[tuple[str, dict[str, Any]]], exc: BaseException) -> None:
@@ -263,17 +305,26 @@ def _snapshot(kind: str, path: str) -> Snapshot:
     return out
 
 
-def _written(before: Snapshot, f: Path) -> bool:
+# a file system stamps times at its clock's granularity (a few ms), which may trail ours
+_CLOCK_SLACK_NS = 20_000_000
+
+
+def _written(before: Snapshot, f: Path, since: int | None = None) -> bool:
+    """Created or changed since the snapshot, and (given ``since``) modified after it."""
     try:
         st = f.stat()
     except OSError:
+        return False
+    if since is not None and st.st_mtime_ns < since - _CLOCK_SLACK_NS:
         return False
     return before.get(f) != (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def _read_outcomes(kind: str, path: str | None, before: Snapshot, metric: str | None = None,
-                   cut_off_ok: bool = False) -> tuple[list[dict[str, Any]], str | None]:
-    """The runs this command wrote: only files it created or changed count. With cut_off_ok,
+                   cut_off_ok: bool = False,
+                   since: int | None = None) -> tuple[list[dict[str, Any]], str | None]:
+    """The runs this command wrote: only files it created or changed, modified after it
+    started (``since``, ns), count. With cut_off_ok,
     a JSON Lines file whose last line was cut off mid-write keeps its whole lines."""
     from logbook.ingest import read_runs
 
@@ -281,10 +332,10 @@ def _read_outcomes(kind: str, path: str | None, before: Snapshot, metric: str | 
     target = Path(path)
     if target.is_dir():
         files = sorted({f for g in _OUTPUT_GLOBS[kind] for f in target.glob(g)
-                        if f.is_file() and _written(before, f)})
+                        if f.is_file() and _written(before, f, since)})
         if not files:
             return [], f"outcomes not read: {path} holds no {kind} output written by this run"
-    elif target.is_file() and not _written(before, target):
+    elif target.is_file() and not _written(before, target, since):
         return [], (f"outcomes not read: {path} was not written by this run (it was there, "
                     "unchanged, before the command started)")
     else:

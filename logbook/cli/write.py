@@ -117,7 +117,11 @@ def append(
                 body["session"] = session
     key = _key()
     with state.open_ledger(write=True) as ledger:
-        _print_appended(ledger.append_many(drafts, key, once=once), as_json)
+        entries = ledger.append_many(drafts, key, once=once)
+    _print_appended(entries, as_json)
+    from logbook.cli.record_intake import warn_gaps
+
+    warn_gaps(entries)
 
 
 def _load_plan_file(file: str) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from logbook.ingest._common import (
     whole,
 )
 from logbook.ingest._eval_zip import INSTALL_HINT, EvalArchive, check_before_reading
+from logbook.ingest.inspect_source import metric_name, with_source
 
 SUPPORTED_VERSIONS = frozenset({2})
 NOT_RUN = "not run (evaluation ended early)"
@@ -77,7 +78,7 @@ def read_runs(path: Path, *, scorer: str | None = None,
             if eval_id in seen:
                 continue  # the same log in both formats (``inspect log convert``)
             seen.add(eval_id)
-        runs.extend(log_runs(file, header, samples, scorer=scorer))
+        runs.extend(with_source(file, header, log_runs(file, header, samples, scorer=scorer)))
     return runs
 
 
@@ -211,12 +212,15 @@ def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], 
     message = _error_text(header.get("error"))
     runs = []
     for name in names:
+        reported = _reported(path, status, message, results, name)
+        outcomes = _outcomes(name, keys, logged)
+        outcomes["metric"] = metric_name(name, ev, reported, outcomes["metric"])
         body: dict[str, Any] = {
             "status": _STATUS[status],
             "task": task,
             "apparatus": _apparatus(header, ev, name),
-            "outcomes": _outcomes(name, keys, logged),
-            "reported": _reported(path, status, message, results, name),
+            "outcomes": outcomes,
+            "reported": reported,
             "started": rfc3339(as_dict(header.get("stats")).get("started_at") or ev.get("created")),
             "finished": rfc3339(as_dict(header.get("stats")).get("completed_at")),
             "note": note,

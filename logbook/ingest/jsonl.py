@@ -9,6 +9,7 @@ is unique. ``sample`` and ``cluster`` are given on every line or on none.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,11 @@ def read_runs(path: Path, *, metric: str = "score",
     stopped mid-line) is left out, and the run's ``reason`` says so.
     """
     data = read_bytes(path)
-    body: dict[str, Any] = {"status": "completed", "apparatus": {}}
+    # the file it came from; a JSON Lines file has no run identity of its own (its bytes are
+    # its scores), so two runs with the same items are two runs (docs/recording.md)
+    source = {"harness": "jsonl", "file": path.name,
+              "sha256": "sha256:" + hashlib.sha256(data).hexdigest()}
+    body: dict[str, Any] = {"status": "completed", "apparatus": {}, "source": source}
     if cut_off_ok and data and not data.endswith((b"\n", b"\r")):
         head, _, tail = data.rpartition(b"\n")
         try:

@@ -1,12 +1,18 @@
 """lm-evaluation-harness 0.4.x: ``results_<ts>.json`` + ``samples_<task>_<ts>.jsonl`` -> runs.
 
-One run per task (a group's subtasks share ``group``). Per-item scores come from the samples
-file (``--log_samples``), keyed by ``doc_id``; the primary metric is the first of the task's
-``metric_list`` under its first filter, the other per-item numeric metrics go to ``extra``.
+One run per task; a group (``group_subtasks``) is one run whose items are its subtasks' items
+(ids ``subtask/doc_id``, the subtask in the ``component`` column). Per-item scores come from
+the samples file (``--log_samples``), keyed by ``doc_id``; the primary metric is the first of
+the task's ``metric_list`` under its first filter, named ``metric`` (filter ``none``) or
+``metric,filter``; the other per-item numeric metrics go to ``extra``. Each run records its
+``source`` (the results file, its SHA-256 and timestamp); a run whose per-item mean is not the
+figure lm-eval reports (a ``mean`` metric) is refused.
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -20,7 +26,6 @@ from logbook.ingest._common import (
     digest,
     fail,
     item_id,
-    load_json_file,
     loads,
     number,
     parse_kv_string,
@@ -56,7 +61,8 @@ def read_runs(path: Path, *, metric: str | None = None) -> list[dict[str, Any]]:
 
 def read_results(path: Path, *, metric: str | None = None) -> list[dict[str, Any]]:
     """One run per evaluated task of one lm-eval results file."""
-    doc = load_json_file(path)
+    data = read_bytes(path)
+    doc = loads(data, str(path))
     if not isinstance(doc, dict):
         raise fail(path, "expected a JSON object (an lm-eval results file)")
     check_depth(doc, str(path))  # its values are hashed and copied into the runs
@@ -85,7 +91,33 @@ def read_results(path: Path, *, metric: str | None = None) -> list[dict[str, Any
         runs.append(_task_run(doc, path, task, samples, parents, metric))
     if not runs:
         raise fail(path, "field results names no task with a config")
+    source = {"harness": HARNESS, "file": path.name,
+              "sha256": "sha256:" + hashlib.sha256(data).hexdigest(),
+              "ids": {"results": path.name, "date": str(doc.get("date"))}}
+    from logbook.ingest.lm_eval_groups import group_runs
+
+    runs = group_runs(path, doc, groups, runs)
+    for run in runs:
+        check_headline(path, run)
+        run["source"] = {**source, "part": run["task"]}
     return runs
+
+
+def check_headline(path: Path, run: dict[str, Any]) -> None:
+    """A mean metric's per-item mean must be lm-eval's own figure (within 1e-9)."""
+    reported = run.get("reported") or {}
+    value = reported.get("value")
+    if reported.get("aggregation") != "mean" or value is None:
+        return
+    scores = [s for s in run["outcomes"]["score"] if s is not None]
+    if not scores:
+        return
+    mine = math.fsum(scores) / len(scores)
+    if abs(mine - value) > 1e-9:
+        key = f"{reported.get('metric')},{reported.get('filter')}"
+        raise fail(path, f"field results.{run['task']}.{key} is {value!r}, but the mean of its "
+                         f"{len(scores)} per-item scores is {mine!r}: an edited file or a "
+                         "misread one, so it is not recorded")
 
 
 def _parents(group_subtasks: dict[str, Any]) -> dict[str, str]:
@@ -146,13 +178,27 @@ def _task_run(doc: dict[str, Any], path: Path, task: str, samples_path: Path,
         "task": task,
         "group": _root(task, parents),
         "apparatus": _apparatus(doc, task, config, metric),
-        "outcomes": build_outcomes(metric, rows, extra),
-        "reported": _reported(reported, metric, filt),
+        "outcomes": build_outcomes(metric_name(metric, filt), rows, extra),
+        "reported": {**_reported(reported, metric, filt),
+                     "aggregation": _aggregation(config, metric)},
         # "date" is when evaluation began; no end time is logged (total_evaluation_time_seconds
         # also counts model loading, before "date"), so "finished" stays absent.
         "started": rfc3339(doc.get("date")),
         "note": _note(doc, task),
     })
+
+
+def metric_name(metric: str, filt: str) -> str:
+    """lm-eval's ``acc,none`` is ``acc``; under another filter, ``exact_match,strict-match``."""
+    return metric if filt == "none" else f"{metric},{filt}"
+
+
+def _aggregation(config: dict[str, Any], metric: str) -> str | None:
+    for m in as_list(config.get("metric_list")):
+        if isinstance(m, dict) and m.get("metric") == metric:
+            agg = m.get("aggregation")
+            return agg if isinstance(agg, str) else None
+    return None
 
 
 def _read_samples(path: Path) -> list[tuple[int, dict[str, Any]]]:

@@ -34,6 +34,7 @@ class Metric(Record):
     kind: MetricKind
     higher_is_better: bool = True
     k: int | None = Field(default=None, ge=1)
+    aliases: list[Text] = Field(default_factory=list)  # other names runs may give the metric
 
     @model_validator(mode="after")
     def _k(self) -> Metric:
@@ -57,6 +58,7 @@ class Arm(Record):
     role: Literal["control", "treatment", "negative_control"]
     expected: float | None = None
     tolerance: float | None = Field(default=None, ge=0)
+    apparatus: dict[Text, Any] = Field(default_factory=dict)  # dotted key -> pinned value
 
     @model_validator(mode="after")
     def _negative_control(self) -> Arm:
@@ -81,6 +83,7 @@ class Plan(Record):
     suite: Suite
     arms: list[Arm] = Field(min_length=1)
     variable: list[str] = Field(default_factory=list)
+    pinned: dict[Text, Any] = Field(default_factory=dict)  # dotted key -> value, every arm
     runs_per_arm: int = Field(ge=1)
     min_effect: float = Field(default=0.0, ge=0)
     alpha: float = Field(default=0.05, gt=0, lt=1)

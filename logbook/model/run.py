@@ -21,12 +21,13 @@ class Outcomes(Record):
     cluster: list[str | None] | None = None
     sample: list[int] | None = None
     error: list[str | None] | None = None
+    component: list[str | None] | None = None
     extra: dict[str, list[float | None]] | None = None
 
     @model_validator(mode="after")
     def _columns(self) -> Outcomes:
         n = len(self.id)
-        for name in ("score", "cluster", "sample", "error"):
+        for name in ("score", "cluster", "sample", "error", "component"):
             col = getattr(self, name)
             if col is not None and len(col) != n:
                 raise ValueError(f"outcomes.{name} has {len(col)} values but outcomes.id has {n}")
@@ -62,6 +63,17 @@ class LogRef(Record):
     excerpt: str | None = None
 
 
+class Source(Record):
+    """Where an ingested run was read from: the harness, the file (its name and SHA-256), which
+    run of that file (``part``: a task, group or scorer) and the harness's own run identity."""
+
+    harness: Text
+    file: Text
+    sha256: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    part: str | None = None
+    ids: dict[Text, str] = Field(default_factory=dict)
+
+
 class Run(Record):
     plan: Digest | None
     arm: str | None = None
@@ -77,6 +89,7 @@ class Run(Record):
     task: str | None = None
     group: str | None = None
     reported: dict[str, Any] | None = None
+    source: Source | None = None
 
     @model_validator(mode="after")
     def _coherent(self) -> Run:

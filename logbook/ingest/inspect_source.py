@@ -1,0 +1,72 @@
+"""An Inspect log's identity and figures: where a run came from, what its metric is called,
+and the check that logbook's per-item figure is Inspect's own."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from pathlib import Path
+from typing import Any
+
+from logbook.ingest._common import as_dict, as_list, fail
+
+
+def log_source(path: Path, header: dict[str, Any]) -> dict[str, Any]:
+    """The log file (name and SHA-256) and Inspect's own eval and run ids."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    ev = as_dict(header.get("eval"))
+    ids = {k: ev[k] for k in ("eval_id", "run_id") if isinstance(ev.get(k), str) and ev[k]}
+    return {"harness": "inspect_ai", "file": path.name, "sha256": "sha256:" + h.hexdigest(),
+            "ids": ids}
+
+
+def with_source(path: Path, header: dict[str, Any],
+                runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The log's runs, each checked against Inspect's figure and given its source."""
+    source = log_source(path, header)
+    for run in runs:
+        check_headline(path, run)
+        run["source"] = {**source, "part": run["apparatus"]["evaluator"]["name"]}
+    return runs
+
+
+def metric_name(scorer: str, ev: dict[str, Any], reported: dict[str, Any],
+                read_as: str) -> str:
+    """A scorer and its headline metric as one name (``match.accuracy``); a value with fields
+    is named by the scorer and its first field (``match.correct``)."""
+    if read_as != scorer:
+        return f"{scorer}.{read_as}"
+    metric = reported.get("metric")
+    if not isinstance(metric, str) or not metric:
+        spec = next((s for s in as_list(ev.get("scorers"))
+                     if isinstance(s, dict) and s.get("name") == scorer), {})
+        listed = [str(m.get("name", "")).rsplit("/", 1)[-1] for m in as_list(spec.get("metrics"))
+                  if isinstance(m, dict)]
+        metric = next((m for m in listed if m and m not in ("stderr", "std")), "mean")
+    return f"{scorer}.{metric}"
+
+
+def check_headline(path: Path, run: dict[str, Any]) -> None:
+    """Inspect's accuracy (or mean) must be the mean over items of each item's mean over its
+    scored epochs, within 1e-9; else the log was edited or misread and is not recorded."""
+    reported, o = run.get("reported") or {}, run["outcomes"]
+    value = reported.get("value")
+    if (value is None or reported.get("metric") not in ("accuracy", "mean")
+            or reported.get("reducer") not in (None, "mean") or o.get("extra")
+            or run["status"] != "completed"):
+        return
+    per_item: dict[str, list[float]] = {}
+    for rid, score in zip(o["id"], o["score"], strict=True):
+        if score is not None:
+            per_item.setdefault(rid, []).append(score)
+    if not per_item:
+        return
+    mine = math.fsum(math.fsum(v) / len(v) for v in per_item.values()) / len(per_item)
+    if abs(mine - value) > 1e-9:
+        raise fail(path, f"field results.scores.{reported.get('scorer')}.metrics."
+                         f"{reported.get('metric')} is {value!r}, but the mean over its "
+                         f"{len(per_item)} scored items is {mine!r}: an edited file or a "
+                         "misread one, so it is not recorded")

@@ -1,0 +1,173 @@
+"""What a run must be to enter a plan, and to enter the ledger at all (docs/recording.md).
+
+A run bound to a plan is a run of the plan's suite (its dataset hash, and item ids within the
+suite's ``n_items``), scores the plan's metric (its name or an alias) and contradicts none of the
+plan's pinned apparatus. An ingested run whose source (harness output file, or the harness's
+own run identity) is already in the ledger is refused: each run is recorded once. Each check
+raises one InputError naming the field and both values; it runs inside the append transaction.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from logbook import derive
+from logbook.errors import InputError
+
+if TYPE_CHECKING:
+    from logbook.store import Store
+
+class NotOfPlan(InputError):
+    """The run is not a run of the plan (suite, metric or pins): it belongs elsewhere."""
+
+
+class AlreadyRecorded(InputError):
+    """The run's source is already in the ledger."""
+
+
+def dotted(apparatus: Any, key: str) -> tuple[bool, Any]:
+    """(found, value) of a dotted apparatus key (``decoding.temperature``)."""
+    node = apparatus
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
+def _shown(value: Any) -> str:
+    return orjson.dumps(value).decode() if not isinstance(value, str) else repr(value)
+
+
+# -- metric ----------------------------------------------------------------------------
+def metric_names(plan: dict[str, Any]) -> list[str]:
+    metric = plan.get("metric") or {}
+    return [str(metric.get("name")), *map(str, metric.get("aliases") or [])]
+
+
+def check_metric(slug: str, plan: dict[str, Any], body: dict[str, Any]) -> None:
+    outcomes = body.get("outcomes")
+    if not isinstance(outcomes, dict):
+        return
+    names = metric_names(plan)
+    if outcomes.get("metric") not in names:
+        also = f" (or its aliases {', '.join(map(repr, names[1:]))})" if names[1:] else ""
+        raise NotOfPlan(f"body.outcomes.metric: the run's metric is {outcomes.get('metric')!r},"
+                        f" but plan {slug} measures {names[0]!r}{also}")
+
+
+# -- pins ------------------------------------------------------------------------------
+def pins(plan: dict[str, Any], arm: str | None) -> dict[str, tuple[Any, str]]:
+    """dotted key -> (value, whose): the plan's `pinned`, then the arm's `apparatus`."""
+    out = {k: (v, "") for k, v in (plan.get("pinned") or {}).items()}
+    for a in plan.get("arms") or []:
+        if a.get("name") == arm:
+            out.update({k: (v, f" for arm {arm}") for k, v in (a.get("apparatus") or {}).items()})
+    return out
+
+
+def check_pins(plan: dict[str, Any], arm: str | None, apparatus: Any,
+               field: str = "body.apparatus") -> None:
+    """NotOfPlan when the apparatus gives a pinned key another value (absent is no
+    contradiction: the run does not say)."""
+    for key, (want, whose) in pins(plan, arm).items():
+        found, value = dotted(apparatus, key)
+        if found and value != want:
+            raise NotOfPlan(f"{field}.{key}: the run's is {_shown(value)}, but plan "
+                            f"{plan.get('slug')} pins {_shown(want)}{whose}")
+
+
+# -- suite -----------------------------------------------------------------------------
+def _standing_runs(store: Store, plan_digest: str) -> list[tuple[int, dict[str, Any]]]:
+    """(seq, body) of the plan's runs not retracted, since its suite last changed."""
+    amendments = store.entries_where("amendment", plan_digest)
+    runs = store.entries_where("run", plan_digest)
+    withdrawn = store.retractions_of([s.digest for s in [*amendments, *runs]])
+    cut = max((s.seq for s in amendments if s.digest not in withdrawn
+               and "suite" in orjson.loads(s.entry)["body"]["changes"]), default=-1)
+    return [(s.seq, orjson.loads(s.entry)["body"]) for s in runs
+            if s.digest not in withdrawn and s.seq > cut]
+
+
+def check_suite(store: Store, plan_digest: str, plan: dict[str, Any],
+                body: dict[str, Any]) -> None:
+    slug, suite = plan.get("slug"), plan.get("suite") or {}
+    mine = (body.get("apparatus") or {}).get("dataset_hash")
+    completed = body.get("status") == "completed"
+    declared = suite.get("dataset_hash")
+    field = "body.apparatus.dataset_hash"
+    runs = _standing_runs(store, plan_digest)
+    if declared:
+        if (mine or completed) and mine != declared:
+            raise NotOfPlan(f"{field}: the run gives {_shown(mine) if mine else 'none'}, but "
+                            f"plan {slug}'s suite declares {declared!r}")
+    else:
+        first = next(((seq, b) for seq, b in runs if b.get("status") == "completed"), None)
+        fixed = (first[1].get("apparatus") or {}).get("dataset_hash") if first else None
+        if fixed and (mine or completed) and mine != fixed:
+            raise NotOfPlan(f"{field}: the run gives {_shown(mine) if mine else 'none'}, but "
+                            f"plan {slug}'s suite is {fixed!r}, fixed by its first "
+                            f"completed run @{first[0]}")  # type: ignore[index]
+    ids = (body.get("outcomes") or {}).get("id") or []
+    if not ids:
+        return
+    n_items = int(suite.get("n_items") or 0)
+    known: set[str] = set()
+    for _, b in runs:
+        known.update((b.get("outcomes") or {}).get("id") or [])
+    new = [i for i in dict.fromkeys(ids) if i not in known]
+    if len(known) + len(new) <= n_items:
+        return
+    if len(known) >= n_items:
+        raise NotOfPlan(f"body.outcomes.id: item {new[0]!r} is not one of the {n_items} items "
+                        f"of plan {slug}'s suite {suite.get('name')!r}, which its runs have "
+                        f"fixed ({len(new)} of the run's ids are new)")
+    raise NotOfPlan(f"body.outcomes.id: the plan's runs would hold {len(known) + len(new)} "
+                    f"distinct item ids, but plan {slug}'s suite {suite.get('name')!r} has "
+                    f"n_items {n_items}")
+
+
+def check_run(store: Store, plan_digest: str, plan: dict[str, Any],
+              body: dict[str, Any]) -> None:
+    """Everything a run must be to count in the plan."""
+    slug = str(plan.get("slug"))
+    check_metric(slug, plan, body)
+    check_suite(store, plan_digest, plan, body)
+    check_pins(plan, body.get("arm"), body.get("apparatus"))
+
+
+# -- source ----------------------------------------------------------------------------
+def same_source(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    if a.get("harness") != b.get("harness") or a.get("part") != b.get("part"):
+        return False
+    ids = a.get("ids")
+    return a.get("sha256") == b.get("sha256") or (bool(ids) and ids == b.get("ids"))
+
+
+def check_source(store: Store, body: dict[str, Any]) -> None:
+    """Refuse a run whose source is already recorded, naming the earlier entry."""
+    source = body.get("source")
+    keys = derive.source_keys({"kind": "run", "body": body})
+    for seq, digest, raw in store.runs_with_source(keys):
+        earlier = orjson.loads(raw)["body"].get("source")
+        if isinstance(earlier, dict) and isinstance(source, dict) and same_source(source,
+                                                                                  earlier):
+            part = f" ({source['part']})" if source.get("part") else ""
+            raise AlreadyRecorded(f"body.source: {source.get('file')}{part} is already in the "
+                                  f"ledger as run @{seq} ({digest[:12]}); each run is recorded "
+                                  "once")
+
+
+# -- the system that made the score ----------------------------------------------------
+def system_gaps(body: dict[str, Any]) -> list[str]:
+    """What a completed plan run does not say about its system: `model`, `decoding.*`."""
+    if body.get("status") != "completed" or not body.get("plan"):
+        return []
+    app = body.get("apparatus") or {}
+    gaps = [] if app.get("model") else ["model"]
+    decoding = app.get("decoding")
+    if not (isinstance(decoding, dict) and any(v is not None for v in decoding.values())):
+        gaps.append("decoding.*")
+    return gaps
