@@ -9,6 +9,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+import pytest
 from builders import plan_body, write_json
 from conftest import run_cli
 
@@ -66,3 +67,44 @@ def test_1_out_and_html_never_overwrite_the_ledger_a_database_or_a_key(
     plain.write_text("old\n")
     assert run_cli("export", "--out", str(plain)).code == 0
     assert plain.read_text() != "old\n"
+
+
+def _damage(db: Path, sql: str) -> None:
+    conn = sqlite3.connect(db)
+    conn.executescript("DROP TRIGGER IF EXISTS entries_no_update; "
+                       "DROP TRIGGER IF EXISTS entries_no_delete; " + sql)
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize(("sql", "column", "commands"), [
+    ("UPDATE entries SET digest = CAST(digest AS BLOB) WHERE seq = 4", "digest of entry 4",
+     [("export", "--out", "x.jsonl"), ("export",), ("show", "@4", "--json"), ("show", "@4"),
+      ("log", "--json"), ("log",)]),
+    ("UPDATE entries SET signature = CAST(signature AS BLOB) WHERE seq = 5",
+     "signature of entry 5", [("export",), ("show", "@5", "--json"), ("log", "--json")]),
+    ("UPDATE checkpoints SET note = CAST(note AS BLOB)", "note of stored checkpoint 1",
+     [("log", "--checkpoints", "--json"), ("log", "--checkpoints")]),
+])
+def test_2_a_column_stored_with_the_wrong_type_is_a_finding_never_a_crash(
+        ledger_dir: Path, sql: str, column: str, commands: list[tuple[str, ...]]) -> None:
+    while len(run_cli("log", "--json").json) < 7:
+        assert run_cli("note", "a note").code == 0
+    assert run_cli("checkpoint").code == 0
+    db = ledger_dir / ".logbook" / "ledger.db"
+    _damage(db, sql)
+    r = run_cli("verify", "--json")
+    assert r.code == 1, (r.code, r.err)
+    texts = [f["message"] for f in r.json["findings"]]
+    what = column.split(" of ")[0]
+    assert any(what in t and "stored as SQLite blob" in t for t in texts), texts
+    r = run_cli("verify")
+    assert r.code == 1 and "stored as SQLite blob" in r.out + r.err
+    for args in commands:
+        r = run_cli(*args)
+        assert r.code == 1, (args, r.code, r.err)
+        assert f"the {column} is stored as SQLite blob" in r.err, (args, r.err)
+        assert len(r.err.strip().splitlines()) == 1, r.err
+    assert not (ledger_dir / "x.jsonl").exists()
+    for args in (("audit",), ("brief",), ("checkpoint",)):
+        assert run_cli(*args).code == 1, args
