@@ -108,3 +108,48 @@ def test_2_a_column_stored_with_the_wrong_type_is_a_finding_never_a_crash(
     assert not (ledger_dir / "x.jsonl").exists()
     for args in (("audit",), ("brief",), ("checkpoint",)):
         assert run_cli(*args).code == 1, args
+
+
+def test_3_an_eval_member_larger_than_the_input_limit_is_refused_before_inflating(
+        ledger_dir: Path, tmp_path: Path) -> None:
+    """A 400 MiB header.json in a small .eval: under the old 1 GiB member limit it was
+    inflated whole (MemoryError); LOGBOOK_MAX_INPUT_BYTES bounds each member too."""
+    import zlib
+
+    from builders import write_eval
+    from test_hostile_env import limited
+    from test_ingest_hostile import eval_members
+
+    r = run_cli("plan", str(write_json(tmp_path / "arith.json",
+                                       plan_body("arith", arms=("a", "b")))))
+    assert r.code == 0, r.err
+    import zstandard
+
+    # valid JSON of 400 MiB ({"eval": "xxx…"}), compressed without holding it
+    size, head, tail = 400 << 20, b'{"eval": "', b'"}'
+    filler, c, crc, parts = b"x" * (1 << 24), zstandard.ZstdCompressor(level=1).compressobj(), 0, []
+    pieces = [head] + [filler] * ((size - len(head) - len(tail)) // len(filler))
+    pieces.append(b"x" * (size - len(head) - len(tail) - len(filler) * (len(pieces) - 1)))
+    for piece in [*pieces, tail]:
+        parts.append(c.compress(piece))
+        crc = zlib.crc32(piece, crc)
+    packed = b"".join([*parts, c.flush()])
+    members = eval_members()
+    bomb = write_eval(tmp_path / "bomb.eval", members | {"header.json": b"{}"},
+                      packed={"header.json": packed}, declared={"header.json": (crc, size)})
+    assert bomb.stat().st_size < 1 << 20
+    before = run_cli("log", "--json").json
+    # through the CLI (inspect_ai's reader, after logbook's pre-check), under a 1 GiB address
+    # space: a reader that inflated the member would fail, not refuse
+    r = limited("append", "--from", "inspect", str(bomb), "--plan", "arith", "--arm", "a",
+                cwd=ledger_dir)
+    assert r.code == 2, (r.code, r.err[-2000:])
+    assert str(bomb) in r.err and "member header.json" in r.err, r.err
+    assert "LOGBOOK_MAX_INPUT_BYTES" in r.err and len(r.err.strip().splitlines()) == 1
+    assert run_cli("log", "--json").json == before
+    # logbook's own reader (used when inspect_ai is not installed) refuses it the same way
+    from logbook.errors import InputError
+    from logbook.ingest.inspect import read_log
+
+    with pytest.raises(InputError, match=r"member header\.json.*LOGBOOK_MAX_INPUT_BYTES"):
+        read_log(bomb, reader="zstd")
