@@ -153,3 +153,126 @@ def test_3_an_eval_member_larger_than_the_input_limit_is_refused_before_inflatin
 
     with pytest.raises(InputError, match=r"member header\.json.*LOGBOOK_MAX_INPUT_BYTES"):
         read_log(bomb, reader="zstd")
+
+
+# a harness run through a shell: it echoes its secret to its output, its items and its log
+SHELL_SECRET = "SECRET/VAL+UE123"
+SHELL_ECHO = """
+import os, sys
+key = sys.argv[sys.argv.index("--api-key") + 1]
+print("connecting with key", key, "db", os.environ.get("DB_PASS"), file=sys.stderr)
+open("items.jsonl", "w").write('{"id": "1", "score": null, "error": "refused key %s"}\\n' % key)
+open("server.log", "w").write("server log: auth with " + key + "\\n")
+"""
+
+
+def _kept_bytes(ledger_dir: Path) -> list[tuple[Path, bytes]]:
+    return [(p, p.read_bytes()) for p in (ledger_dir / ".logbook").rglob("*") if p.is_file()]
+
+
+def test_4a_secrets_inside_a_shell_string_and_password_flags_are_taken_out(
+        ledger_dir: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (ledger_dir / "ev.py").write_text(SHELL_ECHO)
+    shell = (f'DB_PASS=dbSECRET99 {sys.executable} ev.py --api-key "{SHELL_SECRET}" '
+             "--db-pass pwSECRET77 --password hunter2hunter2")
+    r = subprocess.run([sys.executable, "-m", "logbook", "run", "--outcomes", "items.jsonl",
+                        "--log", "server.log", "--note", f"key {SHELL_SECRET}", "--",
+                        "sh", "-c", shell],
+                       cwd=ledger_dir, capture_output=True, text=True, timeout=120,
+                       check=False)
+    assert r.returncode == 0, r.stderr
+    digest = r.stderr.split("appended run ")[1].split()[1]
+    body = run_cli("show", digest, "--json").json["entry"]["body"]
+    command = body["apparatus"]["captured"]["command"]
+    assert command[:2] == ["sh", "-c"]
+    assert command[2] == (f'DB_PASS=[redacted] {sys.executable} ev.py --api-key "[redacted]" '
+                          "--db-pass [redacted] --password [redacted]"), command
+    assert body["outcomes"]["error"] == ["refused key [redacted]"]
+    assert body["note"] == "key [redacted]"
+    assert all("[redacted]" in ref["excerpt"] for ref in body["logs"]), body["logs"]
+    for secret in (SHELL_SECRET, "dbSECRET99", "pwSECRET77", "hunter2hunter2"):
+        for args in (("export",), ("log", "--json")):
+            out = run_cli(*args)
+            assert out.code == 0 and secret not in out.out + out.err, (secret, args)
+        for p, data in _kept_bytes(ledger_dir):
+            assert secret.encode() not in data, (secret, p)
+    # curl's USER:PASSWORD, and variables named *PASS*, *PWD*
+    from logbook.redact import argv_redaction, is_secret_name
+
+    assert argv_redaction(["curl", "-u", "bob:SECRETpw42", "https://x"]) == (
+        ["curl", "-u", "bob:[redacted]", "https://x"], ["SECRETpw42"])
+    assert argv_redaction(["sh", "-c", "curl -u bob:SECRETpw42 https://x"])[0][2] == (
+        "curl -u bob:[redacted] https://x")
+    assert argv_redaction(["env", "MY_SERVICE_PASS=abcdefgh12", "python", "x"])[0][1] == (
+        "MY_SERVICE_PASS=[redacted]")
+    for name in ("DB_PASS", "MY_SERVICE_PASS", "PASSWD", "DB_PWD", "--db-pass", "PASSPHRASE"):
+        assert is_secret_name(name), name
+    # the working folder, pass@k and other words are not secrets
+    for name in ("PWD", "OLDPWD", "pass_at_k", "pass@1", "--pass-k", "compass", "bypass",
+                 "passthrough"):
+        assert not is_secret_name(name), name
+    assert argv_redaction(["docker", "run", "-u", "1000:1000", "python", "-u", "x.py"])[1] == []
+
+
+def test_4b_retract_amend_and_claim_texts_are_redacted_like_a_note(
+        ledger_dir: Path, tmp_path: Path) -> None:
+    key = "sk-proj-FAKEfakeFAKE0123456789abcdefFAKE"
+    r = run_cli("plan", str(write_json(tmp_path / "plan.json", plan_body("p4"))), "--json")
+    assert r.code == 0, r.err
+    plan = r.json["digest"]
+    r = run_cli("note", "a note to retract", "--json")
+    note = r.json["digest"]
+    r = run_cli("retract", note, "--reason", f"leaked {key}", "--category", "other",
+                "--correction", "see https://bob:hunter2@example.com/x", "--json")
+    assert r.code == 0, r.err
+    body = r.json["entry"]["body"]
+    assert body["reason"] == "leaked [redacted]"
+    assert body["correction"] == "see https://[redacted]@example.com/x"
+    assert "2 secret-looking value(s) in the retraction" in r.err
+    r = run_cli("amend", plan, "--set", "title=new", "--reason", f"token {key}", "--json")
+    assert r.code == 0, r.err
+    assert r.json["entry"]["body"]["reason"] == "token [redacted]"
+    assert "replaced by [redacted]" in r.err
+    for args in (("export",), ("log", "--json")):
+        assert key not in run_cli(*args).out and "hunter2" not in run_cli(*args).out
+    for p, data in _kept_bytes(ledger_dir):
+        assert key.encode() not in data and b"hunter2" not in data, p
+
+
+def test_4b_a_claim_statement_is_redacted_like_a_note(ledger_dir: Path, tmp_path: Path) -> None:
+    from builders import draft, run_body
+
+    key = "ghp_FAKEfakeFAKEfake0123456789abcdef"
+    r = run_cli("plan", str(write_json(tmp_path / "plan.json",
+                                       plan_body("p5", runs_per_arm=1))), "--json")
+    assert r.code == 0, r.err
+    for arm, seed in (("f16", 1), ("q8", 2)):
+        r = run_cli("append", str(write_json(tmp_path / f"{arm}.json",
+                                             draft("run", run_body("p5", arm, seed=seed)))))
+        assert r.code == 0, r.err
+    r = run_cli("claim", "p5", "--arm", "f16", "--statement", f"f16 scores well ({key})",
+                "--json")
+    assert r.code == 0, r.err
+    assert r.json["entry"]["body"]["statement"] == "f16 scores well ([redacted])"
+    assert "replaced by [redacted]" in r.err
+    for p, data in _kept_bytes(ledger_dir):
+        assert key.encode() not in data, p
+
+
+def test_4c_redaction_replaces_the_secret_part_never_a_whole_path(ledger_dir: Path) -> None:
+    folder = "ck/run-7f3kQp9ZxW2mLs8vB4nR6tY1uJ0hGd5e/items.jsonl"
+    rev = "0123456789abcdef0123456789abcdef01234567"
+    kept = ["https://wandb.ai/team/proj/runs/AbCdEf123456",
+            f"models--org--m/snapshots/{rev}/config.json", f"hf.co/org/m@{rev}",
+            f"https://github.com/org/repo/commit/{rev}"]
+    r = run_cli("note", f"read {folder}; " + "; ".join(kept), "--json")
+    assert r.code == 0, r.err
+    text = r.json["entry"]["body"]["text"]
+    # the run-id folder is random enough to be a secret: only it goes, the path stays
+    assert text == "read ck/[redacted]/items.jsonl; " + "; ".join(kept), text
+    # a bare 40-digit hex word (a GitHub OAuth token has that shape) still goes
+    r = run_cli("note", f"token {rev}", "--json")
+    assert r.json["entry"]["body"]["text"] == "token [redacted]"
