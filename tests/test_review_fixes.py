@@ -276,3 +276,28 @@ def test_4c_redaction_replaces_the_secret_part_never_a_whole_path(ledger_dir: Pa
     # a bare 40-digit hex word (a GitHub OAuth token has that shape) still goes
     r = run_cli("note", f"token {rev}", "--json")
     assert r.json["entry"]["body"]["text"] == "token [redacted]"
+
+
+def test_5_demo_dir_that_is_a_file_or_a_fifo_is_refused_in_one_sentence(
+        tmp_path: Path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("keep me\n")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "nowhere")
+    for target, word in ((afile, f"--dir {afile} is not a folder"),
+                         (afile / "sub", f"{afile} is not a folder"),
+                         (afile / "sub" / "deeper", f"{afile} is not a folder"),
+                         (fifo, f"--dir {fifo} is not a folder"),
+                         (dangling, f"--dir {dangling} is not a folder")):
+        before = _folder_listing(tmp_path)
+        r = run_cli("demo", "--dir", str(target))
+        assert r.code == 2, (target, r.code, r.err)
+        assert word in r.err and len(r.err.strip().splitlines()) == 1, r.err
+        assert _folder_listing(tmp_path) == before
+    assert afile.read_text() == "keep me\n"
+    # a folder to be created still is
+    r = run_cli("demo", "--dir", str(tmp_path / "new" / "demo"))
+    assert r.code == 0, r.err
+    assert (tmp_path / "new" / "demo" / ".logbook" / "ledger.db").is_file()
