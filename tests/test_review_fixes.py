@@ -301,3 +301,48 @@ def test_5_demo_dir_that_is_a_file_or_a_fifo_is_refused_in_one_sentence(
     r = run_cli("demo", "--dir", str(tmp_path / "new" / "demo"))
     assert r.code == 0, r.err
     assert (tmp_path / "new" / "demo" / ".logbook" / "ledger.db").is_file()
+
+
+def test_6_verify_reads_an_export_from_a_fifo_or_pipe(ledger_dir: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+    import threading
+
+    assert run_cli("note", "one").code == 0
+    export = run_cli("export").out.encode()
+    fifo = tmp_path / "export.fifo"
+    os.mkfifo(fifo)
+
+    def feed(data: bytes = export) -> None:
+        with open(fifo, "wb") as fh:
+            fh.write(data)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    r = run_cli("verify", str(fifo))
+    writer.join(10)
+    assert r.code == 0, r.err
+    assert r.out.startswith("verified "), r.out
+    # as a shell gives it: a pipe under /dev/fd, from process substitution
+    (tmp_path / "e.jsonl").write_bytes(export)
+    p = subprocess.run(["bash", "-c", f'"{sys.executable}" -m logbook verify <(cat e.jsonl)'],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert p.returncode == 0, p.stderr
+    assert "verified" in p.stdout
+    # stdin as -
+    assert run_cli("verify", "-", stdin=export).code == 0
+    # a damaged export through a FIFO is a finding, not bad input
+    writer = threading.Thread(target=feed, args=(export.replace(b"one", b"two"),))
+    writer.start()
+    r = run_cli("verify", str(fifo))
+    writer.join(10)
+    assert r.code == 1, r.err
+    # a FIFO nobody writes is refused after the read timeout; true sentences otherwise
+    monkeypatch.setenv("LOGBOOK_READ_TIMEOUT", "0.3")
+    r = run_cli("verify", str(fifo))
+    assert r.code == 2 and "sent nothing" in r.err and str(fifo) in r.err, r.err
+    for target, word in ((tmp_path / "missing.jsonl", "does not exist"),
+                         (tmp_path, "is a directory")):
+        r = run_cli("verify", str(target))
+        assert r.code == 2 and f"FILE {target} {word}" in r.err, r.err
