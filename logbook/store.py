@@ -72,7 +72,9 @@ class Store(Summaries):
     def create(cls, path: Path) -> Store:
         if path.exists():
             raise InputError(f"a ledger already exists at {path}")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # 0755 or tighter whatever the umask (mkdir's mode is only ever cut by it): a ledger
+        # folder others could write would let them replace the ledger
+        path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
         return cls.open_write(path, create=True)
 
     @classmethod

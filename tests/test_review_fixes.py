@@ -346,3 +346,63 @@ def test_6_verify_reads_an_export_from_a_fifo_or_pipe(ledger_dir: Path, tmp_path
                          (tmp_path, "is a directory")):
         r = run_cli("verify", str(target))
         assert r.code == 2 and f"FILE {target} {word}" in r.err, r.err
+
+
+def test_7_a_key_folder_others_can_write_never_signs_and_init_ignores_the_umask(
+        tmp_path: Path) -> None:
+    import stat
+
+    work = tmp_path / "work"
+    old = os.umask(0)
+    try:
+        r = run_cli("init", str(work), "--name", "umask-000", "--json")
+        assert r.code == 0, r.err
+        # a run whose output is kept as a blob
+        items = work / "items.jsonl"
+        r2 = run_cli("run", "--outcomes", str(items), "--", "sh", "-c",
+                     f"echo output under umask 000; echo '{{\"id\": \"1\", \"score\": 1}}' "
+                     f"> {items}")
+        assert r2.code == 0, r2.err
+    finally:
+        os.umask(old)
+    folder = work / ".logbook"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o755
+    assert not stat.S_IMODE((folder / "ledger.db").stat().st_mode) & 0o022
+    kept = list(folder.rglob("*"))
+    assert any(p.parent.name == "blobs" for p in kept), kept
+    for p in kept:
+        assert not stat.S_IMODE(p.stat().st_mode) & 0o022, p
+    key = Path(r.json["key"])
+    keys = key.parent
+    head = len(run_cli("log", "--json").json)
+    keys.chmod(0o777)  # the key file itself stays 0600
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    for args in (("note", "never signed"), ("checkpoint",),
+                 ("keys", "new", "--out", str(keys / "k2.key"))):
+        r = run_cli(*args)
+        assert r.code == 3, (args, r.code, r.err)
+        assert f"chmod 700 {keys}" in r.err and "0777" in r.err, r.err
+        assert len(r.err.strip().splitlines()) == 1, r.err
+    assert len(run_cli("log", "--json").json) == head
+    assert run_cli("keys", "export").code == 0  # the public half needs no private folder
+    # a key named by LOGBOOK_KEY in a folder others can write (a sticky one too)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "my.key").write_bytes(key.read_bytes())
+    (shared / "my.key").chmod(0o600)
+    shared.chmod(0o1777)
+    os.environ["LOGBOOK_KEY"] = str(shared / "my.key")
+    try:
+        r = run_cli("note", "never signed")
+        assert r.code == 3 and f"chmod 700 {shared}" in r.err, r.err
+        # a new key is never written into such a folder either
+        os.environ["LOGBOOK_KEY"] = str(shared / "new.key")
+        (tmp_path / "other").mkdir()
+        r = run_cli("init", str(tmp_path / "other"), "--name", "x")
+        assert r.code == 3 and f"chmod 700 {shared}" in r.err, r.err
+        assert not (shared / "new.key").exists()
+        assert not (tmp_path / "other" / ".logbook").exists()
+    finally:
+        del os.environ["LOGBOOK_KEY"]
+    keys.chmod(0o700)  # the fix the sentence gives
+    assert run_cli("note", "signed again").code == 0

@@ -89,7 +89,9 @@ def _make_folder(folder: Path) -> None:
                 raise InputError(f"--dir {folder} cannot be created: {parent} is not a folder")
             break
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        # 0755 or tighter whatever the umask: the demo's key is kept here, and a key folder
+        # others can write is never used to sign
+        folder.mkdir(mode=0o755, parents=True, exist_ok=True)
     except OSError as exc:
         environment = exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC,
                                     errno.EDQUOT, errno.EIO)
