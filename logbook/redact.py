@@ -36,8 +36,11 @@ _SRC: dict[str, tuple[str, int]] = {
     # Name parts that mark a secret; not max_tokens, TOKENIZERS_*, AUTHOR.
     "secret_name": (
         r"key|token(?!s|iz|is|_?(?:count|ids?|len|limit|budget|type|usage))|secret|passw(?:or)?d"
-        # PASS, DB_PASS, --db-pass, PASSPHRASE, DB_PWD: not passthrough, compass, pass@k
-        r"|(?<![a-z])pass(?:phrase)?(?![a-z]|[-_@]?(?:at(?![a-z])|k(?![a-z])|\d))"
+        # PASS, DB_PASS, --db-pass, PASSPHRASE, DB_PWD: not passthrough, compass, pass@k,
+        # pass_at_k, pass_rate and the other names of a benchmark's pass figures
+        r"|(?<![a-z])(?<!\bn[-_])(?<!num[-_])(?<!max[-_])(?<!min[-_])pass(?:phrase)?"
+        r"(?![a-z0-9@]|[-_.](?:at|k|rate|ratio|threshold|count|num|n|fail|frac|fraction|pct"
+        r"|percent|score|metric|\d)(?![a-z]))"
         r"|(?<![a-z])pwd(?![a-z])"
         r"|credential|auth(?!or(?!iz))|cookie|session[-_]?id|private",
         re.IGNORECASE,

@@ -208,11 +208,12 @@ def test_4a_secrets_inside_a_shell_string_and_password_flags_are_taken_out(
         "curl -u bob:[redacted] https://x")
     assert argv_redaction(["env", "MY_SERVICE_PASS=abcdefgh12", "python", "x"])[0][1] == (
         "MY_SERVICE_PASS=[redacted]")
-    for name in ("DB_PASS", "MY_SERVICE_PASS", "PASSWD", "DB_PWD", "--db-pass", "PASSPHRASE"):
+    for name in ("DB_PASS", "MY_SERVICE_PASS", "PASSWD", "DB_PWD", "--db-pass", "PASSPHRASE",
+                 "SMTP_PASS", "DB_PASS_PROD"):
         assert is_secret_name(name), name
     # the working folder, pass@k and other words are not secrets
     for name in ("PWD", "OLDPWD", "pass_at_k", "pass@1", "--pass-k", "compass", "bypass",
-                 "passthrough"):
+                 "passthrough", "pass_rate", "--pass-threshold", "n_pass", "passes"):
         assert not is_secret_name(name), name
     assert argv_redaction(["docker", "run", "-u", "1000:1000", "python", "-u", "x.py"])[1] == []
 
