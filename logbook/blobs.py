@@ -57,10 +57,11 @@ def keep(ledger_db: Path, name: str, data: bytes, env: Mapping[str, str] | None 
     path = folder / digest
     tmp = folder / f".{digest}.{os.getpid()}.tmp"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o755, parents=True, exist_ok=True)  # 0755 or tighter (umask)
         if not path.exists():
             try:
-                with open(tmp, "wb") as fh:
+                with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
+                          "wb") as fh:
                     fh.write(data)
                     fh.flush()
                     os.fsync(fh.fileno())

@@ -122,6 +122,7 @@ class SigningKey:
         from logbook.files import write_new
 
         text = f"{KEY_FILE_HEADER}\n{base64.b64encode(self.seed()).decode()}\n"
+        _private_folder(Path(path), what)  # an existing folder others can write: refused
         write_new(path, text, what, mode=0o600, parents=parents)
         self.path = path
 
@@ -154,7 +155,9 @@ class SigningKey:
 
 
 def _private_enough(path: Path, what: str) -> None:
-    """EnvironmentProblem when the key file at ``path`` is open to its group or others."""
+    """EnvironmentProblem when the key file at ``path`` is open to its group or others, or
+    lies in a folder they can write (they could replace it with their own key), as ssh
+    refuses."""
     import stat
 
     try:
@@ -166,6 +169,24 @@ def _private_enough(path: Path, what: str) -> None:
             f"{what} {path} can be read or written by others (mode "
             f"{stat.S_IMODE(st.st_mode):04o}), so it is not used to sign: run `chmod 600 "
             f"{path}`")
+    _private_folder(Path(path), what)
+
+
+def _private_folder(path: Path, what: str) -> None:
+    """EnvironmentProblem when the folder holding the key file ``path`` exists and its group
+    or others can write it (a sticky /tmp-like folder included: ssh refuses those too)."""
+    import stat
+
+    folder = Path(os.path.realpath(path)).parent
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return  # missing: created private; unreadable: reading the key says so
+    if stat.S_ISDIR(st.st_mode) and st.st_mode & 0o022:
+        raise EnvironmentProblem(
+            f"{what} {path} is in folder {folder}, which others can write (mode "
+            f"{stat.S_IMODE(st.st_mode):04o}), so it is not used to sign: run `chmod 700 "
+            f"{folder}`")
 
 
 # a key file is two short lines, a public-key file four: anything this large was named by mistake

@@ -68,11 +68,46 @@ def _path_problem(path: str | Path, what: str) -> InputError | None:
             "a socket" if stat.S_ISSOCK(st.st_mode) else "a special file")
         return InputError(f"{what} {path} is {kind}: name a regular file, a character "
                           "device or a FIFO")
+    if st is not None and stat.S_ISREG(st.st_mode):
+        precious = _precious(target)
+        if precious is not None:
+            return InputError(f"{what} {path} is {precious}: it is never overwritten, name "
+                              "another file")
     folder = target.parent
     if not folder.exists():
         return InputError(f"{what} {path} cannot be written: folder {folder} does not exist")
     if not folder.is_dir():
         return InputError(f"{what} {path} cannot be written: {folder} is not a folder")
+    return None
+
+
+_SQLITE_HEADER = b"SQLite format 3\0"
+
+
+def _head(path: Path, size: int) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(size)
+    except OSError:
+        return b""
+
+
+def _precious(target: Path) -> str | None:
+    """What an existing regular file at ``target`` holds that an output must never replace:
+    an SQLite database (a ledger), the ``-wal``/``-shm`` file of one, or a logbook private
+    key; None otherwise. Judged by content, so a hard link or a copy is protected too."""
+    from logbook.crypto import KEY_FILE_HEADER
+
+    head = _head(target, 256)
+    if head.startswith(_SQLITE_HEADER):
+        return "an SQLite database (a ledger?)"
+    if head.lstrip().startswith(KEY_FILE_HEADER.encode()):
+        return "a logbook private key"
+    for suffix in ("-wal", "-shm", "-journal"):
+        if target.name.endswith(suffix):
+            db = target.with_name(target.name[: -len(suffix)])
+            if _head(db, len(_SQLITE_HEADER)) == _SQLITE_HEADER:
+                return f"the {suffix[1:]} file of the SQLite database {db}"
     return None
 
 

@@ -29,12 +29,19 @@ from typing import Any
 REDACTED = "[redacted]"
 MIN_VALUE = 8  # shorter exact values are not replaced everywhere: they would hit ordinary text
 DIGEST_LENGTHS = (64, 128)  # hex digits of SHA-256 and SHA-512
+REVISION_LENGTH = 40  # hex digits of a git (and Hugging Face) commit
 
 # Patterns, compiled on first use (keeps the import light).
 _SRC: dict[str, tuple[str, int]] = {
     # Name parts that mark a secret; not max_tokens, TOKENIZERS_*, AUTHOR.
     "secret_name": (
         r"key|token(?!s|iz|is|_?(?:count|ids?|len|limit|budget|type|usage))|secret|passw(?:or)?d"
+        # PASS, DB_PASS, --db-pass, PASSPHRASE, DB_PWD: not passthrough, compass, pass@k,
+        # pass_at_k, pass_rate and the other names of a benchmark's pass figures
+        r"|(?<![a-z])(?<!\bn[-_])(?<!num[-_])(?<!max[-_])(?<!min[-_])pass(?:phrase)?"
+        r"(?![a-z0-9@]|[-_.](?:at|k|rate|ratio|threshold|count|num|n|fail|frac|fraction|pct"
+        r"|percent|score|metric|\d)(?![a-z]))"
+        r"|(?<![a-z])pwd(?![a-z])"
         r"|credential|auth(?!or(?!iz))|cookie|session[-_]?id|private",
         re.IGNORECASE,
     ),
@@ -75,9 +82,13 @@ def _rx(name: str) -> re.Pattern[str]:
     return re.compile(*_SRC[name])
 
 
+# the shell's working folders: named like a password (PWD), holding a path
+_NOT_SECRET_NAMES = frozenset({"PWD", "OLDPWD"})
+
+
 def is_secret_name(name: str) -> bool:
     """True when a variable, option or key name looks like it holds a secret."""
-    return bool(_rx("secret_name").search(name))
+    return name not in _NOT_SECRET_NAMES and bool(_rx("secret_name").search(name))
 
 
 def _high_entropy(tok: str) -> bool:
@@ -115,13 +126,19 @@ def _random_mass(tok: str) -> int:
     return mass
 
 
+def _is_path(tok: str) -> bool:
+    """Whether a run with slashes is a path (it starts with / or has a folder-like lowercase
+    part) rather than one base64 string."""
+    parts = tok.split("/")
+    return len(parts) > 1 and (tok.startswith("/") or any(re.fullmatch(r"[a-z]{3,}", p)
+                                                          for p in parts))
+
+
 def _random_token(tok: str) -> bool:
     """A long base64-ish run that is a secret rather than a path, a file name or an id: a path
-    (it starts with / or has a folder-like lowercase part) is judged part by part."""
-    parts = tok.split("/")
-    if len(parts) > 1 and (tok.startswith("/") or any(re.fullmatch(r"[a-z]{3,}", p)
-                                                       for p in parts)):
-        return any(len(p) >= 32 and _random_token(p) for p in parts)
+    is judged part by part."""
+    if _is_path(tok):
+        return any(len(p) >= 32 and _random_token(p) for p in tok.split("/"))
     return _random_mass(tok) >= 32 and _high_entropy(tok)
 
 
@@ -179,10 +196,24 @@ def _bearer(m: re.Match[str]) -> str:  # a credential, not prose ("Bearer authen
 
 def _hex(m: re.Match[str]) -> str:
     """Kept: a labelled digest ("sha256:..."), a digest's length (SHA-256 and SHA-512, as
-    logbook itself prints them), a plain number."""
+    logbook itself prints them), a plain number, and a 40-digit git or Hugging Face revision
+    that is a part of a path or follows ``@`` (``snapshots/<rev>/``, ``/commit/<rev>``,
+    ``model@<rev>``): a bare 40-digit hex word may be a token and is still replaced."""
     labelled = _rx("hash_label").search(m.string[max(0, m.start() - 12) : m.start()])
-    keep = labelled or m.group().isdigit() or len(m.group()) in DIGEST_LENGTHS
+    revision = len(m.group()) == REVISION_LENGTH and m.string[m.start() - 1 : m.start()] in (
+        "/", "@")
+    keep = labelled or revision or m.group().isdigit() or len(m.group()) in DIGEST_LENGTHS
     return m.group() if keep else REDACTED
+
+
+def _b64(m: re.Match[str]) -> str:
+    """A random-looking run replaced; in a path, only the parts of it that are random (a run
+    id folder), never the whole path."""
+    tok = m.group()
+    if _is_path(tok):
+        return "/".join(REDACTED if len(p) >= 32 and _random_token(p) else p
+                        for p in tok.split("/"))
+    return REDACTED if _random_token(tok) else tok
 
 
 _RULES: list[tuple[str, Callable[[re.Match[str]], str]]] = [
@@ -191,7 +222,7 @@ _RULES: list[tuple[str, Callable[[re.Match[str]], str]]] = [
     ("shapes", lambda m: REDACTED),
     ("bearer", _bearer),
     ("hex", _hex),
-    ("b64", lambda m: REDACTED if _random_token(m.group()) else m.group()),
+    ("b64", _b64),
 ]
 
 
@@ -254,22 +285,58 @@ def redact_argv(argv: list[str], env: Mapping[str, str] | None = None) -> list[s
     return argv_redaction(argv, env)[0]
 
 
+# options whose value is USER:PASSWORD (curl -u, --user, --proxy-user, wget's --http-user
+# is separate): the password after the first colon is taken out, the user kept
+_USER_PASSWORD_FLAGS = frozenset({"-u", "--user", "-U", "--proxy-user"})
+_USER_PASSWORD = re.compile(r"([^:\s/@]+):(?!//)(.+)", re.DOTALL)
+
+
+def _user_password(value: str) -> tuple[str, str] | None:
+    """(the value with its password replaced, the password) for USER:PASSWORD; None for
+    anything else (a uid:gid pair of numbers is kept)."""
+    m = _USER_PASSWORD.fullmatch(value)
+    if m is None or (m.group(1).isdigit() and m.group(2).isdigit()):
+        return None
+    return f"{m.group(1)}:{REDACTED}", m.group(2)
+
+
 def argv_redaction(argv: list[str],
                    env: Mapping[str, str] | None = None) -> tuple[list[str], list[str]]:
     """(the redacted command line, the secret values taken out of it): the values are then
-    scrubbed wherever they appear later (the command's output, logs, error texts, notes)."""
+    scrubbed wherever they appear later (the command's output, logs, error texts, notes).
+
+    An argument holding spaces (a shell string: ``sh -c 'prog --api-key X'``) is split as
+    the shell would and redacted as a command line of its own, its values then taken out of
+    the string with its quoting kept."""
+    out, taken = _argv_redaction(argv, env)
+    return out, _known(taken)
+
+
+_SHELL_OPERATORS = frozenset({";", "&", "&&", "|", "||", "(", ")", "<", ">", ">>", ";;"})
+
+
+def _argv_redaction(argv: list[str],
+                    env: Mapping[str, str] | None) -> tuple[list[str], list[str]]:
+    """``argv_redaction`` with every value taken, short ones too."""
     env_values = _secret_env_values(env)
     out: list[str] = []
     taken: list[str] = []
-    take_next = False
+    take_next: str | None = None  # "value" after --api-key, "userpass" after -u
     for raw in argv:
         arg = printable(raw)
-        if take_next and not arg.startswith("-"):
+        if arg in _SHELL_OPERATORS:  # in a shell string: the next command starts
+            take_next = None
+        if take_next == "value" and not arg.startswith("-"):
             out.append(REDACTED)
             taken.append(arg)
-            take_next = False
+            take_next = None
             continue
-        take_next = False
+        if take_next == "userpass" and (pair := _user_password(arg)) is not None:
+            out.append(pair[0])
+            taken.append(pair[1])
+            take_next = None
+            continue
+        take_next = None
         m = _rx("flag").fullmatch(arg)
         if m and is_secret_name(m.group(2)):
             dashes, name, eq, value = m.groups()
@@ -278,9 +345,40 @@ def argv_redaction(argv: list[str],
                     taken.append(value)
                 arg = f"{dashes}{name}={REDACTED}" if value else arg
             else:
-                take_next = True
+                take_next = "value"
+        elif m and f"{m.group(1)}{m.group(2)}" in _USER_PASSWORD_FLAGS and m.group(3):
+            pair = _user_password(m.group(4))
+            if pair is not None:
+                arg = f"{m.group(1)}{m.group(2)}={pair[0]}"
+                taken.append(pair[1])
+        elif arg in _USER_PASSWORD_FLAGS:
+            take_next = "userpass"
+        elif any(c.isspace() for c in arg):
+            arg = _shell_string(arg, env, taken)
         out.append(_scrub(arg, env_values, taken)[0])
-    return out, _known(taken)
+    return out, taken
+
+
+def _shell_string(arg: str, env: Mapping[str, str] | None, taken: list[str]) -> str:
+    """A command line in one argument with the values redaction takes out of its words
+    replaced where they stand (quotes kept); the values are added to ``taken``."""
+    import shlex
+
+    try:
+        lexer = shlex.shlex(arg, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:  # unbalanced quotes: words as the spaces give them
+        words = arg.split()
+    if len(words) < 2:
+        return arg
+    found = {v for v in _argv_redaction(words, env)[1] if v and v != REDACTED}
+    for value in sorted(found, key=len, reverse=True):
+        pattern = re.compile(r"(?<![^\s\"'=:])" + re.escape(value) + r"(?![^\s\"';&|)])")
+        arg, n = pattern.subn(REDACTED, arg)
+        if n:
+            taken.append(value)
+    return arg
 
 
 def strip_url_credentials(url: str) -> str:

@@ -23,7 +23,7 @@ from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
 from logbook.merkle import leaf_hash
 from logbook.store_conn import cannot_make_shm, connect_read, connect_write
 from logbook.store_schema import DERIVED_SCHEMA, MIGRATIONS
-from logbook.store_summaries import StoredEntry, Summaries
+from logbook.store_summaries import StoredEntry, Summaries, sql_type, stored_entry
 from logbook.store_txn import Txn
 
 SCHEMA_VERSION = 7
@@ -33,6 +33,18 @@ MAX_LOCK_WAIT = 86_400.0  # a day: longer is a typo (and SQLite needs a finite w
 assert len(MIGRATIONS) == SCHEMA_VERSION
 # the stored bytes whatever SQLite type they were stored as (TEXT in an altered file)
 ENTRY_COLUMNS = "seq, digest, CAST(entry AS BLOB), signature"
+
+
+_CHECKPOINT_COLUMNS = (("id", int), ("size", int), ("root", str), ("note", str),
+                       ("created", str))
+
+
+def checkpoint_type_problems(row: tuple[Any, ...]) -> list[str]:
+    """What is stored with the wrong SQLite type in one row of the checkpoints table."""
+    return [f"the {column} of stored checkpoint {row[0]} is stored as SQLite "
+            f"{sql_type(value)}, not {sql_type(want())}"
+            for (column, want), value in zip(_CHECKPOINT_COLUMNS, row, strict=True)
+            if not isinstance(value, want)]
 
 
 def lock_timeout() -> float:
@@ -60,7 +72,9 @@ class Store(Summaries):
     def create(cls, path: Path) -> Store:
         if path.exists():
             raise InputError(f"a ledger already exists at {path}")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # 0755 or tighter whatever the umask (mkdir's mode is only ever cut by it): a ledger
+        # folder others could write would let them replace the ledger
+        path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
         return cls.open_write(path, create=True)
 
     @classmethod
@@ -194,12 +208,12 @@ class Store(Summaries):
     def entry(self, seq: int) -> StoredEntry | None:
         row = self.conn.execute(
             f"SELECT {ENTRY_COLUMNS} FROM entries WHERE seq = ?", (seq,)).fetchone()
-        return StoredEntry(*row) if row else None
+        return stored_entry(row, self.conn) if row else None
 
     def entry_by_digest(self, digest: str) -> StoredEntry | None:
         row = self.conn.execute(f"SELECT {ENTRY_COLUMNS} FROM entries WHERE digest = ?",
                                 (digest,)).fetchone()
-        return StoredEntry(*row) if row else None
+        return stored_entry(row, self.conn) if row else None
 
     def digests_with_prefix(self, prefix: str, limit: int = 2) -> list[str]:
         upper = prefix + "g"  # every hex digit sorts below "g"
@@ -218,7 +232,7 @@ class Store(Summaries):
         cur = self.conn.execute(sql + " ORDER BY seq", args)
         while rows := cur.fetchmany(batch):
             for row in rows:
-                yield StoredEntry(*row)
+                yield stored_entry(row, self.conn)
 
     def raw_entries(self, batch: int = 2000) -> Iterator[tuple[int, str, bytes, str, str]]:
         """(seq, digest, stored bytes, signature, SQLite type of the stored entry) of every
@@ -244,9 +258,9 @@ class Store(Summaries):
         sql = ("SELECT e.seq, e.digest, CAST(e.entry AS BLOB), e.signature FROM entries e "
                f"JOIN entry_index i ON i.seq = e.seq{where} ORDER BY i.seq")
         if last is None:
-            return [StoredEntry(*r) for r in self.conn.execute(sql, args)]
+            return [stored_entry(r, self.conn) for r in self.conn.execute(sql, args)]
         rows = self.conn.execute(sql + " DESC LIMIT ?", [*args, last]).fetchall()
-        return [StoredEntry(*r) for r in reversed(rows)]
+        return [stored_entry(r, self.conn) for r in reversed(rows)]
 
     def runs_with_source(self, keys: list[str]) -> list[tuple[int, str, bytes]]:
         """(seq, digest, bytes) of the runs recorded under any of the source ``keys``."""
@@ -343,9 +357,18 @@ class Store(Summaries):
             txn.execute("INSERT INTO checkpoints (size, root, note, created) VALUES (?,?,?,?)",
                         (size, root, note, created))
 
-    def checkpoints(self) -> list[tuple[int, int, str, str, str]]:
-        return list(self.conn.execute(
+    def checkpoints(self, checked: bool = True) -> list[tuple[int, int, str, str, str]]:
+        """The checkpoints kept, oldest first. ``checked``: StorageDamaged (exit 1) when a
+        column holds the wrong SQLite type (an altered file); `verify` reads them unchecked
+        and reports each such column (``checkpoint_type_problems``)."""
+        rows = list(self.conn.execute(
             "SELECT id, size, root, note, created FROM checkpoints ORDER BY id"))
+        problems = [p for row in rows for p in checkpoint_type_problems(row)] if checked else []
+        if problems:
+            path = getattr(self.conn, "ledger_path", "ledger.db")
+            raise StorageDamaged(f"ledger {path} is damaged: {problems[0]} (`logbook verify` "
+                                 "lists what is wrong)")
+        return rows
 
     def record_audit(self, size: int, at: str, findings: str) -> None:
         with self.transaction() as txn:

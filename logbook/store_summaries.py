@@ -22,6 +22,31 @@ class StoredEntry:
     signature: str
 
 
+_SQL_TYPE = {bytes: "blob", str: "text", int: "integer", float: "real", type(None): "null"}
+
+
+def sql_type(value: object) -> str:
+    """The SQLite storage class a value read back had."""
+    return _SQL_TYPE.get(type(value), type(value).__name__)
+
+
+def stored_entry(row: tuple[object, ...], conn: sqlite3.Connection) -> StoredEntry:
+    """The entry a row of (seq, digest, CAST(entry AS BLOB), signature) holds; StorageDamaged
+    (exit 1, one sentence) when a column holds the wrong SQLite type, as an altered file can:
+    no reader then prints bytes as a digest or crashes writing them as JSON."""
+    from logbook.errors import StorageDamaged
+
+    for column, value, want in zip(("seq", "digest", "entry", "signature"), row,
+                                   (int, str, bytes, str), strict=True):
+        if not isinstance(value, want):
+            path = getattr(conn, "ledger_path", "ledger.db")
+            raise StorageDamaged(
+                f"ledger {path} is damaged: the {column} of entry {row[0]} is stored as SQLite "
+                f"{sql_type(value)}, not {sql_type(want())} (`logbook verify` lists what is "
+                "wrong)")
+    return StoredEntry(*row)  # type: ignore[arg-type]
+
+
 class Summaries:
     """Read-only queries for `brief`; mixed into Store, which owns the connection."""
 
@@ -51,7 +76,7 @@ class Summaries:
                 while pos != -1:
                     hits.add(bisect_right(starts, pos) - 1)
                     pos = buf.find(needle, pos + 1)
-            found += (StoredEntry(*rows[i]) for i in sorted(hits))
+            found += (stored_entry(rows[i], self.conn) for i in sorted(hits))
         return found
 
     def completed_counts(self) -> dict[tuple[str, str], int]:
@@ -106,7 +131,7 @@ class Summaries:
         out: list[StoredEntry] = []
         for i in range(0, len(seqs), 500):
             chunk = seqs[i:i + 500]
-            out += (StoredEntry(*r) for r in self.conn.execute(
+            out += (stored_entry(r, self.conn) for r in self.conn.execute(
                 "SELECT seq, digest, CAST(entry AS BLOB), signature FROM entries WHERE seq IN "
                 f"({','.join('?' * len(chunk))}) ORDER BY seq", chunk))
         return sorted(out, key=lambda e: e.seq)

@@ -53,6 +53,8 @@ def _verify(store: Any, chain: ChainVerifier, strict: bool) -> Result:
             chain._find("storage", f"entry {seq} is stored as SQLite {stored_as}, not as the "
                         "blob of its canonical bytes: the file was altered", seq,
                         [hashlib.sha256(raw).hexdigest()])
+        stored_digest = _as_text(chain, seq, "digest", stored_digest, raw)
+        signature = _as_text(chain, seq, "signature", signature, raw)
         env = chain.feed(seq, stored_digest, raw, signature)
         if env is None:
             continue
@@ -92,6 +94,21 @@ def _verify(store: Any, chain: ChainVerifier, strict: bool) -> Result:
                 "(`logbook reindex` rebuilds it)", None, []))
     stored_checkpoints(result, store, tree)
     return result
+
+
+def _as_text(chain: ChainVerifier, seq: int, column: str, value: Any, raw: bytes) -> str:
+    """A text column of an entry as text: one stored as another SQLite type (an altered file)
+    is a finding naming the column, and is then read as the text it holds, so the other checks
+    still run and nothing downstream meets bytes."""
+    if isinstance(value, str):
+        return value
+    from logbook.store_summaries import sql_type
+
+    chain._find("storage", f"entry {seq}: its {column} is stored as SQLite {sql_type(value)}, "
+                "not text: the file was altered", seq, [hashlib.sha256(raw).hexdigest()])
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", "replace")
+    return "" if value is None else str(value)
 
 
 def _blob(value: Any) -> Any:
@@ -157,10 +174,19 @@ def stored_checkpoints(result: Result, store: Any,
                        tree: dict[tuple[int, int], bytes]) -> None:
     """Check every checkpoint kept in the store (a missing table is a finding)."""
     try:
-        rows = store.checkpoints()
+        rows = store.checkpoints(checked=False)
     except StorageDamaged:
         result.findings.append(Finding("checkpoint", "error", "the table of checkpoints is "
                                        "missing from the file", None, []))
         return
+    from logbook.store import checkpoint_type_problems
+
     for row in rows:
+        problems = checkpoint_type_problems(row)
+        for problem in problems:
+            result.findings.append(Finding("storage", "error", f"{problem}: the file was "
+                                           "altered", None, []))
+        if problems:  # read as the text it holds, so the note is still checked
+            row = tuple(bytes(v).decode("utf-8", "replace")
+                        if isinstance(v, bytes | bytearray | memoryview) else v for v in row)
         check_stored_checkpoint(result, row, tree)

@@ -152,14 +152,17 @@ def claim(
         raise InputError("--statement is required: the sentence as published")
     from logbook.analysis.claims import claim_body
     from logbook.analysis.view import LedgerView
-    from logbook.cli.write import _key, _print_appended
+    from logbook.cli.write import _key, _print_appended, scrub_fields, warn_redacted
     from logbook.integrity import verified
 
+    fields, redacted = scrub_fields({"statement": statement})
+    statement = str(fields["statement"])
     key = _key()
     with state.open_ledger(write=True) as ledger:
         with verified(ledger):  # the claim's figures come from checked bytes
             body = claim_body(LedgerView(ledger), args[0], statement, arm, effect)
         _print_appended([ledger.append("claim", body, key)], as_json)
+    warn_redacted(redacted, "claim's --statement")
 
 
 def _claim_check(ref: str, as_json: bool) -> None:

@@ -55,8 +55,9 @@ def demo(
 ) -> None:
     """Build a small ledger from a built-in example (a plan, two arms, runs, one failed),
     then verify it, report on it and audit it."""
+    if keep is not None:
+        _make_folder(keep)
     folder = Path(tempfile.mkdtemp(prefix="logbook-demo-")) if keep is None else keep
-    folder.mkdir(parents=True, exist_ok=True)
     saved = {k: os.environ.get(k) for k in ("LOGBOOK_KEY", "LOGBOOK_DIR")}
     # the demo signs with its own key in its own folder, never the user's default key
     os.environ["LOGBOOK_KEY"] = str(folder / "demo.key")
@@ -69,6 +70,33 @@ def demo(
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def _make_folder(folder: Path) -> None:
+    """``--dir``: an existing folder, or one created; one sentence (exit 2) for a path that is
+    a file, a FIFO or lies under one, exit 3 for a folder the system refuses to create."""
+    import errno
+
+    from logbook.errors import EnvironmentProblem, InputError
+
+    if folder.exists() or folder.is_symlink():
+        if not folder.is_dir():
+            raise InputError(f"--dir {folder} is not a folder")
+        return
+    for parent in folder.parents:
+        if parent.exists() or parent.is_symlink():
+            if not parent.is_dir():
+                raise InputError(f"--dir {folder} cannot be created: {parent} is not a folder")
+            break
+    try:
+        # 0755 or tighter whatever the umask: the demo's key is kept here, and a key folder
+        # others can write is never used to sign
+        folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+    except OSError as exc:
+        environment = exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC,
+                                    errno.EDQUOT, errno.EIO)
+        cls = EnvironmentProblem if environment else InputError
+        raise cls(f"--dir {folder} cannot be created ({exc.strerror})") from None
 
 
 def _steps(folder: Path) -> None:

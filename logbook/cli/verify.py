@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import BinaryIO
 
 import typer
 
@@ -44,13 +45,10 @@ def verify(
     for cp in checkpoints:
         read_checkpoint(cp)  # a missing or malformed file is bad input: exit 2 before any work
     if file is not None:
-        path = Path(file)
-        if not path.is_file():
-            raise InputError(f"FILE {file} does not exist or is not a file")
         from logbook.files import bounded_lines
         from logbook.limits import MAX_LINE_BYTES
 
-        with path.open("rb") as fh:
+        with _export_stream(file) as fh:
             result = v.verify_export_lines(bounded_lines(fh, file, MAX_LINE_BYTES), trusted,
                                            source=file, strict=strict)
         checked = [check_export_against(result, cp, trusted_key, trusted) for cp in checkpoints]
@@ -81,6 +79,26 @@ def verify(
                   file=sys.stderr)
     if not result.ok:
         raise typer.Exit(1)
+
+
+def _export_stream(file: str) -> BinaryIO:
+    """The export FILE to read line by line: a regular file opened as it is; stdin (``-``), a
+    FIFO or a pipe (``verify <(cat export.jsonl)``) or a device read whole with logbook's
+    bound and read timeout; anything else refused with a sentence saying what it is."""
+    import io
+
+    from logbook.files import read_bytes, read_stdin
+
+    if file == "-":
+        return io.BytesIO(read_stdin("FILE -"))
+    path = Path(file)
+    if path.is_file():
+        try:
+            return path.open("rb")
+        except OSError as exc:
+            raise InputError(f"FILE {file} cannot be read: {exc.strerror}") from None
+    # missing, a directory, a FIFO with no writer, too large: read_bytes names what is wrong
+    return io.BytesIO(read_bytes(file, "FILE"))
 
 
 def register(app: typer.Typer) -> None:

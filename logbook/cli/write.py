@@ -196,7 +196,11 @@ def amend(
     reason: str = typer.Option(..., "--reason"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Amend a plan: a new entry that links to it; the plan entry is never edited."""
+    """Amend a plan: a new entry that links to it; the plan entry is never edited.
+
+    Secrets in --reason are redacted first, as in a note."""
+    fields, redacted = scrub_fields({"reason": reason})
+    reason = str(fields["reason"])
     key = _key()
     with state.open_ledger(write=True) as ledger:
         digest = ledger.resolve(plan_ref, "PLAN")
@@ -223,12 +227,34 @@ def amend(
             changes[top] = base
         body = {"plan": digest, "changes": changes, "reason": reason}
         _print_appended([ledger.append("amendment", body, key)], as_json)
+    warn_redacted(redacted, "amendment's --reason")
 
 
 def _deep_copy(value: Any) -> Any:
     import orjson
 
     return orjson.loads(orjson.dumps(value))
+
+
+def scrub_fields(values: dict[str, str | None]) -> tuple[dict[str, str | None], int]:
+    """Free text given on the command line (a note, a reason, a correction, a statement) with
+    secrets replaced by the one policy (logbook.redact), and how many were replaced."""
+    from logbook.redact import scrub_text
+
+    total, out = 0, {}
+    for name, text in values.items():
+        if text is None:
+            out[name] = None
+            continue
+        out[name], n = scrub_text(text, env=os.environ)
+        total += n
+    return out, total
+
+
+def warn_redacted(count: int, where: str) -> None:
+    if count:
+        print(f"logbook: warning: {count} secret-looking value(s) in the {where} were "
+              "replaced by [redacted]", file=sys.stderr)
 
 
 def note(
@@ -239,15 +265,12 @@ def note(
     """Append a note: findings, context, the belief you held before.
 
     Secrets in the text (a pasted key, a URL with credentials) are redacted first."""
-    from logbook.redact import scrub_text
-
-    text, redacted = scrub_text(text, env=os.environ)
+    fields, redacted = scrub_fields({"text": text})
     key = _key()
     with state.open_ledger(write=True) as ledger:
-        _print_appended([ledger.append("note", {"text": text, "refs": refs}, key)], as_json)
-    if redacted:
-        print(f"logbook: warning: {redacted} secret-looking value(s) in the note were "
-              "replaced by [redacted]", file=sys.stderr)
+        _print_appended([ledger.append("note", {"text": fields["text"], "refs": refs}, key)],
+                        as_json)
+    warn_redacted(redacted, "note")
 
 
 def retract(
@@ -258,13 +281,17 @@ def retract(
     correction: str = typer.Option(None, "--correction"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Retract an entry: a new entry that links to it. Nothing is deleted."""
+    """Retract an entry: a new entry that links to it. Nothing is deleted.
+
+    Secrets in --reason and --correction are redacted first, as in a note."""
+    fields, redacted = scrub_fields({"reason": reason, "correction": correction})
     key = _key()
-    body: dict[str, Any] = {"target": ref, "reason": reason, "category": category}
+    body: dict[str, Any] = {"target": ref, "reason": fields["reason"], "category": category}
     if correction is not None:
-        body["correction"] = correction
+        body["correction"] = fields["correction"]
     with state.open_ledger(write=True) as ledger:
         _print_appended([ledger.append("retraction", body, key)], as_json)
+    warn_redacted(redacted, "retraction's --reason or --correction")
 
 
 def reindex(as_json: bool = typer.Option(False, "--json")) -> None:

@@ -4,8 +4,9 @@ A ``.eval`` file is a zip archive whose members are Zstandard-compressed (zip me
 :mod:`zipfile` lists but cannot decompress. Names, offsets and sizes come from the zip central
 directory; each member's bytes are read after its local header and decompressed with
 ``zstandard``; size and CRC-32 are checked against the directory. Sizes the directory or a
-zstd frame claims are checked against the file and against MAX_MEMBER_SIZE before anything is
-allocated, so a damaged or hostile archive cannot exhaust memory.
+zstd frame claims are checked against the file and against LOGBOOK_MAX_INPUT_BYTES (default
+256 MiB; never more than MAX_MEMBER_SIZE) before anything is allocated, so a damaged or
+hostile archive cannot exhaust memory.
 """
 
 from __future__ import annotations
@@ -25,6 +26,14 @@ ZSTD_METHOD = 93
 MAX_MEMBER_SIZE = 1 << 30  # 1 GiB uncompressed: far beyond any header or sample Inspect writes
 _CHUNK = 1 << 20
 _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, 22 bytes, name length, extra length
+
+
+def member_limit() -> int:
+    """The most bytes one member may hold, compressed or inflated: LOGBOOK_MAX_INPUT_BYTES
+    (default 256 MiB, the bound on every file logbook reads), never more than MAX_MEMBER_SIZE."""
+    from logbook.files import max_input_bytes
+
+    return min(MAX_MEMBER_SIZE, max_input_bytes())
 
 
 class EvalArchive:
@@ -75,10 +84,12 @@ class EvalArchive:
         info, where = self.infos[name], f"member {name}"
         if info.flag_bits & 0x1:
             raise fail(self.path, f"{where}: is encrypted, which Inspect never does (corrupt)")
+        limit = member_limit()
         for size, what in ((info.file_size, "bytes"), (info.compress_size, "compressed bytes")):
-            if size > MAX_MEMBER_SIZE:
+            if size > limit:
                 raise fail(self.path, f"{where}: the zip directory gives it {size} {what}, "
-                                      f"more than the {MAX_MEMBER_SIZE} this reader takes")
+                                      f"more than the {limit} bytes logbook reads "
+                                      "(LOGBOOK_MAX_INPUT_BYTES raises the limit)")
         self._fh.seek(info.header_offset)
         head = self._fh.read(_LOCAL_HEADER.size)
         if len(head) < _LOCAL_HEADER.size:
@@ -121,7 +132,7 @@ class EvalArchive:
 
     def check_bounds(self) -> None:
         """Before another reader (inspect_ai's) inflates the archive: each member's sizes in
-        the zip directory within MAX_MEMBER_SIZE, its zstd frame's content size (when it gives
+        the zip directory within ``member_limit()``, its zstd frame's content size (when it gives
         one) equal to the directory's, and the bytes it actually inflates to, counted chunk
         by chunk and never kept, not more than the directory says."""
         try:
@@ -171,7 +182,7 @@ class EvalArchive:
 
 def check_before_reading(path: Path) -> None:
     """Before a reader that inflates and loads a log whole (inspect_ai's): a .eval archive's
-    members are checked against their declared sizes and MAX_MEMBER_SIZE (a zip bomb is
+    members are checked against their declared sizes and LOGBOOK_MAX_INPUT_BYTES (a zip bomb is
     refused, never inflated), a .json log against LOGBOOK_MAX_INPUT_BYTES."""
     from logbook.files import max_input_bytes
 
