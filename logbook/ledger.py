@@ -104,6 +104,7 @@ class Ledger:
         ignore = db.parent / ".gitignore"  # the ledger's folder never dirties a git tree
         if not ignore.exists():
             ignore.write_text("*\n")
+            ignore.chmod(0o644)  # whatever the umask: nobody else may rewrite what git ignores
         ledger = cls(store)
         ledger_id = str(uuidlib.uuid4())
         body = {"name": name, "uuid": ledger_id,
