@@ -253,7 +253,7 @@ def missing(run: RunView, n_items: int) -> tuple[int, int]:
         return run.missing(n_items)
     scores = oc.get("score") or []
     total = max(n_items, len(scores))
-    return total - sum(1 for s in scores if s is not None), total
+    return total - (len(scores) - scores.count(None)), total
 
 
 def two_proportion_p(m0: int, n0: int, m1: int, n1: int) -> float | None:

@@ -33,9 +33,16 @@ def item_variance(ctx: Context, run: RunView) -> tuple[float, int]:
         else:
             vals = [s for s in oc.get("score") or () if s is not None]
         n = len(vals)
-        m = math.fsum(vals) / n if n else 0.0
-        ctx._item_var[run.seq] = (math.fsum((v - m) * (v - m) for v in vals) / n if n
-                                  else 0.0, n)
+        if n:
+            import numpy as np
+
+            from logbook.stats._exact import xsum
+
+            arr = np.asarray(vals, dtype=np.float64)
+            d = arr - xsum(arr) / n
+            ctx._item_var[run.seq] = (xsum(d * d) / n, n)
+        else:
+            ctx._item_var[run.seq] = (0.0, 0)
     return ctx._item_var[run.seq]
 
 
