@@ -134,13 +134,6 @@ class RunView:
         return order, means
 
     @property
-    def scored_items(self) -> int:
-        """How many items have a score (what a run-level figure rests on)."""
-        import numpy as np
-
-        return int(np.count_nonzero(~np.isnan(self.item_arrays[1])))
-
-    @property
     def item_scores(self) -> dict[str, float | None]:
         """Each item's score: its mean over scored samples; None when no sample was scored."""
         ids, values = self.item_arrays

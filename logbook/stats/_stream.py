@@ -139,23 +139,6 @@ class Stream:
             hit = self._cache[key] = _Tables.build(ms, q)
         return hit
 
-    def _table(self, m: int, q: float) -> tuple[int, NDArray[np.float64]]:
-        """(lowest k, cumulative weights) of Binomial(m, q), built one table at a time
-        exactly as documented: the reference the stacked tables are tested against."""
-        p = 1.0 - q
-        mode = min(m, int((m + 1) * q))
-        # upwards: w[k+1] = w[k] * (m-k) q / ((k+1) p), from w[mode] = 1
-        k = np.arange(mode, m, dtype=np.float64)
-        up = np.cumprod(((m - k) * q) / ((k + 1.0) * p))
-        up = up[: int(np.searchsorted(-up, -_CUT, side="right"))]
-        # downwards: w[k-1] = w[k] * k p / ((m-k+1) q)
-        k = np.arange(mode, 0, -1, dtype=np.float64)
-        down = np.cumprod((k * p) / ((m - k + 1.0) * q))
-        down = down[: int(np.searchsorted(-down, -_CUT, side="right"))]
-        cdf = np.cumsum(np.concatenate((down[::-1], np.ones(1), up)))
-        cdf /= cdf[-1]
-        return mode - down.size, cdf
-
 
 _GROUP = 5  # bits of d per table draw: 32 stacked tables per group
 _ROW = np.int64(1) << np.int64(54)  # thresholds of table t lie in [t * 2**54, t * 2**54 + 2**53]
