@@ -1,6 +1,6 @@
-"""Budget (issue 14): the check every analysis makes before it prints (logbook.integrity) costs
-at most 20% of `logbook report`'s time, on the report benchmark's ledger (2 arms x 10 runs x
-10,000 items).
+"""Budget (issue 14): the check every analysis makes before it prints
+(logbook.verify.integrity) costs at most 20% of `logbook report`'s time, on the report benchmark's
+ledger (2 arms x 10 runs x 10,000 items).
 
 Two ratios, both measured in this process tree on the same ledger, alternating:
 
@@ -28,8 +28,8 @@ def main() -> None:
     from logbook.analysis.audit import findings_for_plan
     from logbook.analysis.report import build_report
     from logbook.analysis.view import LedgerView
-    from logbook.integrity import check
-    from logbook.ledger import Ledger
+    from logbook.ledger.service import Ledger
+    from logbook.verify.integrity import check
 
     tmp = Path(tempfile.mkdtemp(prefix="logbook-bench-analysis-verify-"))
     try:

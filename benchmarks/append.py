@@ -66,8 +66,8 @@ def cold_append(tmp: Path) -> None:
 
 
 def in_process(tmp: Path, count: int = 200) -> None:
-    from logbook.crypto import SigningKey
-    from logbook.ledger import Ledger
+    from logbook.crypto.keys import SigningKey
+    from logbook.ledger.service import Ledger
 
     key = SigningKey.generate()
     folder = tmp / "inproc"

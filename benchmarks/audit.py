@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 import orjson
 from _common import report
 
-from logbook.crypto import SigningKey
-from logbook.ledger import Ledger
+from logbook.crypto.keys import SigningKey
+from logbook.ledger.service import Ledger
 
 BIN = Path(sys.executable).parent
 PLANS = 4000
@@ -116,7 +116,7 @@ class FastCanonical:
     """
 
     def __init__(self) -> None:
-        import logbook.canonical as canonical
+        import logbook.format.canonical as canonical
 
         self.module = canonical
         self.real = canonical.canonical_bytes

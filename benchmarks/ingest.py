@@ -99,9 +99,9 @@ class Ledgers:
 
 def breakdown(output: Path, tmp: Path) -> str:
     """Where an in-process ingest spends its time: reading and checking, then appending."""
-    from logbook.crypto import SigningKey
+    from logbook.crypto.keys import SigningKey
     from logbook.ingest import read_runs
-    from logbook.ledger import Ledger
+    from logbook.ledger.service import Ledger
 
     t0 = time.perf_counter()
     (body,) = read_runs("lm-eval", output)

@@ -15,8 +15,8 @@ from _common import compare_commands
 
 
 def build(folder: Path) -> None:
-    from logbook.crypto import SigningKey
-    from logbook.ledger import Ledger
+    from logbook.crypto.keys import SigningKey
+    from logbook.ledger.service import Ledger
 
     key = SigningKey.generate()
     (folder / "key").write_text("")

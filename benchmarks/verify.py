@@ -28,9 +28,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from logbook.canonical import SIGNATURE_DOMAIN
-from logbook.crypto import SigningKey
-from logbook.ledger import Ledger
+from logbook.crypto.keys import SigningKey
+from logbook.format.canonical import SIGNATURE_DOMAIN
+from logbook.ledger.service import Ledger
 
 N_ENTRIES = 10_000
 N_ITEMS = 100

@@ -17,18 +17,18 @@ __version__ = "0.1.0"
 __all__ = ["Ledger", "open_ledger"]
 
 if TYPE_CHECKING:
-    from logbook.ledger import Ledger
+    from logbook.ledger.service import Ledger
 
 
 def open_ledger(path: str | None = None, write: bool = True) -> Ledger:
-    from logbook.ledger import Ledger
+    from logbook.ledger.service import Ledger
 
     return Ledger.open(path, write=write)
 
 
 def __getattr__(name: str) -> Any:  # lazy: `import logbook` costs nothing
     if name == "Ledger":
-        from logbook.ledger import Ledger
+        from logbook.ledger.service import Ledger
 
         return Ledger
     raise AttributeError(name)

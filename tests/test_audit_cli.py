@@ -132,7 +132,7 @@ def test_the_api_gives_the_same_findings(ledger_dir: Path, tmp_path: Path) -> No
     from logbook.analysis.audit import findings_for_plan, run_audit
     from logbook.analysis.view import LedgerView
     from logbook.findings import Finding
-    from logbook.ledger import Ledger
+    from logbook.ledger.service import Ledger
 
     plan, _ = best_of_n(tmp_path)
     with Ledger.open(ledger_dir, write=False) as ledger:
@@ -220,7 +220,7 @@ def test_printed_numbers_skip_identifiers() -> None:
 
 def test_interval_p_and_two_proportion_p() -> None:
     from logbook.analysis.audit import Claim, interval_p, two_proportion_p
-    from logbook.ledger import Entry
+    from logbook.ledger.service import Entry
 
     def claim(value: float, low: float, high: float) -> Claim:
         body = {"value": value, "interval": [low, high]}

@@ -173,7 +173,7 @@ def test_bad_amendment_changes_nothing(planned: Path) -> None:
 
 
 def test_non_utf8_text_is_escaped_not_a_crash(ledger_dir: Path) -> None:
-    from logbook.canonical import escape_text
+    from logbook.format.canonical import escape_text
 
     raw = b"python eval.py --out /tmp/\xff\xfe-results"
     text = escape_text(raw)

@@ -160,9 +160,9 @@ def test_what_rests_on_a_retraction(ledger_dir: Path, tmp_path: Path,
                                     monkeypatch: pytest.MonkeyPatch, batch: int) -> None:
     # The candidates are found by a byte search over batches of entries (store_summaries); small
     # batches put hits at the first and last byte of a buffer and on batch boundaries.
-    import logbook.store_summaries
+    import logbook.storage.sqlite.summaries
 
-    monkeypatch.setattr(logbook.store_summaries, "SCAN_BATCH", batch)
+    monkeypatch.setattr(logbook.storage.sqlite.summaries, "SCAN_BATCH", batch)
     r = run_cli("plan", str(write_json(tmp_path / "p.json", plan_body(
         slug="rest", runs_per_arm=2, n_items=200, arms=("a", "b")))), "--json")
     plan = r.json["digest"]
@@ -193,7 +193,7 @@ def test_plan_shapes_from_sqlite_json_equal_pythons(ledger_dir: Path, tmp_path: 
     # functions gets them by parsing in Python. Both must give the same values.
     import orjson
 
-    from logbook.ledger import Ledger
+    from logbook.ledger.service import Ledger
 
     for i, k in enumerate((1, 3, 12)):
         body = plan_body(slug=f"shape-{i}", runs_per_arm=k, arms=("a", "b", "ünï"[: i + 1]))

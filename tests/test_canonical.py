@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from logbook.canonical import (
+from logbook.errors import InputError
+from logbook.format.canonical import (
     MAX_SAFE_INT,
     SIGNATURE_DOMAIN,
     canonical_bytes,
     digest_bytes,
     signing_input,
 )
-from logbook.errors import InputError
 
 VECTORS = json.loads((Path(__file__).parent / "data" / "rfc8785_vectors.json").read_text())
 
@@ -90,8 +90,8 @@ def test_canonical_is_stable_and_idempotent(value: object) -> None:
 @given(st.dictionaries(st.text(min_size=1, max_size=8), json_values, min_size=1, max_size=4))
 def test_round_trip_through_the_store_is_byte_identical(tmp_path_factory, body: dict) -> None:
     """An exploratory run's apparatus is a free-form object: what is stored is exactly JCS."""
-    from logbook.crypto import SigningKey
-    from logbook.ledger import Ledger
+    from logbook.crypto.keys import SigningKey
+    from logbook.ledger.service import Ledger
 
     folder = tmp_path_factory.mktemp("rt")
     key = SigningKey.generate()

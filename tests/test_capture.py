@@ -1,5 +1,6 @@
-"""Tests for logbook.capture: what a run's `apparatus.captured` records, and that no secret
-planted the ways secrets really leak (environment, argv, git remotes, printed output) survives."""
+"""Tests for logbook.capture.apparatus: what a run's `apparatus.captured` records, and that no
+secret planted the ways secrets really leak (environment, argv, git remotes, printed output)
+survives."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from logbook import capture as cap
-from logbook.capture import (
+from logbook.capture import apparatus as cap
+from logbook.capture.apparatus import (
     capture,
     git_info,
     is_secret_name,
@@ -139,12 +140,12 @@ def test_a_hanging_tool_is_given_up_on(monkeypatch: pytest.MonkeyPatch, tmp_path
 
 def test_import_is_light() -> None:
     code = (
-        "import sys; before = set(sys.modules); import logbook.capture; "
+        "import sys; before = set(sys.modules); import logbook.capture.apparatus; "
         "print(' '.join(sorted(set(sys.modules) - before)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     new = set(out.stdout.split())
-    assert "logbook.capture" in new
+    assert "logbook.capture.apparatus" in new
     assert not {"subprocess", "hashlib", "platform", "importlib.metadata", "numpy"} & new
 
 

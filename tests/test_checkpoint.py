@@ -1,4 +1,4 @@
-"""Tests for logbook.checkpoint (DESIGN §4.2): C2SP tlog-checkpoint signed notes.
+"""Tests for logbook.tlog.note (DESIGN §4.2): C2SP tlog-checkpoint signed notes.
 
 Published vectors (tests/data/merkle/signed_note_vectors.json; sources in the README
 there): golang.org/x/mod/sumdb/note test keys and signed notes, a sum.golang.org tree head
@@ -21,7 +21,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 )
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from logbook.checkpoint import (
+from logbook.errors import InputError
+from logbook.tlog.note import (
     Checkpoint,
     NoteSignature,
     body_text,
@@ -36,7 +37,6 @@ from logbook.checkpoint import (
     verify_checkpoint_signature,
     verify_note,
 )
-from logbook.errors import InputError
 
 VECTORS = json.loads(
     (Path(__file__).parent / "data" / "merkle" / "signed_note_vectors.json").read_text("utf-8")

@@ -401,9 +401,10 @@ def test_prove_with_no_checkpoint_made(ledger_dir: Path) -> None:
 
 
 def test_proofs_read_log_n_nodes(ledger_dir: Path) -> None:
-    from logbook import checkpoints, merkle
-    from logbook.crypto import load_key
-    from logbook.ledger import Ledger
+    from logbook.crypto.keys import load_key
+    from logbook.ledger.service import Ledger
+    from logbook.tlog import merkle
+    from logbook.verify import checkpoint as checkpoints
 
     key = load_key()
     with Ledger.open(ledger_dir, write=True) as ledger:
@@ -496,8 +497,8 @@ def test_auditing_doc_commands_run(ledger_dir: Path) -> None:
 
 def test_format_doc_examples_verify() -> None:
     """The checkpoint and proofs printed in docs/format.md §10-§11 are what the code makes."""
-    from logbook import merkle
-    from logbook.checkpoint import parse_verifier_key, verify_checkpoint_signature
+    from logbook.tlog import merkle
+    from logbook.tlog.note import parse_verifier_key, verify_checkpoint_signature
 
     text = (DOCS / "format.md").read_text()
     note = re.search(r"```\n(logbook/[^\n]+\n\d+\n[^\n]+\n\n\u2014 [^\n]+\n)```", text)

@@ -178,17 +178,17 @@ def test_a_read_only_ledger_refuses_writes_with_exit_3(ledger: dict[str, Any],
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     # SQLite's own read-only mode stands in for read-only media (tests/test_readonly_media.py
     # uses a real read-only mount and folder)
-    import logbook.store
-    from logbook.store_conn import connect_read
+    import logbook.storage.sqlite.store
+    from logbook.storage.sqlite.conn import connect_read
 
-    real = logbook.store.connect_write
-    monkeypatch.setattr(logbook.store, "connect_write", connect_read)
+    real = logbook.storage.sqlite.store.connect_write
+    monkeypatch.setattr(logbook.storage.sqlite.store, "connect_write", connect_read)
     before = state()
     r = run_cli("note", "x")
     assert r.code == 3 and "read-only" in r.err, r.err
     assert run_cli("verify").code == 0  # verify writes nothing anyway
     assert run_cli("audit").code in (0, 1)
-    monkeypatch.setattr(logbook.store, "connect_write", real)
+    monkeypatch.setattr(logbook.storage.sqlite.store, "connect_write", real)
     assert state() == before
 
 

@@ -141,7 +141,7 @@ def test_toml_plan_and_readme_example(ledger_dir: Path, cli) -> None:
 
 
 def test_internal_error_exits_70_with_traceback(ledger_dir: Path, cli, monkeypatch) -> None:
-    from logbook.ledger import Ledger
+    from logbook.ledger.service import Ledger
 
     def boom(*a, **k):
         raise ZeroDivisionError("simulated bug")

@@ -149,7 +149,7 @@ def test_6_small_order_keys_are_refused_and_forgeries_under_them_fail(ledger_dir
         r = run_cli("keys", "add", weak, "--name", "weak", "--reason", "test")
         one_sentence(r, 2, "PUBLIC", why)
     one_sentence(run_cli("verify", "--trust", str(key_file)), 2, str(key_file), "small order")
-    from logbook.checkpoint import verifier_key
+    from logbook.tlog.note import verifier_key
 
     weak_verifier = verifier_key("logbook/x", IDENTITY)  # the C2SP form --trust also takes
     one_sentence(run_cli("verify", "--trust", weak_verifier), 2, "--trust", "small order")
@@ -185,7 +185,7 @@ def test_6_small_order_keys_are_refused_and_forgeries_under_them_fail(ledger_dir
 
 def test_6_the_small_order_encodings_are_libsodiums() -> None:
     """The computed list is libsodium's blocklist: 7 encodings, each with either sign bit."""
-    from logbook.ed25519_points import small_order_encodings
+    from logbook.crypto.points import small_order_encodings
 
     ff = "ff" * 30
     listed = ["00" * 32, "01" + "00" * 31,
@@ -214,8 +214,8 @@ def test_7_checkpoint_prove_and_verify_never_trust_a_corrupted_tree(ledger_dir: 
     from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
     from test_tamper import read_private
 
-    from logbook import merkle
-    from logbook.checkpoint import Checkpoint, sign_checkpoint
+    from logbook.tlog import merkle
+    from logbook.tlog.note import Checkpoint, sign_checkpoint
 
     acked = populated(tmp_path)
     for i in range(7):  # 10 entries: a level-3 node (entries 0-7) exists

@@ -79,7 +79,7 @@ def test_genesis_only_ledger_verifies(ledger_dir: Path, tmp_path: Path) -> None:
 
 def merkle_root(digests: list[str]) -> str:
     """RFC 9162 root over the entries' raw digests, for a claim's ledger_root."""
-    from logbook import merkle
+    from logbook.tlog import merkle
 
     return merkle.root_hash([bytes.fromhex(d) for d in digests]).hex()
 

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from logbook.canonical import canonical_bytes
 from logbook.errors import InputError
+from logbook.format.canonical import canonical_bytes
 from logbook.ingest import SOURCES, jsonl, read_runs
 from logbook.ingest import inspect as inspect_log
 

@@ -306,7 +306,7 @@ def test_the_report_shows_each_component_beside_the_roll_up(ledger_dir: Path,
 def test_python_recording_outside_the_suite_is_kept_exploratory(ledger_dir: Path) -> None:
     """The block ran: its run is kept, exploratory, and the refusal is raised after."""
     from logbook import Ledger
-    from logbook.intake import NotOfPlan
+    from logbook.ledger.intake import NotOfPlan
 
     plan("pl", n_items=2)
     ledger = Ledger.open()

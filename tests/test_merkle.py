@@ -1,4 +1,4 @@
-"""Tests for logbook.merkle (DESIGN §4.2): published RFC 6962 vectors, exhaustive small
+"""Tests for logbook.tlog.merkle (DESIGN §4.2): published RFC 6962 vectors, exhaustive small
 trees, and a hypothesis property test over stored node tables.
 
 Vectors live in tests/data/merkle/ (see its README for repositories, paths and commits):
@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from logbook import merkle
-from logbook.merkle import (
+from logbook.tlog import merkle
+from logbook.tlog.merkle import (
     all_nodes,
     consistency_proof,
     consistency_proof_from_nodes,

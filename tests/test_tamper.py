@@ -822,7 +822,8 @@ def test_resigned_export_keeping_original_key_in_genesis_fails_trust(
 
 # A tampered line with a wrongly typed field must be reported (exit 1), never crash (exit 70).
 # PRODUCT BUG (see report): kind/signer unhashable, body/keys/refs of the wrong type crash
-# `logbook verify` with an internal error (exit 70) in logbook/verify.py and logbook/derive.py.
+# `logbook verify` with an internal error (exit 70) in logbook/verify/chain.py and
+# logbook/storage/index.py.
 # "line-is-list" does not crash but its finding names no entry (seq null, entries []).
 TYPE_CONFUSIONS: dict[str, tuple[str, int, str, Any]] = {
     # name: (where, seq, field path, value)
@@ -909,7 +910,7 @@ def nonconforming_export(lines: list[bytes], sc: Scenario, change: str) -> list[
 def test_signed_entry_with_boolean_v_or_seq_is_refused(change: str, export_lines: list[bytes],
                                                        scenario: Scenario,
                                                        tmp_path: Path) -> None:
-    # PRODUCT BUG (see report): logbook/verify.py ChainVerifier.feed tests `env.get("v") != 1`
+    # PRODUCT BUG (see report): logbook/verify/chain.py ChainVerifier.feed tests `env.get("v") != 1`
     # and `seq != position` with Python equality, so JSON `true` passes as the integer 1 and
     # docs/format.md section 1 ("v: the integer 1") is not enforced. (The extra-field case is
     # a spec gap, not asserted here: section 1 forbids other fields, section 7 never checks.)

@@ -165,8 +165,8 @@ def test_a_stored_checkpoint_is_recomputed_by_plain_verify(honest: Path, tmp_pat
 APPENDER = """
 import sys
 from pathlib import Path
-from logbook.crypto import load_key
-from logbook.ledger import Ledger
+from logbook.crypto.keys import load_key
+from logbook.ledger.service import Ledger
 sys.path.insert(0, {tests!r})
 from builders import run_body
 key = load_key()

@@ -22,8 +22,8 @@ from logbook.analysis.audit_registry import RULE_MODULES, RULES
 from logbook.analysis.view import LedgerView, PlanView, RunView, is_identity
 from logbook.errors import InputError
 from logbook.findings import Finding
-from logbook.ledger import Entry
-from logbook.metrics import BOUNDED_KINDS
+from logbook.format.metrics import BOUNDED_KINDS
+from logbook.ledger.service import Entry
 from logbook.model import apply_amendments
 
 SEVERITIES = ("error", "warning", "info")

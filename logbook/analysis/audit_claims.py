@@ -25,7 +25,7 @@ from logbook.analysis.audit import (
 )
 from logbook.analysis.view import PlanView
 from logbook.findings import Finding
-from logbook.metrics import BOUNDED_KINDS
+from logbook.format.metrics import BOUNDED_KINDS
 
 EPS = 1e-9
 NUMBER = re.compile(r"(?<![\w.])[-+\u2212]?(\d+(?:\.\d+)?)(?![\w])")

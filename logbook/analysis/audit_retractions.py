@@ -16,7 +16,7 @@ from logbook.analysis.audit import Context, at
 from logbook.analysis.retractions import plan_verdict, restored
 from logbook.analysis.view import PlanView, RunView
 from logbook.findings import Finding
-from logbook.ledger import Entry
+from logbook.ledger.service import Entry
 
 EPS = 1e-9
 

@@ -343,7 +343,7 @@ def a17_unanchored_plan(ctx: Context) -> Iterator[Finding]:
 
 
 def a19_system_unsaid(ctx: Context) -> Iterator[Finding]:
-    from logbook.intake import system_gaps
+    from logbook.ledger.intake import system_gaps
 
     for plan in ctx.scoped_plans():
         for r in plan.runs:

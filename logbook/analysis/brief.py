@@ -2,7 +2,8 @@
 
 Reads the store's indexes and the few entries it shows (plans, recent retractions, claims,
 notes, bands). Its integrity line is the check the command made before building it
-(logbook.integrity), never a stored result; what it says of the audit is what the audit stored.
+(logbook.verify.integrity), never a stored result; what it says of the audit is what the audit
+stored.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from logbook.ledger import Entry, Ledger
+from logbook.ledger.service import Entry, Ledger
 from logbook.model import apply_amendments
 
 RECENT = 20

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from logbook.metrics import BOUNDED_KINDS
+from logbook.format.metrics import BOUNDED_KINDS
 
 
 def scale_of(kind: str | None) -> float:

@@ -13,7 +13,7 @@ from typing import Any
 from logbook.analysis.components import components
 from logbook.analysis.verdict import judge
 from logbook.analysis.view import LedgerView, PlanView, RunView, is_identity
-from logbook.metrics import BOUNDED_KINDS
+from logbook.format.metrics import BOUNDED_KINDS
 
 SEED = 0  # explicit: the same ledger gives the same report
 PAIRED_RESAMPLES = 10_000  # the paired bootstrap's resamples (a p-value below 1/B prints so)

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from logbook.crypto import SigningKey
-from logbook.ledger import Ledger
+from logbook.crypto.keys import SigningKey
+from logbook.ledger.service import Ledger
 
 # runs a command line of logbook (argv after `logbook`) against the book's ledger; returns its
 # exit code. Given by the caller, so that analysis never imports the command line.
@@ -117,7 +117,7 @@ class Book:
         return digest
 
     def checkpoint(self) -> None:
-        from logbook.checkpoints import make_checkpoint
+        from logbook.verify.checkpoint import make_checkpoint
 
         make_checkpoint(self.ledger, self.key)
 

@@ -115,7 +115,7 @@ def band(
     from logbook.analysis.bands import band_body, band_summary
     from logbook.analysis.view import LedgerView
     from logbook.cli.write import _key, _print_appended
-    from logbook.integrity import verified
+    from logbook.verify.integrity import verified
 
     key = _key()
     with state.open_ledger(write=True) as ledger:
@@ -153,7 +153,7 @@ def claim(
     from logbook.analysis.claims import claim_body
     from logbook.analysis.view import LedgerView
     from logbook.cli.write import _key, _print_appended, scrub_fields, warn_redacted
-    from logbook.integrity import verified
+    from logbook.verify.integrity import verified
 
     fields, redacted = scrub_fields({"statement": statement})
     statement = str(fields["statement"])

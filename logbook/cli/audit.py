@@ -69,7 +69,7 @@ def _record(result: dict[str, object]) -> None:
     import orjson
 
     from logbook.errors import LogbookError
-    from logbook.ledger import now_rfc3339
+    from logbook.ledger.service import now_rfc3339
 
     findings = [f.as_dict() for f in result["findings"]]  # type: ignore[attr-defined]
     try:

@@ -65,7 +65,7 @@ def run(argv: list[str] | None = None) -> int:
 
     click = _click_module()
 
-    from logbook.canonical import escape_text
+    from logbook.format.canonical import escape_text
 
     # argv bytes that are not UTF-8 arrive as lone surrogates: escape them before any model
     args = [escape_text(a) for a in (sys.argv[1:] if argv is None else argv)]

@@ -26,10 +26,10 @@ def checkpoint(
     Publish the note (commit it, print it in a paper, post it): anyone holding it can later
     check that the ledger they are shown extends it (`logbook verify --checkpoint FILE`).
     """
-    from logbook.checkpoint import parse_checkpoint, verifier_key
-    from logbook.checkpoints import make_checkpoint
-    from logbook.crypto import load_key
+    from logbook.crypto.keys import load_key
     from logbook.files import atomic_writer
+    from logbook.tlog.note import parse_checkpoint, verifier_key
+    from logbook.verify.checkpoint import make_checkpoint
 
     # --out is opened (as a temporary file beside it, or written through when it is a device
     # or FIFO) before anything is signed or kept: a path that cannot be written is refused with
@@ -60,7 +60,7 @@ def checkpoint(
 
 def _ledger_checkpoint(ledger: Any, file: str | None, tree: Any) -> Any:
     """The checkpoint to prove against (FILE, or the latest kept), checked against the ledger."""
-    from logbook.checkpoints import latest_checkpoint, origin_of, read_checkpoint
+    from logbook.verify.checkpoint import latest_checkpoint, origin_of, read_checkpoint
 
     if file is not None:
         _, (cp, _) = read_checkpoint(file)
@@ -108,8 +108,8 @@ def prove(
     `logbook prove --consistency OLD.checkpoint [--to NEW.checkpoint]`: the tree of OLD is a
     prefix of the current one (or of NEW's).
     """
-    from logbook.checkpoints import consistency_proof, inclusion_proof
-    from logbook.tree_check import recomputed_tree
+    from logbook.verify.checkpoint import consistency_proof, inclusion_proof
+    from logbook.verify.tree import recomputed_tree
 
     if (ref is None) == (consistency is None):
         raise InputError("give either REF (an inclusion proof) or --consistency "
@@ -164,13 +164,13 @@ def verify_proof(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Check a proof offline, with no ledger: exit 0 when it holds, 1 when it does not."""
-    from logbook.checkpoints import (
+    from logbook.verify.checkpoint import (
         entry_digest,
         parse_proof,
         read_checkpoint,
         read_trust_key,
     )
-    from logbook.checkpoints import verify_proof as check_proof
+    from logbook.verify.checkpoint import verify_proof as check_proof
 
     name = "stdin" if proof_file == "-" else proof_file
     proof = parse_proof(state.parse_json(state.read_input(proof_file, "PROOF"), name), name)

@@ -18,12 +18,12 @@ from typing import Any
 
 import typer
 
+from logbook.capture.process import Output, Signals, execute
+from logbook.capture.redact import argv_redaction, scrub_run_body
 from logbook.cli import record_intake as intake_cli
 from logbook.cli import state
-from logbook.cli.run_process import Output, Signals, execute
 from logbook.errors import InputError, LogbookError
-from logbook.intake import AlreadyRecorded, NotOfPlan, check_pins
-from logbook.redact import argv_redaction, scrub_run_body
+from logbook.ledger.intake import AlreadyRecorded, NotOfPlan, check_pins
 
 
 def _declared(apparatus: str | None) -> dict[str, Any]:
@@ -79,7 +79,7 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
                 session: str | None, apparatus: str | None, once: str | None) -> list[Any]:
     """`logbook append --from SOURCE PATH`: every run the harness output holds, all or none;
     with --plan, the run of the plan's suite goes to the arm, the others are exploratory."""
-    from logbook.crypto import load_key
+    from logbook.crypto.keys import load_key
     from logbook.ingest import SOURCES, read_runs
 
     if source not in SOURCES:
@@ -128,11 +128,11 @@ def run(
     note: str = typer.Option(None, "--note"),
 ) -> None:
     """Run CMD and append its run, whatever happens to it."""
-    from logbook.capture import capture
-    from logbook.crypto import load_key
+    from logbook.capture.apparatus import capture
+    from logbook.crypto.keys import load_key
     from logbook.files import max_input_bytes
     from logbook.ingest import SOURCES
-    from logbook.ledger import now_rfc3339
+    from logbook.ledger.service import now_rfc3339
 
     kind, src_path = source if source else (None, None)
     if kind is not None and kind not in SOURCES:
@@ -354,7 +354,7 @@ def _keep_logs(db: Path, output: bytes, logs: list[str],
     """Log references for the command's output and each --log file (read with logbook's
     bound), what was unreadable, and which blobs could not be kept (their references are
     kept all the same)."""
-    from logbook.blobs import BlobNotKept, keep
+    from logbook.capture.blobs import BlobNotKept, keep
     from logbook.files import read_bytes
 
     refs: list[dict[str, Any]] = []

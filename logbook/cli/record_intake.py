@@ -7,7 +7,7 @@ import re
 import sys
 from typing import Any
 
-from logbook import intake
+from logbook.ledger import intake
 
 # the harness's own error in a command's output: an exception line, lm-eval's task lookup
 # (two streams interleave: the exception's name may follow other output on its line)
@@ -84,7 +84,7 @@ def exploratory(body: dict[str, Any], why: str, taken: list[str]) -> dict[str, A
     if body.get("plan") is None:
         return body
     note = "; ".join(n for n in (body.get("note"), why) if n)
-    from logbook.redact import scrub_run_body
+    from logbook.capture.redact import scrub_run_body
 
     return scrub_run_body({**body, "plan": None, "arm": None, "note": note}, taken)
 

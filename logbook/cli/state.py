@@ -12,7 +12,7 @@ DEBUG = False
 
 
 def open_ledger(write: bool = False) -> Any:
-    from logbook.ledger import Ledger
+    from logbook.ledger.service import Ledger
 
     return Ledger.open(LEDGER, write=write)
 
@@ -20,9 +20,9 @@ def open_ledger(write: bool = False) -> Any:
 @contextmanager
 def open_verified() -> Iterator[tuple[Any, Any]]:
     """(ledger, what was verified) for a command that prints numbers: the ledger is checked
-    (logbook.integrity) and stays in the read transaction that was checked while the caller
+    (logbook.verify.integrity) and stays in the read transaction that was checked while the caller
     computes. A ledger that fails the check exits 1 before any figure is printed."""
-    from logbook.integrity import verified
+    from logbook.verify.integrity import verified
 
     with open_ledger() as ledger, verified(ledger) as checked:
         yield ledger, checked

@@ -32,9 +32,9 @@ def verify(
     --trust key when given), names this ledger, and that the ledger extends it (not cut,
     rewritten or forked), by a consistency proof from its size to the current head.
     """
-    from logbook import verify as v
-    from logbook import verify_ledger
-    from logbook.checkpoints import (
+    from logbook.verify import chain as v
+    from logbook.verify import stored as verify_ledger
+    from logbook.verify.checkpoint import (
         check_export_against,
         check_ledger_against,
         read_checkpoint,

@@ -42,7 +42,7 @@ def _print_appended(entries: list[Any], as_json: bool) -> None:
 
 
 def _key() -> Any:
-    from logbook.crypto import load_key
+    from logbook.crypto.keys import load_key
 
     return load_key()
 
@@ -53,8 +53,8 @@ def init(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Create a ledger (.logbook/ledger.db) whose genesis entry names its public key."""
-    from logbook.crypto import load_or_create_key
-    from logbook.ledger import Ledger
+    from logbook.crypto.keys import load_or_create_key
+    from logbook.ledger.service import Ledger
 
     if not path.is_dir():
         raise InputError(f"PATH {path} is not a folder")
@@ -238,8 +238,8 @@ def _deep_copy(value: Any) -> Any:
 
 def scrub_fields(values: dict[str, str | None]) -> tuple[dict[str, str | None], int]:
     """Free text given on the command line (a note, a reason, a correction, a statement) with
-    secrets replaced by the one policy (logbook.redact), and how many were replaced."""
-    from logbook.redact import scrub_text
+    secrets replaced by the one policy (logbook.capture.redact), and how many were replaced."""
+    from logbook.capture.redact import scrub_text
 
     total, out = 0, {}
     for name, text in values.items():

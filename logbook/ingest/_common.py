@@ -168,8 +168,8 @@ def check_depth(value: Any, where: str) -> None:
 
 def redact(value: Any) -> Any:
     """Copy of ``value`` with secret-named keys' values and secrets in its strings hidden:
-    logbook.redact's one policy, as it treats structured data."""
-    from logbook.redact import redact_value
+    logbook.capture.redact's one policy, as it treats structured data."""
+    from logbook.capture.redact import redact_value
 
     return redact_value(value)
 

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from logbook.metrics import BOUNDED_KINDS, MetricKind  # noqa: F401  (re-exported)
+from logbook.format.metrics import BOUNDED_KINDS, MetricKind  # noqa: F401  (re-exported)
 from logbook.model import apply_amendments  # noqa: F401  (re-exported)
 from logbook.model.base import Digest, Record, Text
 

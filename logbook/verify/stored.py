@@ -14,10 +14,11 @@ import binascii
 import hashlib
 from typing import Any
 
-from logbook import derive, merkle
 from logbook.errors import StorageDamaged
 from logbook.findings import Finding
-from logbook.verify import (
+from logbook.storage import index as derive
+from logbook.tlog import merkle
+from logbook.verify.chain import (
     ChainVerifier,
     Result,
     _key_rows,
@@ -35,7 +36,7 @@ def verify_store(store: Any, trusted: str | None = None, strict: bool = False,
     """Every check on a ledger database: chain, signatures, references, how each entry is
     stored, the derived tables and the stored checkpoints, from one read transaction.
 
-    ``vouched`` (logbook.integrity only): the signatures of entries below it, other than
+    ``vouched`` (logbook.verify.integrity only): the signatures of entries below it, other than
     genesis and key entries, are left to a stored checkpoint of that size, which must then
     hold like every other (a finding otherwise)."""
     with store.snapshot():
@@ -102,7 +103,7 @@ def _as_text(chain: ChainVerifier, seq: int, column: str, value: Any, raw: bytes
     still run and nothing downstream meets bytes."""
     if isinstance(value, str):
         return value
-    from logbook.store_summaries import sql_type
+    from logbook.storage.sqlite.summaries import sql_type
 
     chain._find("storage", f"entry {seq}: its {column} is stored as SQLite {sql_type(value)}, "
                 "not text: the file was altered", seq, [hashlib.sha256(raw).hexdigest()])
@@ -135,8 +136,8 @@ def check_stored_checkpoint(result: Result, row: tuple[Any, ...],
     """Whether one checkpoint kept in the store holds: its note parses, names this ledger,
     is signed by a key valid at its size, and its size and root are the ledger's own
     (recomputed from the entries' digests, not read from the stored tree). A finding if not."""
-    from logbook.checkpoint import parse_checkpoint, verify_checkpoint_signature
     from logbook.errors import InputError
+    from logbook.tlog.note import parse_checkpoint, verify_checkpoint_signature
 
     number, size, root, note = row[0], row[1], row[2], row[3]
     result.checks += 1
@@ -179,7 +180,7 @@ def stored_checkpoints(result: Result, store: Any,
         result.findings.append(Finding("checkpoint", "error", "the table of checkpoints is "
                                        "missing from the file", None, []))
         return
-    from logbook.store import checkpoint_type_problems
+    from logbook.storage.sqlite.store import checkpoint_type_problems
 
     for row in rows:
         problems = checkpoint_type_problems(row)

@@ -1,9 +1,10 @@
 """What the machine can tell about itself, for a run's `apparatus.captured` (DESIGN §4.4).
 
 Pure stdlib and cheap to import: subprocesses, hashing and package metadata are only touched when
-`capture()` runs.  Everything written passes the one secret filter, logbook.redact: environment
-variables come from an allow-list and are dropped when their name or value looks secret; command
-lines have secret values replaced by ``[redacted]``.  A probe that fails records nothing.
+`capture()` runs.  Everything written passes the one secret filter, logbook.capture.redact:
+environment variables come from an allow-list and are dropped when their name or value looks
+secret; command lines have secret values replaced by ``[redacted]``.
+A probe that fails records nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from logbook.redact import (
+from logbook.capture.redact import (
     REDACTED,
     argv_redaction,
     is_secret_name,

@@ -1,5 +1,5 @@
 """Checking a proof offline (`logbook verify-proof`), with nothing but the proof, the checkpoint
-and a public key (DESIGN §4.2; RFC 9162 §2.1.3.2 and §2.1.4.2). ``logbook.checkpoints``
+and a public key (DESIGN §4.2; RFC 9162 §2.1.3.2 and §2.1.4.2). ``logbook.verify.checkpoint``
 re-exports these.
 """
 
@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from logbook import merkle
-from logbook.checkpoint import Checkpoint, NoteSignature, verify_checkpoint_signature
-from logbook.crypto import PublicKey
+from logbook.crypto.keys import PublicKey
 from logbook.errors import InputError
+from logbook.tlog import merkle
+from logbook.tlog.note import Checkpoint, NoteSignature, verify_checkpoint_signature
 
 ORIGIN_PREFIX = "logbook/"
 Parsed = tuple[Checkpoint, list[NoteSignature]]
@@ -89,7 +89,7 @@ def parse_proof(value: Any, source: str) -> Proof:
 def entry_digest(value: Any, source: str) -> tuple[bytes, dict[str, Any]]:
     """The digest of an entry given as an exported line `{seq, digest, signature, entry}` (or
     `logbook show --json`) or as a bare envelope, recomputed from its canonical bytes."""
-    from logbook.canonical import canonical_bytes
+    from logbook.format.canonical import canonical_bytes
 
     envelope = value.get("entry") if isinstance(value, dict) and "entry" in value else value
     if not isinstance(envelope, dict):

@@ -11,11 +11,11 @@ import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from logbook.ledger import now_rfc3339
+from logbook.ledger.service import now_rfc3339
 
 if TYPE_CHECKING:
-    from logbook.crypto import SigningKey
-    from logbook.ledger import Entry, Ledger
+    from logbook.crypto.keys import SigningKey
+    from logbook.ledger.service import Entry, Ledger
 
 
 @dataclass
@@ -94,8 +94,8 @@ class RecordingContext:
         body = run_body(self.plan, self.arm, status, run.apparatus, run.outcomes(),
                         reason=reason, session=self.session, started=self.started,
                         finished=now_rfc3339(), note=run.note)
-        from logbook.capture import scrub_run_body
-        from logbook.intake import NotOfPlan, system_gaps
+        from logbook.capture.apparatus import scrub_run_body
+        from logbook.ledger.intake import NotOfPlan, system_gaps
 
         try:
             run.entry = self.ledger.append("run", scrub_run_body(body), self.key)

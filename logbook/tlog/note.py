@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from logbook.ed25519_points import L, has_small_order, is_canonical
+from logbook.crypto.points import L, has_small_order, is_canonical
 from logbook.errors import InputError
 
 __all__ = [

@@ -24,18 +24,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from logbook import merkle
-from logbook.checkpoint import (
+from logbook.crypto.keys import PublicKey, SigningKey, read_trust
+from logbook.errors import EnvironmentProblem, InputError
+from logbook.findings import Finding
+from logbook.tlog import merkle
+from logbook.tlog.note import (
     Checkpoint,
     parse_checkpoint,
     parse_verifier_key,
     sign_checkpoint,
     verify_checkpoint_signature,
 )
-from logbook.crypto import PublicKey, SigningKey, read_trust
-from logbook.errors import EnvironmentProblem, InputError
-from logbook.findings import Finding
-from logbook.proof_check import (
+from logbook.verify.chain import Result
+from logbook.verify.proofs import (
     ORIGIN_PREFIX,
     Parsed,
     Proof,
@@ -45,8 +46,7 @@ from logbook.proof_check import (
     parse_proof,
     verify_proof,
 )
-from logbook.tree_check import Tree, recomputed_tree
-from logbook.verify import Result
+from logbook.verify.tree import Tree, recomputed_tree
 
 __all__ = ["ORIGIN_PREFIX", "CheckpointCheck", "Parsed", "Proof", "ProofCheck",
            "check_export_against", "check_ledger_against", "consistency_proof", "entry_digest",
@@ -63,12 +63,12 @@ def make_checkpoint(ledger: Any, key: SigningKey,
                     publish: Callable[[str], None] | None = None) -> str:
     """Verify the ledger, then sign its tree head at the size just verified with `key` (a
     valid key of the ledger), store it, return it. A ledger that does not verify is not
-    signed (exit 1): a checkpoint vouches for the signatures below it (logbook.integrity).
+    signed (exit 1): a checkpoint vouches for the signatures below it (logbook.verify.integrity).
 
     ``publish`` receives the note before it is stored: a note that cannot be written out
     (a full disk) is not kept either, so the audit never counts a checkpoint nobody holds."""
-    from logbook.integrity import check
-    from logbook.ledger import now_rfc3339
+    from logbook.ledger.service import now_rfc3339
+    from logbook.verify.integrity import check
 
     size = check(ledger.store).entries
     valid = {fp for fp, _, _, _, revoked in ledger.store.signing_keys() if revoked is None}
@@ -223,7 +223,7 @@ def check_export_against(result: Result, checkpoint_path: str,
                          trusted_key: PublicKey | None,
                          trusted: str | None = None) -> CheckpointCheck:
     """`verify FILE --checkpoint` on an export, from the digests `verify_export_lines` read."""
-    from logbook.verify import expected_tree
+    from logbook.verify.chain import expected_tree
 
     _, parsed = read_checkpoint(checkpoint_path)
     fp = trusted_key.fingerprint if trusted_key is not None else trusted

@@ -42,7 +42,7 @@ def keep(ledger_db: Path, name: str, data: bytes, env: Mapping[str, str] | None 
 
     ``values`` are secrets known from elsewhere (the command line) scrubbed wherever they
     appear. BlobNotKept when the blob cannot be written: the reference comes with it."""
-    from logbook.redact import scrub_text
+    from logbook.capture.redact import scrub_text
 
     # bytes that are not UTF-8 survive as surrogates, so a secret in a Latin-1 log is scrubbed too
     text = data.decode("utf-8", "surrogateescape")

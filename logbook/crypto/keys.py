@@ -48,7 +48,7 @@ class PublicKey:
         from cryptography.exceptions import InvalidSignature
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-        from logbook.ed25519_points import signature_problem
+        from logbook.crypto.points import signature_problem
 
         if signature_problem(self.raw, signature) is not None:
             return False
@@ -73,7 +73,7 @@ class PublicKey:
     @classmethod
     def checked(cls, raw: bytes, where: str = "public key") -> PublicKey:
         """``raw`` as a key, or WeakKey (exit 2) saying why no ledger may take it."""
-        from logbook.ed25519_points import public_key_problem
+        from logbook.crypto.points import public_key_problem
 
         problem = public_key_problem(raw)
         if problem is not None:

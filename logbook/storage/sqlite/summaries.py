@@ -9,7 +9,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
-from logbook.derive import INDEX_COLUMNS, IndexRow
+from logbook.storage.index import INDEX_COLUMNS, IndexRow
 
 SCAN_BATCH = 5000  # entries per buffer in entries_mentioning
 

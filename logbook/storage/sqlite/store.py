@@ -18,13 +18,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from logbook.derive import INDEX_COLUMNS, OUTCOME_COLUMNS
 from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
-from logbook.merkle import leaf_hash
-from logbook.store_conn import cannot_make_shm, connect_read, connect_write
-from logbook.store_schema import DERIVED_SCHEMA, MIGRATIONS
-from logbook.store_summaries import StoredEntry, Summaries, sql_type, stored_entry
-from logbook.store_txn import Txn
+from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
+from logbook.storage.sqlite.conn import cannot_make_shm, connect_read, connect_write
+from logbook.storage.sqlite.schema import DERIVED_SCHEMA, MIGRATIONS
+from logbook.storage.sqlite.summaries import StoredEntry, Summaries, sql_type, stored_entry
+from logbook.storage.sqlite.txn import Txn
+from logbook.tlog.merkle import leaf_hash
 
 SCHEMA_VERSION = 7
 FAULT_ENV = "LOGBOOK_TEST_FAULT"

@@ -17,10 +17,11 @@ import orjson
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from logbook import derive, merkle
-from logbook.canonical import SIGNATURE_DOMAIN, ZERO_DIGEST
-from logbook.ed25519_points import L, has_small_order, public_key_problem
+from logbook.crypto.points import L, has_small_order, public_key_problem
 from logbook.findings import Finding
+from logbook.format.canonical import SIGNATURE_DOMAIN, ZERO_DIGEST
+from logbook.storage import index as derive
+from logbook.tlog import merkle
 
 KINDS = {"genesis", "key", "plan", "amendment", "run", "retraction", "claim", "band", "note"}
 REF_KINDS = {"body.plan": "plan"}
@@ -34,12 +35,12 @@ class Result:
     checks: int = 0
     head: str | None = None
     ledger: str | None = None
-    # For checking checkpoints (logbook.checkpoints): the 32-byte digest of every entry in
+    # For checking checkpoints (logbook.verify.checkpoint): the 32-byte digest of every entry in
     # order (the Merkle leaves) and the key history (fingerprint, name, public, added_seq,
     # revoked_seq), both recomputed from the entry bytes. Not part of as_dict().
     digests: list[bytes] = field(default_factory=list, repr=False)
     keys: list[tuple[str, str, str, int, int | None]] = field(default_factory=list, repr=False)
-    unchecked: int = 0  # signatures left to a stored checkpoint (logbook.integrity only)
+    unchecked: int = 0  # signatures left to a stored checkpoint (logbook.verify.integrity only)
 
     @property
     def ok(self) -> bool:
@@ -55,7 +56,7 @@ class ChainVerifier:
 
     def __init__(self, trusted: str | None = None, vouched: int = 0) -> None:
         """``vouched``: entries below this seq are vouched for by a checkpoint the caller
-        checks afterwards (logbook.integrity): their signatures are not checked here, except
+        checks afterwards (logbook.verify.integrity): their signatures are not checked here, except
         those of genesis and key entries, which decide who may sign that checkpoint."""
         self.trusted = trusted
         self.vouched = vouched
@@ -311,8 +312,8 @@ def strict_checks(result: Result, raw_and_envs: Iterable[tuple[int, bytes, Any]]
     signatures): non-canonical bytes would not survive an export, and a body the models refuse
     would not have been appended by logbook. Slower (JCS in Python, pydantic), so opt-in.
     """
-    from logbook.canonical import canonical_bytes
     from logbook.errors import InputError
+    from logbook.format.canonical import canonical_bytes
     from logbook.model.validate import validate_body
 
     result.checks += 1
@@ -342,8 +343,8 @@ def strict_checks(result: Result, raw_and_envs: Iterable[tuple[int, bytes, Any]]
 def verify_export_lines(lines: Iterable[bytes], trusted: str | None = None,
                         source: str = "export", strict: bool = False) -> Result:
     """The same chain checks on an exported JSON Lines file, with no SQLite involved."""
-    from logbook.canonical import canonical_bytes
     from logbook.errors import InputError
+    from logbook.format.canonical import canonical_bytes
 
     chain = ChainVerifier(trusted)
     keys: dict[str, list[Any]] = {}

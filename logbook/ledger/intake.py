@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from logbook import derive
 from logbook.errors import InputError
+from logbook.storage import index as derive
 
 if TYPE_CHECKING:
-    from logbook.store import Store
+    from logbook.storage.sqlite.store import Store
 
 class NotOfPlan(InputError):
     """The run is not a run of the plan (suite, metric or pins): it belongs elsewhere."""

@@ -6,12 +6,12 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from logbook.derive import INDEX_COLUMNS, OUTCOME_COLUMNS, IndexRow, OutcomeRow
 from logbook.errors import InputError
-from logbook.store_summaries import StoredEntry
+from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS, IndexRow, OutcomeRow
+from logbook.storage.sqlite.summaries import StoredEntry
 
 if TYPE_CHECKING:
-    from logbook.store import Store
+    from logbook.storage.sqlite.store import Store
 
 
 class Txn:

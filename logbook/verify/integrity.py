@@ -59,8 +59,8 @@ class Verified:
 def _latest_checkpoint_size(store: Any) -> int:
     """The size the latest stored checkpoint claims (0 when none parses); whether it holds
     is for the check itself to find."""
-    from logbook.checkpoint import parse_checkpoint
     from logbook.errors import LogbookError
+    from logbook.tlog.note import parse_checkpoint
 
     try:
         rows = store.checkpoints()
@@ -72,7 +72,7 @@ def _latest_checkpoint_size(store: Any) -> int:
 def check(store: Any) -> Verified:
     """Run the check in one read transaction (the caller's, when it holds one); NotVerified
     on any finding."""
-    from logbook.verify_ledger import verify_store
+    from logbook.verify.stored import verify_store
 
     with store.snapshot():
         vouched = _latest_checkpoint_size(store)

@@ -13,8 +13,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from logbook import merkle
 from logbook.errors import CheckFailed
+from logbook.tlog import merkle
 
 FIX = "run `logbook verify` to see what else is wrong, and `logbook reindex` to rebuild it"
 

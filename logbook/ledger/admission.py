@@ -7,13 +7,15 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
-from logbook import crypto, intake, merkle
+from logbook.crypto import keys as crypto
 from logbook.errors import InputError
-from logbook.metrics import BOUNDED_KINDS
+from logbook.format.metrics import BOUNDED_KINDS
+from logbook.ledger import intake
+from logbook.tlog import merkle
 
 if TYPE_CHECKING:
-    from logbook.ledger import Ledger
-    from logbook.store import Store, Txn
+    from logbook.ledger.service import Ledger
+    from logbook.storage.sqlite.store import Store, Txn
 
 
 

@@ -14,9 +14,12 @@ from typing import Any
 
 import orjson
 
-from logbook import canonical, crypto, derive, merkle
+from logbook.crypto import keys as crypto
 from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
-from logbook.store import Store, StoredEntry, Txn
+from logbook.format import canonical
+from logbook.storage import index as derive
+from logbook.storage.sqlite.store import Store, StoredEntry, Txn
+from logbook.tlog import merkle
 
 LEDGER_DIR = ".logbook"
 DB_NAME = "ledger.db"
@@ -292,7 +295,7 @@ class Ledger:
             raise InputError("kind: a genesis entry can only be the first entry")
         if kind != "genesis" and size == 0:
             raise EnvironmentProblem("ledger has no genesis entry")
-        from logbook.ledger_checks import check_state
+        from logbook.ledger.admission import check_state
 
         check_state(self, txn, kind, body, size, key)
         envelope = {"v": 1, "ledger": ledger_id, "seq": size,
@@ -330,7 +333,7 @@ class Ledger:
                    apparatus: dict[str, Any], outcomes: dict[str, Any] | None = None,
                    key: crypto.SigningKey | None = None, **optional: Any) -> Entry:
         """Append one run; ``optional`` holds session, started, finished, logs, note, reason."""
-        from logbook.recording import run_body
+        from logbook.ledger.recording import run_body
 
         body = run_body(plan, arm, status, apparatus, outcomes, **optional)
         return self.append("run", body, key or crypto.load_key())
@@ -339,7 +342,7 @@ class Ledger:
                   apparatus: dict[str, Any] | None = None, session: str | None = None,
                   key: crypto.SigningKey | None = None) -> Any:
         """``with ledger.recording(plan=..., arm=...) as run: run.item(id, score)``."""
-        from logbook.recording import RecordingContext
+        from logbook.ledger.recording import RecordingContext
 
         return RecordingContext(self, key or crypto.load_key(), plan, arm, metric, apparatus,
                                 session)
