@@ -66,7 +66,7 @@ def cold_append(tmp: Path) -> None:
 
 
 def in_process(tmp: Path, count: int = 200) -> None:
-    from logbook.crypto.keys import SigningKey
+    from logbook.crypto.signing import SigningKey
     from logbook.ledger.service import Ledger
 
     key = SigningKey.generate()

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import orjson
 from _common import report
 
-from logbook.crypto.keys import SigningKey
+from logbook.crypto.signing import SigningKey
 from logbook.ledger.service import Ledger
 
 BIN = Path(sys.executable).parent

@@ -16,7 +16,7 @@ from _common import compare_commands
 
 def build(folder: Path, plans: int = 4000, runs_per_arm: int = 12) -> int:
     """4,000 plans of 2 arms x 12 runs (of 20 items), notes and retractions: ~100,000 entries."""
-    from logbook.crypto.keys import SigningKey
+    from logbook.crypto.signing import SigningKey
     from logbook.ledger.service import Ledger
 
     key = SigningKey.generate()

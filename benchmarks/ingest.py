@@ -99,7 +99,7 @@ class Ledgers:
 
 def breakdown(output: Path, tmp: Path) -> str:
     """Where an in-process ingest spends its time: reading and checking, then appending."""
-    from logbook.crypto.keys import SigningKey
+    from logbook.crypto.signing import SigningKey
     from logbook.ingest import read_runs
     from logbook.ledger.service import Ledger
 

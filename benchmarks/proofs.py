@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import median_time as timed
 from _common import report
 
-from logbook.crypto.keys import SigningKey
+from logbook.crypto.signing import SigningKey
+from logbook.ledger import checkpoints
 from logbook.ledger.service import Ledger
 from logbook.tlog import merkle
-from logbook.verify import checkpoint as checkpoints
 
 SIZE = 100_000
 BATCH = 1000

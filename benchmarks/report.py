@@ -15,7 +15,7 @@ from _common import compare_commands
 
 
 def build(folder: Path) -> None:
-    from logbook.crypto.keys import SigningKey
+    from logbook.crypto.signing import SigningKey
     from logbook.ledger.service import Ledger
 
     key = SigningKey.generate()

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from logbook.crypto.keys import SigningKey
+from logbook.crypto.signing import SigningKey
 from logbook.format.canonical import SIGNATURE_DOMAIN
 from logbook.ledger.service import Ledger
 

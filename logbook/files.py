@@ -96,7 +96,7 @@ def _precious(target: Path) -> str | None:
     """What an existing regular file at ``target`` holds that an output must never replace:
     an SQLite database (a ledger), the ``-wal``/``-shm`` file of one, or a logbook private
     key; None otherwise. Judged by content, so a hard link or a copy is protected too."""
-    from logbook.crypto.keys import KEY_FILE_HEADER
+    from logbook.format.keyfile import KEY_FILE_HEADER
 
     head = _head(target, 256)
     if head.startswith(_SQLITE_HEADER):

@@ -90,7 +90,7 @@ def test_canonical_is_stable_and_idempotent(value: object) -> None:
 @given(st.dictionaries(st.text(min_size=1, max_size=8), json_values, min_size=1, max_size=4))
 def test_round_trip_through_the_store_is_byte_identical(tmp_path_factory, body: dict) -> None:
     """An exploratory run's apparatus is a free-form object: what is stored is exactly JCS."""
-    from logbook.crypto.keys import SigningKey
+    from logbook.crypto.signing import SigningKey
     from logbook.ledger.service import Ledger
 
     folder = tmp_path_factory.mktemp("rt")

@@ -401,10 +401,10 @@ def test_prove_with_no_checkpoint_made(ledger_dir: Path) -> None:
 
 
 def test_proofs_read_log_n_nodes(ledger_dir: Path) -> None:
-    from logbook.crypto.keys import load_key
+    from logbook.crypto.signing import load_key
+    from logbook.ledger import checkpoints
     from logbook.ledger.service import Ledger
     from logbook.tlog import merkle
-    from logbook.verify import checkpoint as checkpoints
 
     key = load_key()
     with Ledger.open(ledger_dir, write=True) as ledger:

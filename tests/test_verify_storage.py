@@ -165,7 +165,7 @@ def test_a_stored_checkpoint_is_recomputed_by_plain_verify(honest: Path, tmp_pat
 APPENDER = """
 import sys
 from pathlib import Path
-from logbook.crypto.keys import load_key
+from logbook.crypto.signing import load_key
 from logbook.ledger.service import Ledger
 sys.path.insert(0, {tests!r})
 from builders import run_body

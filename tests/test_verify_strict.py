@@ -16,7 +16,7 @@ from conftest import run_cli
 def _append_signed_by_the_ledger_key(ledger_dir: Path, body: dict, raw_of) -> None:
     """What a key holder bypassing `logbook append` could write: a correctly chained and signed
     entry, then `logbook reindex` so that the derived tables agree with it."""
-    from logbook.crypto.keys import SigningKey, default_key_path
+    from logbook.crypto.signing import SigningKey, default_key_path
 
     key = SigningKey.read(default_key_path())
     db = ledger_dir / ".logbook" / "ledger.db"

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from logbook.crypto.keys import SigningKey
+from logbook.crypto.signing import SigningKey
 from logbook.ledger.service import Ledger
 
 # runs a command line of logbook (argv after `logbook`) against the book's ledger; returns its
@@ -117,7 +117,7 @@ class Book:
         return digest
 
     def checkpoint(self) -> None:
-        from logbook.verify.checkpoint import make_checkpoint
+        from logbook.ledger.checkpoints import make_checkpoint
 
         make_checkpoint(self.ledger, self.key)
 

@@ -17,7 +17,7 @@ keys_app = typer.Typer(help="Signing keys: list, new, add, revoke, export.",
 
 def _public_from(value: str, argument: str) -> str:
     """Base64 public key from an exported public-key file, or base64 given directly."""
-    from logbook.crypto.keys import PublicKey, WeakKey, read_trust
+    from logbook.crypto.public import PublicKey, WeakKey, read_trust
 
     path = Path(value)
     if path.exists():  # a directory or a binary is refused by read_trust, naming ARGUMENT
@@ -54,7 +54,7 @@ def list_keys(as_json: bool = typer.Option(False, "--json")) -> None:
 def new(out: Path = typer.Option(None, "--out", help="Where to write the private key "
                                  "(default: LOGBOOK_KEY or the default key path).")) -> None:
     """Create a new private key file (mode 0600); prints its public fingerprint."""
-    from logbook.crypto.keys import SigningKey, default_key_path, key_path_name
+    from logbook.crypto.signing import SigningKey, default_key_path, key_path_name
 
     path = out or default_key_path()
     what = "--out" if out is not None else key_path_name()
@@ -111,7 +111,8 @@ def export(
     out: Path = typer.Option(None, "--out"),
 ) -> None:
     """Print a public key in the form `--trust` takes."""
-    from logbook.crypto.keys import PublicKey, load_key, public_key_text
+    from logbook.crypto.public import PublicKey, public_key_text
+    from logbook.crypto.signing import load_key
     from logbook.files import check_writable, write_atomic
 
     if out is not None:

@@ -26,10 +26,10 @@ def checkpoint(
     Publish the note (commit it, print it in a paper, post it): anyone holding it can later
     check that the ledger they are shown extends it (`logbook verify --checkpoint FILE`).
     """
-    from logbook.crypto.keys import load_key
+    from logbook.crypto.signing import load_key
     from logbook.files import atomic_writer
+    from logbook.ledger.checkpoints import make_checkpoint
     from logbook.tlog.note import parse_checkpoint, verifier_key
-    from logbook.verify.checkpoint import make_checkpoint
 
     # --out is opened (as a temporary file beside it, or written through when it is a device
     # or FIFO) before anything is signed or kept: a path that cannot be written is refused with
@@ -60,7 +60,9 @@ def checkpoint(
 
 def _ledger_checkpoint(ledger: Any, file: str | None, tree: Any) -> Any:
     """The checkpoint to prove against (FILE, or the latest kept), checked against the ledger."""
-    from logbook.verify.checkpoint import latest_checkpoint, origin_of, read_checkpoint
+    from logbook.ledger.checkpoints import latest_checkpoint
+    from logbook.verify.checkpoint import read_checkpoint
+    from logbook.verify.proofs import origin_of
 
     if file is not None:
         _, (cp, _) = read_checkpoint(file)
@@ -108,7 +110,7 @@ def prove(
     `logbook prove --consistency OLD.checkpoint [--to NEW.checkpoint]`: the tree of OLD is a
     prefix of the current one (or of NEW's).
     """
-    from logbook.verify.checkpoint import consistency_proof, inclusion_proof
+    from logbook.ledger.checkpoints import consistency_proof, inclusion_proof
     from logbook.verify.tree import recomputed_tree
 
     if (ref is None) == (consistency is None):
@@ -164,13 +166,9 @@ def verify_proof(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Check a proof offline, with no ledger: exit 0 when it holds, 1 when it does not."""
-    from logbook.verify.checkpoint import (
-        entry_digest,
-        parse_proof,
-        read_checkpoint,
-        read_trust_key,
-    )
-    from logbook.verify.checkpoint import verify_proof as check_proof
+    from logbook.verify.checkpoint import read_checkpoint, read_trust_key
+    from logbook.verify.proofs import entry_digest, parse_proof
+    from logbook.verify.proofs import verify_proof as check_proof
 
     name = "stdin" if proof_file == "-" else proof_file
     proof = parse_proof(state.parse_json(state.read_input(proof_file, "PROOF"), name), name)

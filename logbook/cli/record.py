@@ -79,7 +79,7 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
                 session: str | None, apparatus: str | None, once: str | None) -> list[Any]:
     """`logbook append --from SOURCE PATH`: every run the harness output holds, all or none;
     with --plan, the run of the plan's suite goes to the arm, the others are exploratory."""
-    from logbook.crypto.keys import load_key
+    from logbook.crypto.signing import load_key
     from logbook.ingest import SOURCES, read_runs
 
     if source not in SOURCES:
@@ -129,7 +129,7 @@ def run(
 ) -> None:
     """Run CMD and append its run, whatever happens to it."""
     from logbook.capture.apparatus import capture
-    from logbook.crypto.keys import load_key
+    from logbook.crypto.signing import load_key
     from logbook.files import max_input_bytes
     from logbook.ingest import SOURCES
     from logbook.ledger.service import now_rfc3339

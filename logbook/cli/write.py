@@ -42,7 +42,7 @@ def _print_appended(entries: list[Any], as_json: bool) -> None:
 
 
 def _key() -> Any:
-    from logbook.crypto.keys import load_key
+    from logbook.crypto.signing import load_key
 
     return load_key()
 
@@ -53,7 +53,7 @@ def init(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Create a ledger (.logbook/ledger.db) whose genesis entry names its public key."""
-    from logbook.crypto.keys import load_or_create_key
+    from logbook.crypto.signing import load_or_create_key
     from logbook.ledger.service import Ledger
 
     if not path.is_dir():

@@ -7,7 +7,8 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
-from logbook.crypto import keys as crypto
+from logbook.crypto.public import PublicKey, fingerprint
+from logbook.crypto.signing import SigningKey
 from logbook.errors import InputError
 from logbook.format.metrics import BOUNDED_KINDS
 from logbook.ledger import intake
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def check_state(ledger: Ledger, txn: Txn, kind: str, body: dict[str, Any], size: int,
-                key: crypto.SigningKey) -> None:
+                key: SigningKey) -> None:
     store = txn.store
     if kind != "genesis":
         ledger.check_key(key)
@@ -73,7 +74,7 @@ def check_state(ledger: Ledger, txn: Txn, kind: str, body: dict[str, Any], size:
         _key_change(store, body)
     elif kind == "genesis":
         for i, k in enumerate(body.get("keys") or []):
-            crypto.PublicKey.checked(base64.b64decode(k["public"]), f"body.keys[{i}].public: "
+            PublicKey.checked(base64.b64decode(k["public"]), f"body.keys[{i}].public: "
                                      "the key")
 
 
@@ -173,8 +174,8 @@ def _retractable(store: Store, target: str) -> None:
 def _key_change(store: Store, body: dict[str, Any]) -> None:
     raw = base64.b64decode(body["public"])
     if body["action"] == "add":
-        crypto.PublicKey.checked(raw, "body.public: the key")
-    fp = crypto.fingerprint(raw)
+        PublicKey.checked(raw, "body.public: the key")
+    fp = fingerprint(raw)
     known = {k[0]: k for k in store.signing_keys()}
     if body["action"] == "add" and fp in known:
         raise InputError("body.public: this key is already registered in the ledger")

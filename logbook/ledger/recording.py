@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from logbook.ledger.service import now_rfc3339
 
 if TYPE_CHECKING:
-    from logbook.crypto.keys import SigningKey
+    from logbook.crypto.signing import SigningKey
     from logbook.ledger.service import Entry, Ledger
 
 

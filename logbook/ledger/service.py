@@ -14,7 +14,8 @@ from typing import Any
 
 import orjson
 
-from logbook.crypto import keys as crypto
+from logbook.crypto.public import fingerprint
+from logbook.crypto.signing import SigningKey, load_key
 from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
 from logbook.format import canonical
 from logbook.storage import index as derive
@@ -99,7 +100,7 @@ class Ledger:
         return cls(Store.open_write(db) if write else Store.open_read(db))
 
     @classmethod
-    def init(cls, directory: Path, name: str, key: crypto.SigningKey) -> Ledger:
+    def init(cls, directory: Path, name: str, key: SigningKey) -> Ledger:
         if not name.strip():
             raise InputError("--name must not be empty")
         db = directory / LEDGER_DIR / DB_NAME
@@ -223,11 +224,11 @@ class Ledger:
         return merkle.root_from_nodes(n, self.store.tree_node)
 
     # -- appending -----------------------------------------------------------------------
-    def append(self, kind: str, body: dict[str, Any], key: crypto.SigningKey,
+    def append(self, kind: str, body: dict[str, Any], key: SigningKey,
                once: str | None = None, ledger_id: str | None = None) -> Entry:
         return self.append_many([(kind, body)], key, once=once, ledger_id=ledger_id)[0]
 
-    def append_many(self, drafts: list[tuple[str, dict[str, Any]]], key: crypto.SigningKey,
+    def append_many(self, drafts: list[tuple[str, dict[str, Any]]], key: SigningKey,
                     once: str | None = None, ledger_id: str | None = None) -> list[Entry]:
         """Validate every draft, then write all of them in one transaction, or none."""
         from logbook.model.validate import validate_body
@@ -287,7 +288,7 @@ class Ledger:
                 body[field] = [one(f"{field}[{i}]", v) for i, v in enumerate(body[field])]
         return body
 
-    def _write(self, txn: Txn, kind: str, body: dict[str, Any], key: crypto.SigningKey,
+    def _write(self, txn: Txn, kind: str, body: dict[str, Any], key: SigningKey,
                ledger_id: str) -> Entry:
         store = txn.store
         size, prev = store.head()
@@ -321,7 +322,7 @@ class Ledger:
         txn.insert_tree_nodes(nodes)
         return Entry(size, digest, envelope, signature, raw)
 
-    def check_key(self, key: crypto.SigningKey) -> None:
+    def check_key(self, key: SigningKey) -> None:
         """Exit 3 unless ``key`` is a valid signing key of this ledger now."""
         if not self.store.key_is_valid(key.public.fingerprint):
             raise EnvironmentProblem(
@@ -331,20 +332,20 @@ class Ledger:
     # -- recording runs from Python -------------------------------------------------------
     def append_run(self, plan: str | None, arm: str | None, status: str,
                    apparatus: dict[str, Any], outcomes: dict[str, Any] | None = None,
-                   key: crypto.SigningKey | None = None, **optional: Any) -> Entry:
+                   key: SigningKey | None = None, **optional: Any) -> Entry:
         """Append one run; ``optional`` holds session, started, finished, logs, note, reason."""
         from logbook.ledger.recording import run_body
 
         body = run_body(plan, arm, status, apparatus, outcomes, **optional)
-        return self.append("run", body, key or crypto.load_key())
+        return self.append("run", body, key or load_key())
 
     def recording(self, plan: str | None = None, arm: str | None = None, metric: str = "score",
                   apparatus: dict[str, Any] | None = None, session: str | None = None,
-                  key: crypto.SigningKey | None = None) -> Any:
+                  key: SigningKey | None = None) -> Any:
         """``with ledger.recording(plan=..., arm=...) as run: run.item(id, score)``."""
         from logbook.ledger.recording import RecordingContext
 
-        return RecordingContext(self, key or crypto.load_key(), plan, arm, metric, apparatus,
+        return RecordingContext(self, key or load_key(), plan, arm, metric, apparatus,
                                 session)
 
     # -- derived tables ------------------------------------------------------------------
@@ -375,7 +376,7 @@ class Ledger:
 def apply_key_changes(txn: Txn, seq: int, env: dict[str, Any]) -> None:
     for action, name, public, _reason in derive.key_changes(seq, env):
         try:
-            fp = crypto.fingerprint(base64.b64decode(public))
+            fp = fingerprint(base64.b64decode(public))
         except ValueError:
             continue
         if action == "add":

@@ -1,89 +1,42 @@
-"""Checkpoints and proofs of a ledger (DESIGN §4.2): composes ledger, merkle and checkpoint.
+"""Checking a ledger against a checkpoint (DESIGN §4.2), for the auditor: nothing here signs
+(making a checkpoint and the proofs of `logbook prove` are the write side's,
+logbook.ledger.checkpoints).
 
-* `make_checkpoint` verifies the ledger, signs its tree head as a C2SP `tlog-checkpoint` note
-  (origin and key name `logbook/<ledger uuid>`) and keeps it in the store.
 * `check_ledger_against` / `check_export_against` are `verify --checkpoint`: the checkpoint's
   signature, its origin, then the ledger's root at the checkpoint's size and a consistency
   proof from there to the current head. A failure is a `checkpoint` finding saying whether
   the ledger was cut, rewritten or forked, or the checkpoint is not validly signed.
-* `inclusion_proof` / `consistency_proof` give the proof JSON of `logbook prove`, from the
-  tree recomputed from the entries' digests (tree_check: a stored tree that disagrees is
-  refused, exit 1); `parse_proof` and `verify_proof` check it offline
-  (`logbook verify-proof`), with nothing but the proof, the checkpoint and a public key
-  (they live in proof_check and are re-exported here).
-
-No SQL here: the ledger's store is reached through its reader methods only.
+* `read_checkpoint` and `read_trust_key` read a checkpoint file and a `--trust` value.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from logbook.crypto.keys import PublicKey, SigningKey, read_trust
-from logbook.errors import EnvironmentProblem, InputError
+from logbook.crypto.public import PublicKey, read_trust
+from logbook.errors import InputError
 from logbook.findings import Finding
 from logbook.tlog import merkle
 from logbook.tlog.note import (
-    Checkpoint,
     parse_checkpoint,
     parse_verifier_key,
-    sign_checkpoint,
     verify_checkpoint_signature,
 )
 from logbook.verify.chain import Result
 from logbook.verify.proofs import (
-    ORIGIN_PREFIX,
     Parsed,
-    Proof,
-    ProofCheck,
-    entry_digest,
     origin_of,
-    parse_proof,
-    verify_proof,
 )
-from logbook.verify.tree import Tree, recomputed_tree
 
-__all__ = ["ORIGIN_PREFIX", "CheckpointCheck", "Parsed", "Proof", "ProofCheck",
-           "check_export_against", "check_ledger_against", "consistency_proof", "entry_digest",
-           "inclusion_proof", "latest_checkpoint", "make_checkpoint", "origin_of", "parse_proof",
-           "read_checkpoint", "read_trust_key", "verify_proof"]
+__all__ = ["CheckpointCheck", "check_export_against", "check_ledger_against", "read_checkpoint",
+           "read_trust_key"]
 
 KeyRow = tuple[str, str, str, int, int | None]
-
-
-# --- making checkpoints -------------------------------------------------------------------
-
-
-def make_checkpoint(ledger: Any, key: SigningKey,
-                    publish: Callable[[str], None] | None = None) -> str:
-    """Verify the ledger, then sign its tree head at the size just verified with `key` (a
-    valid key of the ledger), store it, return it. A ledger that does not verify is not
-    signed (exit 1): a checkpoint vouches for the signatures below it (logbook.verify.integrity).
-
-    ``publish`` receives the note before it is stored: a note that cannot be written out
-    (a full disk) is not kept either, so the audit never counts a checkpoint nobody holds."""
-    from logbook.ledger.service import now_rfc3339
-    from logbook.verify.integrity import check
-
-    size = check(ledger.store).entries
-    valid = {fp for fp, _, _, _, revoked in ledger.store.signing_keys() if revoked is None}
-    if key.public.fingerprint not in valid:
-        raise EnvironmentProblem(
-            f"signing key {key.public.fingerprint[:16]}… is not a valid key of this ledger, "
-            "so it cannot sign the ledger's checkpoint")
-    tree = recomputed_tree(ledger)  # never the stored tree unchecked
-    root = tree.root(size)  # the size the check above verified
-    origin = origin_of(ledger.uuid)
-    note = sign_checkpoint(Checkpoint(origin, size, root), origin, key.sign, key.public.raw)
-    if publish is not None:
-        publish(note)
-    ledger.store.add_checkpoint(size, root.hex(), note, now_rfc3339())
-    return note
 
 
 def read_checkpoint(path: str | Path, option: str = "--checkpoint") -> tuple[str, Parsed]:
@@ -96,15 +49,6 @@ def read_checkpoint(path: str | Path, option: str = "--checkpoint") -> tuple[str
     except InputError as exc:
         raise InputError(f"{option} {path} is not a checkpoint: {exc}") from None
     return data.decode("utf-8"), (cp, sigs)
-
-
-def latest_checkpoint(ledger: Any) -> tuple[str, Parsed] | None:
-    """The last checkpoint kept in the ledger's store, or None when none was made."""
-    rows = ledger.store.checkpoints()
-    if not rows:
-        return None
-    note = rows[-1][3]
-    return note, parse_checkpoint(note)
 
 
 def read_trust_key(value: str, option: str = "--trust") -> tuple[str, PublicKey | None]:
@@ -237,40 +181,3 @@ def check_export_against(result: Result, checkpoint_path: str,
 
     return _check(result, checkpoint_path, parsed, result.ledger, len(result.digests),
                   result.keys, (fp, trusted_key), get_node)
-
-
-# --- proofs from the stored tree ----------------------------------------------------------
-
-
-def _source(ledger: Any, tree: Tree | None) -> tuple[int, merkle.GetNode]:
-    """(size, node reader): the checked tree `logbook prove` passes, else the stored tree
-    (O(log n) node reads, for callers that checked it themselves)."""
-    return (tree.size, tree.node) if tree is not None else (ledger.size(),
-                                                            ledger.store.tree_node)
-
-
-def inclusion_proof(ledger: Any, index: int, size: int,
-                    tree: Tree | None = None) -> dict[str, Any]:
-    """The inclusion proof JSON of entry `index` in the tree of `size` entries."""
-    have, get = _source(ledger, tree)
-    if not 0 <= index < size <= have:
-        raise InputError(f"entry {index} is not in a tree of {size} entries")
-    stored = ledger.store.entry(index)
-    if stored is None:  # pragma: no cover - index < size <= ledger.size()
-        raise InputError(f"there is no entry {index}")
-    return {"ledger": ledger.uuid, "index": index, "size": size, "leaf": stored.digest,
-            "root": merkle.root_from_nodes(size, get).hex(),
-            "path": [h.hex() for h in merkle.inclusion_proof_from_nodes(index, size, get)]}
-
-
-def consistency_proof(ledger: Any, old_size: int, size: int,
-                      tree: Tree | None = None) -> dict[str, Any]:
-    """The consistency proof JSON from the tree of `old_size` entries to that of `size`."""
-    have, get = _source(ledger, tree)
-    if not 0 < old_size <= size <= have:
-        raise InputError(f"no consistency proof from size {old_size} to size {size} "
-                         f"(the ledger has {have} entries)")
-    return {"ledger": ledger.uuid, "old_size": old_size,
-            "old_root": merkle.root_from_nodes(old_size, get).hex(), "size": size,
-            "root": merkle.root_from_nodes(size, get).hex(),
-            "path": [h.hex() for h in merkle.consistency_proof_from_nodes(old_size, size, get)]}

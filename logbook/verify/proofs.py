@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from logbook.crypto.keys import PublicKey
+from logbook.crypto.public import PublicKey
 from logbook.errors import InputError
 from logbook.tlog import merkle
 from logbook.tlog.note import Checkpoint, NoteSignature, verify_checkpoint_signature

@@ -1,0 +1,95 @@
+"""Making checkpoints and proofs of a ledger (DESIGN §4.2): the write side's half of the
+checkpoints (checking one is logbook.verify.checkpoint's).
+
+* `make_checkpoint` verifies the ledger, signs its tree head as a C2SP `tlog-checkpoint` note
+  (origin and key name `logbook/<ledger uuid>`) and keeps it in the store.
+* `latest_checkpoint` is the last one kept.
+* `inclusion_proof` / `consistency_proof` give the proof JSON of `logbook prove`, from the
+  tree recomputed from the entries' digests (logbook.verify.tree: a stored tree that disagrees
+  is refused, exit 1); logbook.verify.proofs checks it offline (`logbook verify-proof`), with
+  nothing but the proof, the checkpoint and a public key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from logbook.crypto.signing import SigningKey
+from logbook.errors import EnvironmentProblem, InputError
+from logbook.tlog import merkle
+from logbook.tlog.note import Checkpoint, parse_checkpoint, sign_checkpoint
+from logbook.verify.proofs import Parsed, origin_of
+from logbook.verify.tree import Tree, recomputed_tree
+
+
+def make_checkpoint(ledger: Any, key: SigningKey,
+                    publish: Callable[[str], None] | None = None) -> str:
+    """Verify the ledger, then sign its tree head at the size just verified with `key` (a
+    valid key of the ledger), store it, return it. A ledger that does not verify is not
+    signed (exit 1): a checkpoint vouches for the signatures below it (logbook.verify.integrity).
+
+    ``publish`` receives the note before it is stored: a note that cannot be written out
+    (a full disk) is not kept either, so the audit never counts a checkpoint nobody holds."""
+    from logbook.ledger.service import now_rfc3339
+    from logbook.verify.integrity import check
+
+    size = check(ledger.store).entries
+    valid = {fp for fp, _, _, _, revoked in ledger.store.signing_keys() if revoked is None}
+    if key.public.fingerprint not in valid:
+        raise EnvironmentProblem(
+            f"signing key {key.public.fingerprint[:16]}… is not a valid key of this ledger, "
+            "so it cannot sign the ledger's checkpoint")
+    tree = recomputed_tree(ledger)  # never the stored tree unchecked
+    root = tree.root(size)  # the size the check above verified
+    origin = origin_of(ledger.uuid)
+    note = sign_checkpoint(Checkpoint(origin, size, root), origin, key.sign, key.public.raw)
+    if publish is not None:
+        publish(note)
+    ledger.store.add_checkpoint(size, root.hex(), note, now_rfc3339())
+    return note
+
+
+
+def latest_checkpoint(ledger: Any) -> tuple[str, Parsed] | None:
+    """The last checkpoint kept in the ledger's store, or None when none was made."""
+    rows = ledger.store.checkpoints()
+    if not rows:
+        return None
+    note = rows[-1][3]
+    return note, parse_checkpoint(note)
+
+
+
+def _source(ledger: Any, tree: Tree | None) -> tuple[int, merkle.GetNode]:
+    """(size, node reader): the checked tree `logbook prove` passes, else the stored tree
+    (O(log n) node reads, for callers that checked it themselves)."""
+    return (tree.size, tree.node) if tree is not None else (ledger.size(),
+                                                            ledger.store.tree_node)
+
+
+def inclusion_proof(ledger: Any, index: int, size: int,
+                    tree: Tree | None = None) -> dict[str, Any]:
+    """The inclusion proof JSON of entry `index` in the tree of `size` entries."""
+    have, get = _source(ledger, tree)
+    if not 0 <= index < size <= have:
+        raise InputError(f"entry {index} is not in a tree of {size} entries")
+    stored = ledger.store.entry(index)
+    if stored is None:  # pragma: no cover - index < size <= ledger.size()
+        raise InputError(f"there is no entry {index}")
+    return {"ledger": ledger.uuid, "index": index, "size": size, "leaf": stored.digest,
+            "root": merkle.root_from_nodes(size, get).hex(),
+            "path": [h.hex() for h in merkle.inclusion_proof_from_nodes(index, size, get)]}
+
+
+def consistency_proof(ledger: Any, old_size: int, size: int,
+                      tree: Tree | None = None) -> dict[str, Any]:
+    """The consistency proof JSON from the tree of `old_size` entries to that of `size`."""
+    have, get = _source(ledger, tree)
+    if not 0 < old_size <= size <= have:
+        raise InputError(f"no consistency proof from size {old_size} to size {size} "
+                         f"(the ledger has {have} entries)")
+    return {"ledger": ledger.uuid, "old_size": old_size,
+            "old_root": merkle.root_from_nodes(old_size, get).hex(), "size": size,
+            "root": merkle.root_from_nodes(size, get).hex(),
+            "path": [h.hex() for h in merkle.consistency_proof_from_nodes(old_size, size, get)]}
