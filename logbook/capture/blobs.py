@@ -84,3 +84,36 @@ def check(ledger_db: Path, ref: Mapping[str, Any]) -> str | None:
     if hashlib.sha256(data).hexdigest() != digest:
         return f"log {ref.get('name')!r}: blob {digest[:16]}… does not match its hash"
     return None
+
+
+def keep_logs(ledger_db: Path, output: bytes, logs: list[str],
+              taken: list[str]) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """Log references for a command's output and each ``--log`` file (read with logbook's
+    bound), what was unreadable, and which blobs could not be kept (their references are
+    kept all the same)."""
+    from logbook.errors import LogbookError
+    from logbook.files import read_bytes
+
+    refs: list[dict[str, Any]] = []
+    unreadable: list[str] = []
+    lost: list[str] = []
+
+    def one(label: str, data: bytes) -> None:
+        try:
+            refs.append(keep(ledger_db, label, data, values=taken))
+        except BlobNotKept as exc:
+            refs.append(exc.ref)
+            lost.append(exc.why)
+
+    if output:
+        one("output", output)
+    for name in logs:  # one at a time: each may be large
+        try:
+            data = read_bytes(name, "log file")
+        except LogbookError as exc:
+            why = str(exc).removeprefix(f"log file {name} ")
+            unreadable.append(f"log file {name} could not be read: {why}")
+            continue
+        one(Path(name).name, data)
+        del data
+    return refs, unreadable, lost

@@ -1,19 +1,35 @@
-"""Running the command of `logbook run`: its signals, and its output streamed through.
+"""Running the command of `logbook run`: its signals, its output streamed through, and what it
+leaves behind.
 
-The command's stdout and stderr are passed on line by line (a line ends at ``\\n`` or ``\\r``, so
-progress bars move) with the one redaction policy applied, so a secret taken out of its command
-line is not printed back by it either; a copy, scrubbed the same way, is kept for the run's log
-blob, up to ``logbook.files.max_input_bytes()`` (the rest is counted, not kept).
+The command's stdout and stderr are passed on as they come (a line ends at ``\\n`` or ``\\r``,
+so progress bars move) and reach the terminal unchanged; a copy is kept for the run's log blob,
+up to ``logbook.files.max_input_bytes()`` (the rest is counted, not kept), which the one
+redaction policy scrubs when it is kept (logbook.capture.blobs). ``run_command`` runs it between
+a snapshot of its harness's output and the reading of what it wrote (logbook.capture.outputs).
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import signal
 import subprocess
 import sys
 import threading
-from typing import IO, Any
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING, Any
+
+from logbook.capture.outputs import read_outcomes, snapshot
+
+if TYPE_CHECKING:
+    from logbook.ingest.adapter import Adapter
+
+# the harness's own error in a command's output: an exception line, lm-eval's task lookup
+# (two streams interleave: the exception's name may follow other output on its line)
+_ERROR_LINE = re.compile(r"(?:(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b:?.*"
+                         r"|Tasks not found:.*)")
 
 
 class Output:
@@ -111,3 +127,51 @@ def execute(command: list[str], out: Output,
     if rc != 0:
         return "failed", f"the command exited with status {rc}", rc
     return "completed", None, 0
+
+
+def harness_error(output: bytes) -> str | None:
+    """The last error line of a command's output (``ValueError: Tasks not found: x``)."""
+    text = output[-65536:].decode("utf-8", "replace")
+    for line in reversed(text.splitlines()):
+        m = _ERROR_LINE.search(line)
+        if m:
+            return m.group(0).strip()[:300]
+    return None
+
+
+@dataclass
+class CommandRun:
+    """What one command left: how it ended (``status``, ``reason``, the exit ``code`` to pass
+    on), the run bodies read from what it wrote, when it ran, and its kept output."""
+
+    status: str
+    reason: str | None
+    code: int
+    bodies: list[dict[str, Any]]
+    started: str
+    finished: str
+    output: Output
+
+
+def run_command(command: list[str], harness: Adapter, path: str, signals: Signals, *,
+                metric: str | None, clock: Callable[[], str]) -> CommandRun:
+    """Run the command and read the outputs it wrote at ``path`` with its ``harness``'s
+    adapter. A run that did not complete says the harness's own error, from what the command
+    printed, and keeps the whole lines of an output cut off mid-line; an output that cannot
+    be read makes a completed run failed, saying why."""
+    from logbook.files import max_input_bytes
+
+    before = snapshot(harness, path)
+    started, start_ns = clock(), time.time_ns()
+    status, reason, code = execute(command, out := Output(max_input_bytes()), signals)
+    finished = clock()
+    if status != "completed":
+        said = harness_error(out.data())
+        reason = f"{reason}: {said}" if said else reason
+    bodies, read_error = read_outcomes(harness, path, before, metric,
+                                       cut_off_ok=status != "completed", since=start_ns)
+    if read_error and status == "completed":
+        status, reason = "failed", read_error
+    elif read_error:
+        reason = f"{reason}; {read_error}"
+    return CommandRun(status, reason, code, bodies, started, finished, out)

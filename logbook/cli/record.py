@@ -12,18 +12,18 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from logbook.capture.process import Output, Signals, execute
-from logbook.capture.redact import argv_redaction, scrub_run_body
+from logbook.capture.process import Signals, run_command
+from logbook.capture.redact import argv_redaction
 from logbook.cli import record_intake as intake_cli
 from logbook.cli import state
 from logbook.errors import InputError, LogbookError
-from logbook.ledger.intake import AlreadyRecorded, NotOfPlan, check_pins
+from logbook.ingest import routing
+from logbook.ledger.intake import AlreadyRecorded, check_pins
 
 
 def _declared(apparatus: str | None) -> dict[str, Any]:
@@ -36,13 +36,6 @@ def _declared(apparatus: str | None) -> dict[str, Any]:
         raise InputError(f"--apparatus {apparatus}: the key 'captured' is reserved for what "
                          "logbook captures itself")
     return value
-
-
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for k, v in over.items():
-        out[k] = _merge(out[k], v) if isinstance(out.get(k), dict) and isinstance(v, dict) else v
-    return out
 
 
 def _session(session: str | None) -> str | None:
@@ -66,24 +59,14 @@ def _check_plan(ledger: Any, plan: str | None, arm: str | None) -> str | None:
     return digest
 
 
-def _item_metric(ledger: Any, source: str, plan: str | None) -> str | None:
-    """JSON Lines items score the plan's metric (named by the plan, not the file); the other
-    harnesses name their own metrics."""
-    if source != "jsonl" or plan is None:
-        return None
-    name = (ledger.plan_body(plan).get("metric") or {}).get("name")
-    return name if isinstance(name, str) and name else None
-
-
 def append_from(source: str, path: str | None, plan: str | None, arm: str | None,
                 session: str | None, apparatus: str | None, once: str | None) -> list[Any]:
     """`logbook append --from SOURCE PATH`: every run the harness output holds, all or none;
     with --plan, the run of the plan's suite goes to the arm, the others are exploratory."""
     from logbook.crypto.signing import load_key
-    from logbook.ingest import SOURCES, read_runs
+    from logbook.ingest import adapter_for
 
-    if source not in SOURCES:
-        raise InputError(f"--from {source!r} is not one of {', '.join(SOURCES)}")
+    harness = adapter_for(source, "--from")
     if path is None:
         raise InputError(f"--from {source} needs the PATH of the harness output")
     declared = _declared(apparatus)
@@ -91,15 +74,8 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
     with state.open_ledger(write=True) as ledger:
         digest = _check_plan(ledger, plan, arm)
         plan_body = ledger.plan_body(digest) if digest else None
-        bodies = read_runs(source, Path(path), metric=_item_metric(ledger, source, digest))
-        drafts = []
-        for body, to_plan in zip(bodies, intake_cli.route(plan_body, bodies), strict=True):
-            body = dict(body)
-            intake_cli.bind(body, digest, arm, to_plan)
-            body["apparatus"] = _merge(body.get("apparatus") or {}, declared)
-            if _session(session):
-                body["session"] = _session(session)
-            drafts.append(("run", scrub_run_body(body)))
+        bodies = harness.read_runs(Path(path), metric=routing.item_metric(source, plan_body))
+        drafts = routing.ingested(bodies, plan_body, digest, arm, declared, _session(session))
         if not drafts:
             raise InputError(f"{path} holds no runs")
         try:
@@ -129,14 +105,13 @@ def run(
 ) -> None:
     """Run CMD and append its run, whatever happens to it."""
     from logbook.capture.apparatus import capture
+    from logbook.capture.blobs import keep_logs
     from logbook.crypto.signing import load_key
-    from logbook.files import max_input_bytes
-    from logbook.ingest import SOURCES
+    from logbook.ingest import adapter_for
     from logbook.ledger.service import now_rfc3339
 
     kind, src_path = source if source else (None, None)
-    if kind is not None and kind not in SOURCES:
-        raise InputError(f"--from {kind!r} is not one of {', '.join(SOURCES)}")
+    harness = adapter_for(kind or "jsonl", "--from")  # --outcomes is a JSON Lines file
     if kind is not None and (not src_path or src_path == "--"):
         raise InputError(f"--from {kind} PATH: the PATH is {src_path!r}; name the harness's "
                          "output folder or file before -- CMD")
@@ -154,66 +129,37 @@ def run(
     with state.open_ledger(write=True) as ledger:
         digest = _check_plan(ledger, plan, arm)
         plan_body = ledger.plan_body(digest) if digest else None
-        metric = _item_metric(ledger, kind or "jsonl", digest)
+        metric = routing.item_metric(kind or "jsonl", plan_body)
         # the key must be able to sign here: learn it now, not after hours of work
         ledger.check_key(key)
         db = ledger.path
+    target = src_path or outcomes
+    assert target is not None
     # from here until the run is appended, SIGINT/SIGTERM/SIGHUP cannot lose it
     with Signals() as signals:
         captured = capture(command, Path.cwd(), ignore=db.parent)
         taken = argv_redaction(command, os.environ)[1]  # scrubbed wherever they reappear
         if plan_body is not None:  # a pinned apparatus contradicted: refused before it runs
             check_pins(plan_body, arm, {**declared, "captured": captured}, "apparatus")
-
-        source_kind, source_path = kind or "jsonl", src_path or outcomes
-        assert source_path is not None
-        before = _snapshot(source_kind, source_path)
-        started, start_ns = now_rfc3339(), time.time_ns()
-        status, reason, code = execute(command, out := Output(max_input_bytes()), signals)
-        finished = now_rfc3339()
-        if status != "completed":  # the harness's own error, from what the command printed
-            said = intake_cli.harness_error(out.data())
-            reason = f"{reason}: {said}" if said else reason
-        # a run that did not complete may have been cut off mid-line: keep its whole lines
-        bodies, read_error = _read_outcomes(source_kind, source_path, before, metric,
-                                            cut_off_ok=status != "completed", since=start_ns)
-        if read_error and status == "completed":
-            status, reason = "failed", read_error
-        elif read_error:
-            reason = f"{reason}; {read_error}"
-        log_refs, unreadable, lost = _keep_logs(db, out.data(), logs, taken)
+        done = run_command(command, harness, target, signals, metric=metric, clock=now_rfc3339)
+        log_refs, unreadable, lost = keep_logs(db, done.output.data(), logs, taken)
         if unreadable:
             note = "; ".join(([note] if note else []) + unreadable)
-        base = {"plan": digest, "arm": arm, "session": _session(session), "started": started,
-                "finished": finished, "logs": log_refs, "note": note}
-        drafts = []
-        bodies = bodies or [{}]
-        for body, to_plan in zip(bodies, intake_cli.route(plan_body, bodies), strict=True):
-            app = _merge(_merge(body.get("apparatus") or {}, declared), {"captured": captured})
-            merged = {**body, **{k: v for k, v in base.items() if v is not None}, "apparatus": app}
-            intake_cli.bind(merged, digest, arm, to_plan)
-            if status != "completed":
-                if merged.get("status", "completed") == "completed":
-                    merged["status"] = status
-                merged["reason"] = (reason if not body.get("reason")
-                                    else f"{reason}; {body['reason']}")
-            if lost:  # the run is recorded all the same, saying which logs were not kept
-                merged["reason"] = "; ".join([r for r in (merged.get("reason"),) if r] + lost)
-            merged.setdefault("status", "completed")
-            drafts.append(("run", scrub_run_body(merged, taken)))
+        base = {"plan": digest, "arm": arm, "session": _session(session),
+                "started": done.started, "finished": done.finished, "logs": log_refs,
+                "note": note}
+        drafts = routing.command_runs(done.bodies, plan_body, base, declared, captured,
+                                      done.status, done.reason, lost, taken)
+        fallback = routing.failed_command_run(base, declared, captured, done.status,
+                                              done.reason, lost)
         try:
-            entries, code, routed = _append(drafts, key, code, {
-                "plan": digest, "arm": arm, "status": "failed" if status == "completed"
-                else status, "reason": "; ".join([r for r in (reason,) if r] + lost),
-                "apparatus": {**declared, "captured": captured},
-                **{k: v for k, v in base.items() if v is not None and k not in ("plan", "arm")}},
-                taken, plan)
+            entries, code, routed = _append(drafts, key, done.code, fallback, taken, plan)
         except AlreadyRecorded:  # all it found is already in the ledger: nothing to add
             raise
         except (LogbookError, OSError, sqlite3.Error) as exc:
             # even the append failed (a full disk, a lost lock): the record is kept for later
             recover(db, drafts, exc)
-            raise typer.Exit(code or 3) from None
+            raise typer.Exit(done.code or 3) from None
     for e in entries:
         print(f"logbook: appended run {e.seq} {e.digest} ({e.body.get('status')})",
               file=sys.stderr)
@@ -232,154 +178,26 @@ def run(
 def _append(drafts: list[tuple[str, dict[str, Any]]], key: Any, code: int,
             fallback: dict[str, Any], taken: list[str],
             plan: str | None) -> tuple[list[Any], int, bool]:
-    """Append the run's drafts (and whether each went where route() put it). Outputs already
-    recorded are left out; a run the plan does not take is kept as an exploratory run saying
-    why; one the ledger refuses otherwise is kept as a failed run saying why."""
     with state.open_ledger(write=True) as ledger:
-        drafts, code = intake_cli.drop_recorded(ledger, drafts, code)
-        try:
-            return ledger.append_many(drafts, key), code, True
-        except NotOfPlan as exc:  # what happened belongs elsewhere: kept, exploratory
-            print(f"logbook: not counted in plan {plan}: {exc}", file=sys.stderr)
-            drafts = [("run", intake_cli.exploratory(b, f"not counted in plan {plan}: {exc}",
-                                                     taken))
-                      for _, b in drafts]
-            return ledger.append_many(drafts, key), code or 1, False
-        except InputError as exc:
-            # a run that happened is never lost: keep it as failed, saying why
-            why = f"its record was refused: {exc}"
-            fallback["reason"] = f"{fallback['reason']}; {why}" if fallback["reason"] else why
-            return (ledger.append_many([("run", scrub_run_body(fallback, taken))], key),
-                    code or 1, False)
+        return routing.admit(ledger, drafts, key, code, fallback, taken, plan, intake_cli.say)
 
 
 def recover(db: Path, drafts: list[tuple[str, dict[str, Any]]], exc: BaseException) -> None:
     """Keep the run's record where `logbook append --jsonl` takes it later: a file beside the
     ledger, or, when even that cannot be written, stderr."""
-    import orjson
+    from logbook.capture.recovery import keep_drafts
 
-    from logbook.files import write_new
-
-    lines = "".join(orjson.dumps({"kind": k, "body": b}).decode() + "\n" for k, b in drafts)
     why = " ".join(str(exc).split()) or type(exc).__name__
-    name = f"recovered-run-{now_stamp()}-{os.getpid()}.jsonl"
-    path = db.parent / name
-    try:
-        write_new(path, lines, "recovery file")
-    except (LogbookError, OSError):
+    kept = keep_drafts(db, drafts)
+    if kept.path is None:
         print(f"logbook: the run could not be appended ({why}) nor kept beside the ledger; "
               "its record follows, one draft per line: save it and append it later with "
-              f"`logbook append --jsonl FILE --once {name}`", file=sys.stderr)
-        sys.stderr.write(lines)
+              f"`logbook append --jsonl FILE --once {kept.name}`", file=sys.stderr)
+        sys.stderr.write(kept.lines)
         return
-    print(f"logbook: the run could not be appended ({why}); its record is kept in {path}: "
-          f"append it later with `logbook append --jsonl {path} --once {name}`",
-          file=sys.stderr)
-
-
-def now_stamp() -> str:
-    from datetime import UTC, datetime
-
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-
-
-# what each harness writes into an output folder; files already there belong to earlier runs
-_OUTPUT_GLOBS = {"lm-eval": ("**/results_*.json",), "inspect": ("*.eval", "*.json"),
-                 "jsonl": ("*.jsonl",)}
-
-Snapshot = dict[Path, tuple[int, int, int]]
-
-
-def _snapshot(kind: str, path: str) -> Snapshot:
-    """(mtime_ns, size, inode) of every output file there before the command runs."""
-    target = Path(path)
-    files = ([f for g in _OUTPUT_GLOBS[kind] for f in target.glob(g)] if target.is_dir()
-             else [target])
-    out: Snapshot = {}
-    for f in files:
-        try:
-            st = f.stat()
-        except OSError:
-            continue
-        out[f] = (st.st_mtime_ns, st.st_size, st.st_ino)
-    return out
-
-
-# a file system stamps times at its clock's granularity (a few ms), which may trail ours
-_CLOCK_SLACK_NS = 20_000_000
-
-
-def _written(before: Snapshot, f: Path, since: int | None = None) -> bool:
-    """Created or changed since the snapshot, and (given ``since``) modified after it."""
-    try:
-        st = f.stat()
-    except OSError:
-        return False
-    if since is not None and st.st_mtime_ns < since - _CLOCK_SLACK_NS:
-        return False
-    return before.get(f) != (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
-def _read_outcomes(kind: str, path: str | None, before: Snapshot, metric: str | None = None,
-                   cut_off_ok: bool = False,
-                   since: int | None = None) -> tuple[list[dict[str, Any]], str | None]:
-    """The runs this command wrote: only files it created or changed, modified after it
-    started (``since``, ns), count. With cut_off_ok,
-    a JSON Lines file whose last line was cut off mid-write keeps its whole lines."""
-    from logbook.ingest import read_runs
-
-    assert path is not None
-    target = Path(path)
-    if target.is_dir():
-        files = sorted({f for g in _OUTPUT_GLOBS[kind] for f in target.glob(g)
-                        if f.is_file() and _written(before, f, since)})
-        if not files:
-            return [], f"outcomes not read: {path} holds no {kind} output written by this run"
-    elif target.is_file() and not _written(before, target, since):
-        return [], (f"outcomes not read: {path} was not written by this run (it was there, "
-                    "unchanged, before the command started)")
-    else:
-        files = [target]
-    bodies: list[dict[str, Any]] = []
-    try:
-        for f in files:
-            bodies.extend(read_runs(kind, f, metric=metric, cut_off_ok=cut_off_ok))
-    except LogbookError as exc:
-        return [], f"outcomes not read: {exc}"
-    return bodies, None
-
-
-def _keep_logs(db: Path, output: bytes, logs: list[str],
-               taken: list[str]) -> tuple[list[dict[str, Any]], list[str], list[str]]:
-    """Log references for the command's output and each --log file (read with logbook's
-    bound), what was unreadable, and which blobs could not be kept (their references are
-    kept all the same)."""
-    from logbook.capture.blobs import BlobNotKept, keep
-    from logbook.files import read_bytes
-
-    refs: list[dict[str, Any]] = []
-    unreadable: list[str] = []
-    lost: list[str] = []
-
-    def one(label: str, data: bytes) -> None:
-        try:
-            refs.append(keep(db, label, data, values=taken))
-        except BlobNotKept as exc:
-            refs.append(exc.ref)
-            lost.append(exc.why)
-
-    if output:
-        one("output", output)
-    for name in logs:  # one at a time: each may be large
-        try:
-            data = read_bytes(name, "log file")
-        except LogbookError as exc:
-            why = str(exc).removeprefix(f"log file {name} ")
-            unreadable.append(f"log file {name} could not be read: {why}")
-            continue
-        one(Path(name).name, data)
-        del data
-    return refs, unreadable, lost
+    print(f"logbook: the run could not be appended ({why}); its record is kept in "
+          f"{kept.path}: append it later with `logbook append --jsonl {kept.path} --once "
+          f"{kept.name}`", file=sys.stderr)
 
 
 def register(app: typer.Typer) -> None:

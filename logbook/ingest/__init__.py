@@ -1,19 +1,37 @@
-"""Adapters that turn harness outputs into run bodies (DESIGN §4.4).
+"""Adapters that turn harness outputs into run bodies (DESIGN §4.4), and their registry.
 
-``read_runs(source, path)`` returns run bodies without ``plan``/``arm`` (the caller adds them):
-``status``, ``reason`` (when not completed), ``apparatus``, ``outcomes`` (column-wise),
-``task``, ``group``, ``reported`` (the harness's own figures), ``started``/``finished``, ``note``.
-Each source lives in its own module, imported only when asked for.
+``ADAPTERS`` maps each ``--from`` source to the module that holds its adapter (its ``ADAPTER``,
+a :class:`~logbook.ingest.adapter.Adapter`); a module is imported only when its source is asked
+for. ``append --from``, ``logbook run --from`` and ``--outcomes`` (the ``jsonl`` adapter) all
+find their adapter here.
 """
 
 from __future__ import annotations
 
+from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from logbook.errors import InputError
 
-SOURCES = ("lm-eval", "inspect", "jsonl")
+if TYPE_CHECKING:
+    from logbook.ingest.adapter import Adapter
+
+ADAPTERS = {
+    "lm-eval": "logbook.ingest.lm_eval",
+    "inspect": "logbook.ingest.inspect",
+    "jsonl": "logbook.ingest.jsonl",
+}
+SOURCES = tuple(ADAPTERS)
+
+
+def adapter_for(source: str, label: str = "source") -> Adapter:
+    """The adapter for ``source``; an InputError (``{label} 'x' is not one of ...``) for a
+    source no adapter reads."""
+    if source not in ADAPTERS:
+        raise InputError(f"{label} {source!r} is not one of {', '.join(SOURCES)}")
+    found: Adapter = import_module(ADAPTERS[source]).ADAPTER
+    return found
 
 
 def read_runs(source: str, path: Path, *, metric: str | None = None,
@@ -26,17 +44,4 @@ def read_runs(source: str, path: Path, *, metric: str | None = None,
     a run that did not complete): a last line cut off mid-write is left out and said so in
     the run's ``reason`` instead of refusing the file.
     """
-    path = Path(path)
-    if source == "lm-eval":
-        from logbook.ingest import lm_eval
-
-        return lm_eval.read_runs(path, metric=metric)
-    if source == "inspect":
-        from logbook.ingest import inspect as inspect_log
-
-        return inspect_log.read_runs(path, scorer=metric)
-    if source == "jsonl":
-        from logbook.ingest import jsonl
-
-        return jsonl.read_runs(path, metric=metric or "score", cut_off_ok=cut_off_ok)
-    raise InputError(f"source {source!r} is not one of {', '.join(SOURCES)}")
+    return adapter_for(source).read_runs(Path(path), metric=metric, cut_off_ok=cut_off_ok)

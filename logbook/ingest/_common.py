@@ -166,14 +166,6 @@ def check_depth(value: Any, where: str) -> None:
             stack.extend((sub, (*at, i)) for i, sub in enumerate(item))
 
 
-def redact(value: Any) -> Any:
-    """Copy of ``value`` with secret-named keys' values and secrets in its strings hidden:
-    logbook.capture.redact's one policy, as it treats structured data."""
-    from logbook.capture.redact import redact_value
-
-    return redact_value(value)
-
-
 def parse_kv_string(text: str) -> dict[str, str]:
     """``"pretrained=x,dtype=float16"`` (lm-eval's model_args form) as a dict."""
     out: dict[str, str] = {}
@@ -216,6 +208,27 @@ def number(value: Any) -> float | None:
             return None
         return result if json_safe(result) else None
     return None
+
+
+def float_of(value: Any) -> float | None:
+    """:func:`number` of a JSON number, bool or numeric string (``"0.7"``); None otherwise."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    return number(value)
+
+
+def int_of(value: Any) -> int | None:
+    """:func:`float_of` when it is a whole number, as an int; None otherwise."""
+    result = float_of(value)
+    return int(result) if result is not None and result.is_integer() else None
+
+
+def text_of(value: Any) -> str | None:
+    """A version (a string or number) as text; None for anything else."""
+    return str(value) if isinstance(value, str | int | float) else None
 
 
 def json_safe(value: float) -> bool:

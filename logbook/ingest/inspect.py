@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from logbook.capture.redact import redact_value
 from logbook.ingest._common import (
     as_dict,
     as_list,
@@ -25,19 +26,18 @@ from logbook.ingest._common import (
     check_text,
     digest,
     fail,
-    field_name,
     item_id,
     load_json_file,
     loads,
     number,
     prune,
-    redact,
     rfc3339,
     shown,
     whole,
 )
 from logbook.ingest._eval_zip import INSTALL_HINT, EvalArchive, check_before_reading
-from logbook.ingest.inspect_source import metric_name, with_source
+from logbook.ingest.adapter import Adapter
+from logbook.ingest.inspect_source import metric_name, reported_figures, with_source
 
 SUPPORTED_VERSIONS = frozenset({2})
 NOT_RUN = "not run (evaluation ended early)"
@@ -80,6 +80,20 @@ def read_runs(path: Path, *, scorer: str | None = None,
             seen.add(eval_id)
         runs.extend(with_source(file, header, log_runs(file, header, samples, scorer=scorer)))
     return runs
+
+
+class Inspect(Adapter):
+    """``--from inspect``: ``metric`` is the one scorer to read instead of every scorer."""
+
+    name = "inspect"
+    globs = ("*.eval", "*.json")
+
+    def read_runs(self, path: Path, *, metric: str | None = None,
+                  cut_off_ok: bool = False) -> list[dict[str, Any]]:
+        return read_runs(path, scorer=metric)
+
+
+ADAPTER = Inspect()
 
 
 def read_log(path: Path, *, reader: Reader = "auto") -> Log:
@@ -212,7 +226,7 @@ def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], 
     message = _error_text(header.get("error"))
     runs = []
     for name in names:
-        reported = _reported(path, status, message, results, name)
+        reported = reported_figures(path, status, message, results, name)
         outcomes = _outcomes(name, keys, logged)
         outcomes["metric"] = metric_name(name, ev, reported, outcomes["metric"])
         body: dict[str, Any] = {
@@ -322,51 +336,6 @@ def value_to_float(value: Any) -> tuple[float | None, str | None]:
     return None, f"score value is a {type(value).__name__}, not a number"
 
 
-def _reported(path: Path, status: str, message: str | None, results: dict[str, Any],
-              name: str) -> dict[str, Any]:
-    found = [(i, e) for i, e in enumerate(as_list(results.get("scores")))
-             if isinstance(e, dict) and (e.get("scorer") or e.get("name")) == name]
-    entries = [e for _, e in found]
-    out: dict[str, Any] = {"status": status, "error": message, "scorer": name,
-                           "total_samples": results.get("total_samples"),
-                           "completed_samples": results.get("completed_samples")}
-    if entries:
-        first = entries[0]
-        metrics = _metrics(path, first.get("metrics"), ("results", "scores", found[0][0],
-                                                         "metrics"))
-        headline = as_dict(results.get("headline"))
-        metric = headline.get("metric") if headline.get("scorer") == name else None
-        if metric is not None and not isinstance(metric, str):
-            raise fail(path, f"field results.headline.metric is {shown(metric)}, not a string")
-        metric = metric if metric in metrics else next(iter(metrics), None)
-        out |= {"metric": metric, "value": number(metrics.get(metric)),
-                "stderr": number(metrics.get("stderr")), "metrics": metrics,
-                "scored_samples": first.get("scored_samples"),
-                "unscored_samples": first.get("unscored_samples"),
-                "reducer": first.get("reducer")}
-        if len(entries) > 1:
-            out["scores"] = entries
-    return out
-
-
-def _metrics(path: Path, raw: Any, at: tuple[str | int, ...]) -> dict[str, Any]:
-    """A scorer's metrics as {name: value}; each is an object with a numeric value (or, in
-    older logs, a bare number)."""
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise fail(path, f"field {field_name(at)} is {shown(raw)}, not an object")
-    metrics: dict[str, Any] = {}
-    for key, entry in raw.items():
-        value, where = entry, (*at, key)
-        if isinstance(entry, dict):
-            value, where = entry.get("value"), (*where, "value")
-        if not (value is None or isinstance(value, bool | int | float)):
-            raise fail(path, f"field {field_name(where)} is {shown(value)}, not a number")
-        metrics[key] = value
-    return metrics
-
-
 def _apparatus(header: dict[str, Any], ev: dict[str, Any], scorer: str) -> dict[str, Any]:
     model = ev.get("model") if isinstance(ev.get("model"), str) else None
     generate = as_dict(ev.get("model_generate_config")) | as_dict(as_dict(header.get("plan"))
@@ -389,7 +358,7 @@ def _apparatus(header: dict[str, Any], ev: dict[str, Any], scorer: str) -> dict[
                     "commit": revision.get("commit"), "dirty": revision.get("dirty")},
         "evaluator": {"name": scorer, "config_hash": digest(spec) if spec else None},
         "packages_hash": digest(packages) if packages else None,
-        "harness_config": redact({
+        "harness_config": redact_value({
             "task_version": ev.get("task_version"),
             "task_file": ev.get("task_file"),
             "task_args": ev.get("task_args"),

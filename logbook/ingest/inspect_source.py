@@ -1,5 +1,5 @@
 """An Inspect log's identity and figures: where a run came from, what its metric is called,
-and the check that logbook's per-item figure is Inspect's own."""
+Inspect's own figures, and the check that logbook's per-item figure is Inspect's own."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from logbook.ingest._common import as_dict, as_list, fail
+from logbook.ingest._common import as_dict, as_list, fail, field_name, number, shown
 
 
 def log_source(path: Path, header: dict[str, Any]) -> dict[str, Any]:
@@ -70,3 +70,50 @@ def check_headline(path: Path, run: dict[str, Any]) -> None:
                          f"{reported.get('metric')} is {value!r}, but the mean over its "
                          f"{len(per_item)} scored items is {mine!r}: an edited file or a "
                          "misread one, so it is not recorded")
+
+
+def reported_figures(path: Path, status: str, message: str | None, results: dict[str, Any],
+                     name: str) -> dict[str, Any]:
+    """Inspect's own figures for one scorer, verbatim: its status, error, sample counts and,
+    when the log has them, the scorer's headline metric, value and metrics."""
+    found = [(i, e) for i, e in enumerate(as_list(results.get("scores")))
+             if isinstance(e, dict) and (e.get("scorer") or e.get("name")) == name]
+    entries = [e for _, e in found]
+    out: dict[str, Any] = {"status": status, "error": message, "scorer": name,
+                           "total_samples": results.get("total_samples"),
+                           "completed_samples": results.get("completed_samples")}
+    if entries:
+        first = entries[0]
+        metrics = _metrics(path, first.get("metrics"), ("results", "scores", found[0][0],
+                                                         "metrics"))
+        headline = as_dict(results.get("headline"))
+        metric = headline.get("metric") if headline.get("scorer") == name else None
+        if metric is not None and not isinstance(metric, str):
+            raise fail(path, f"field results.headline.metric is {shown(metric)}, not a string")
+        metric = metric if metric in metrics else next(iter(metrics), None)
+        out |= {"metric": metric, "value": number(metrics.get(metric)),
+                "stderr": number(metrics.get("stderr")), "metrics": metrics,
+                "scored_samples": first.get("scored_samples"),
+                "unscored_samples": first.get("unscored_samples"),
+                "reducer": first.get("reducer")}
+        if len(entries) > 1:
+            out["scores"] = entries
+    return out
+
+
+def _metrics(path: Path, raw: Any, at: tuple[str | int, ...]) -> dict[str, Any]:
+    """A scorer's metrics as {name: value}; each is an object with a numeric value (or, in
+    older logs, a bare number)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise fail(path, f"field {field_name(at)} is {shown(raw)}, not an object")
+    metrics: dict[str, Any] = {}
+    for key, entry in raw.items():
+        value, where = entry, (*at, key)
+        if isinstance(entry, dict):
+            value, where = entry.get("value"), (*where, "value")
+        if not (value is None or isinstance(value, bool | int | float)):
+            raise fail(path, f"field {field_name(where)} is {shown(value)}, not a number")
+        metrics[key] = value
+    return metrics

@@ -24,33 +24,44 @@ from logbook.ingest._common import (
     read_bytes,
     whole,
 )
+from logbook.ingest.adapter import Adapter
 
 FIELDS = ("id", "score", "cluster", "error", "sample")
 
 
-def read_runs(path: Path, *, metric: str = "score",
-              cut_off_ok: bool = False) -> list[dict[str, Any]]:
-    """One completed run whose outcomes are the file's items, in file order.
+class JsonLines(Adapter):
+    """``--from jsonl`` and ``--outcomes``: ``metric`` names the items' metric (``score``
+    when none is given)."""
 
-    With ``cut_off_ok``, a last line that is not valid JSON and has no line end (the writer
-    stopped mid-line) is left out, and the run's ``reason`` says so.
-    """
-    data = read_bytes(path)
-    # the file it came from; a JSON Lines file has no run identity of its own (its bytes are
-    # its scores), so two runs with the same items are two runs (docs/recording.md)
-    source = {"harness": "jsonl", "file": path.name,
-              "sha256": "sha256:" + hashlib.sha256(data).hexdigest()}
-    body: dict[str, Any] = {"status": "completed", "apparatus": {}, "source": source}
-    if cut_off_ok and data and not data.endswith((b"\n", b"\r")):
-        head, _, tail = data.rpartition(b"\n")
-        try:
-            loads(tail, f"{path}: last line", strict=True)
-        except InputError:
-            data = head
-            body["reason"] = (f"the last line of {path} was cut off mid-write "
-                              f"({len(tail)} bytes) and was not read")
-    body["outcomes"] = parse(data, path, metric=metric)
-    return [body]
+    name = "jsonl"
+    globs = ("*.jsonl",)
+
+    def read_runs(self, path: Path, *, metric: str | None = None,
+                  cut_off_ok: bool = False) -> list[dict[str, Any]]:
+        """One completed run whose outcomes are the file's items, in file order.
+
+        With ``cut_off_ok``, a last line that is not valid JSON and has no line end (the
+        writer stopped mid-line) is left out, and the run's ``reason`` says so.
+        """
+        data = read_bytes(path)
+        # the file it came from; a JSON Lines file has no run identity of its own (its bytes
+        # are its scores), so two runs with the same items are two runs (docs/recording.md)
+        source = {"harness": "jsonl", "file": path.name,
+                  "sha256": "sha256:" + hashlib.sha256(data).hexdigest()}
+        body: dict[str, Any] = {"status": "completed", "apparatus": {}, "source": source}
+        if cut_off_ok and data and not data.endswith((b"\n", b"\r")):
+            head, _, tail = data.rpartition(b"\n")
+            try:
+                loads(tail, f"{path}: last line", strict=True)
+            except InputError:
+                data = head
+                body["reason"] = (f"the last line of {path} was cut off mid-write "
+                                  f"({len(tail)} bytes) and was not read")
+        body["outcomes"] = parse(data, path, metric=metric or "score")
+        return [body]
+
+
+ADAPTER = JsonLines()
 
 
 def parse(data: bytes, path: Path | str, *, metric: str = "score") -> dict[str, Any]:

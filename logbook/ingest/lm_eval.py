@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from logbook.capture.redact import redact_value
 from logbook.ingest._common import (
     MAX_SAFE_INT,
     as_dict,
@@ -25,18 +26,21 @@ from logbook.ingest._common import (
     check_depth,
     digest,
     fail,
+    float_of,
+    int_of,
     item_id,
     loads,
     number,
     parse_kv_string,
     prune,
     read_bytes,
-    redact,
     rfc3339,
     sha256_tag,
     shown,
+    text_of,
     whole,
 )
+from logbook.ingest.adapter import Adapter
 
 HARNESS = "lm-evaluation-harness"
 _RESULTS = re.compile(r"results_(?P<ts>.+)\.json")
@@ -45,18 +49,30 @@ _PROMPT_FIELDS = ("description", "doc_to_text", "doc_to_choice", "doc_to_target"
                   "target_delimiter", "fewshot_delimiter", "fewshot_config", "num_fewshot")
 
 
-def read_runs(path: Path, *, metric: str | None = None) -> list[dict[str, Any]]:
-    """Runs from one results file, or from every ``results_*.json`` in a directory."""
-    if path.is_dir():
-        files = sorted(path.glob("results_*.json")) or sorted(path.glob("*/results_*.json"))
-        if not files:
-            raise fail(path, "no results_*.json file in this directory or its subdirectories")
-    else:
-        files = [path]
-    runs: list[dict[str, Any]] = []
-    for results_path in files:
-        runs.extend(read_results(results_path, metric=metric))
-    return runs
+class LmEval(Adapter):
+    """``--from lm-eval``: ``metric`` is the primary metric (``acc`` or ``acc,filter``) to read
+    instead of the task's first."""
+
+    name = "lm-eval"
+    globs = ("**/results_*.json",)
+
+    def read_runs(self, path: Path, *, metric: str | None = None,
+                  cut_off_ok: bool = False) -> list[dict[str, Any]]:
+        """Runs from one results file, or from every ``results_*.json`` in a directory."""
+        if path.is_dir():
+            files = sorted(path.glob("results_*.json")) or sorted(path.glob("*/results_*.json"))
+            if not files:
+                raise fail(path, "no results_*.json file in this directory or its "
+                                 "subdirectories")
+        else:
+            files = [path]
+        runs: list[dict[str, Any]] = []
+        for results_path in files:
+            runs.extend(read_results(results_path, metric=metric))
+        return runs
+
+
+ADAPTER = LmEval()
 
 
 def read_results(path: Path, *, metric: str | None = None) -> list[dict[str, Any]]:
@@ -307,7 +323,7 @@ def _apparatus(doc: dict[str, Any], task: str, config: dict[str, Any],
     model_args = run_config.get("model_args")
     if isinstance(model_args, str):
         model_args = parse_kv_string(model_args)
-    model_args = redact(model_args) if isinstance(model_args, dict) else {}
+    model_args = redact_value(model_args) if isinstance(model_args, dict) else {}
     gen = dict(as_dict(config.get("generation_kwargs")))
     cli_gen = run_config.get("gen_kwargs")
     gen.update(parse_kv_string(cli_gen) if isinstance(cli_gen, str) else as_dict(cli_gen))
@@ -334,10 +350,10 @@ def _apparatus(doc: dict[str, Any], task: str, config: dict[str, Any],
         "prompt_template_hash": digest(prompt),
         "harness": {"name": HARNESS, "version": doc.get("lm_eval_version"),
                     "commit": doc.get("git_hash")},
-        "evaluator": {"name": metric, "version": _str(_sub(doc, "versions", task)),
+        "evaluator": {"name": metric, "version": text_of(_sub(doc, "versions", task)),
                       "config_hash": digest(task_config)},
         "python": python.split()[0] if python else None,
-        "harness_config": redact({
+        "harness_config": redact_value({
             "model_source": doc.get("model_source"),
             "model_args": model_args,
             "model_revision": run_config.get("model_revision"),
@@ -364,7 +380,7 @@ def _apparatus(doc: dict[str, Any], task: str, config: dict[str, Any],
 
 
 def _decoding(gen: dict[str, Any], run_config: dict[str, Any]) -> dict[str, Any]:
-    temperature = _float(gen.get("temperature"))
+    temperature = float_of(gen.get("temperature"))
     do_sample = gen.get("do_sample")
     if isinstance(do_sample, str):
         do_sample = {"true": True, "false": False}.get(do_sample.lower())
@@ -373,28 +389,9 @@ def _decoding(gen: dict[str, Any], run_config: dict[str, Any]) -> dict[str, Any]
     seed = run_config.get("random_seed")
     return {
         "temperature": temperature,
-        "top_p": _float(gen.get("top_p")),
+        "top_p": float_of(gen.get("top_p")),
         "seed": seed if seed is not None else run_config.get("torch_seed"),
-        "max_tokens": _int(gen.get("max_gen_toks", gen.get("max_new_tokens",
+        "max_tokens": int_of(gen.get("max_gen_toks", gen.get("max_new_tokens",
                                                            gen.get("max_tokens")))),
         "do_sample": do_sample if isinstance(do_sample, bool) else None,
     }
-
-
-def _float(value: Any) -> float | None:
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            return None
-    return number(value)
-
-
-def _int(value: Any) -> int | None:
-    result = _float(value)
-    return int(result) if result is not None and result.is_integer() else None
-
-
-def _str(value: Any) -> str | None:
-    """A version (a string or number) as text; None for anything else."""
-    return str(value) if isinstance(value, str | int | float) else None
