@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 
 from logbook.errors import InputError
 from logbook.format.canonical import canonical_bytes
-from logbook.ingest import SOURCES, jsonl, read_runs
+from logbook.ingest import ADAPTERS, SOURCES, adapter_for, jsonl, read_runs
 from logbook.ingest import inspect as inspect_log
+from logbook.ingest.adapter import Adapter
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MANIFEST: dict[str, Any] = orjson.loads((FIXTURES / "MANIFEST.json").read_bytes())["files"]
@@ -60,6 +61,39 @@ def test_sources_are_listed() -> None:
     assert SOURCES == ("lm-eval", "inspect", "jsonl")
     with pytest.raises(InputError, match="not one of"):
         read_runs("helm", FIXTURES)
+
+
+def test_each_source_has_one_adapter_of_its_name() -> None:
+    assert tuple(ADAPTERS) == SOURCES
+    for source in SOURCES:
+        harness = adapter_for(source)
+        assert isinstance(harness, Adapter) and harness.name == source and harness.globs
+    with pytest.raises(InputError) as refused:
+        adapter_for("helm", "--from")
+    assert str(refused.value) == "--from 'helm' is not one of lm-eval, inspect, jsonl"
+
+
+@pytest.mark.parametrize(("source", "yes", "no"), [
+    ("lm-eval", "results_2026-11-29T18-00-00.json", "samples_arc_2026-11-29T18-00-00.jsonl"),
+    ("inspect", "2026-11-29T18-13-40-00-00_sums_AWmXtCZJkqs6wiwnaQaHoB.eval", "notes.txt"),
+    ("jsonl", "items.jsonl", "items.json"),
+])
+def test_an_adapter_recognises_its_outputs(source: str, yes: str, no: str,
+                                           tmp_path: Path) -> None:
+    harness = adapter_for(source)
+    assert harness.recognises(Path("out") / yes) and not harness.recognises(Path("out") / no)
+    (tmp_path / "sub").mkdir()
+    for name in (yes, no, f"sub/{yes}"):
+        (tmp_path / name).write_text("{}")
+    # lm-eval writes into a folder per model; the others write where they are told
+    below = {tmp_path / "sub" / yes} if source == "lm-eval" else set()
+    assert harness.outputs(tmp_path) == {tmp_path / yes} | below
+
+
+def test_the_registry_reads_what_the_adapter_reads() -> None:
+    rel = LM_RESULTS[0]
+    assert read_runs("lm-eval", FIXTURES / rel) == adapter_for("lm-eval").read_runs(
+        FIXTURES / rel)
 
 
 # ---------------------------------------------------------------- lm-evaluation-harness
