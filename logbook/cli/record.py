@@ -49,7 +49,7 @@ def _check_plan(ledger: Any, plan: str | None, arm: str | None) -> str | None:
         return None
     if arm is None:
         raise InputError(f"--plan {plan} needs --arm: the arm of the plan these runs belong to")
-    digest = ledger.resolve(plan, "--plan")
+    digest: str = ledger.resolve(plan, "--plan")
     if ledger.store.kind_of(digest)[1] != "plan":
         raise InputError(f"--plan {plan}: that entry is not a plan")
     arms = [a.get("name") for a in ledger.plan_body(digest).get("arms", [])]
@@ -79,7 +79,7 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
         if not drafts:
             raise InputError(f"{path} holds no runs")
         try:
-            entries = ledger.append_many(drafts, key, once=once)
+            entries: list[Any] = ledger.append_many(drafts, key, once=once)
         except InputError as exc:  # a run the ledger refuses: say which file it came from
             raise type(exc)(f"{path}: {exc}") from None
     intake_cli.announce(entries, plan_body)
@@ -178,6 +178,8 @@ def run(
 def _append(drafts: list[tuple[str, dict[str, Any]]], key: Any, code: int,
             fallback: dict[str, Any], taken: list[str],
             plan: str | None) -> tuple[list[Any], int, bool]:
+    """routing.admit, in the ledger opened again for it: none is held open while the command
+    runs."""
     with state.open_ledger(write=True) as ledger:
         return routing.admit(ledger, drafts, key, code, fallback, taken, plan, intake_cli.say)
 
