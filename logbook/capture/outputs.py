@@ -9,12 +9,22 @@ modified after the command started, are read.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from logbook.errors import LogbookError
 
-if TYPE_CHECKING:
-    from logbook.ingest.adapter import Adapter
+
+class Harness(Protocol):
+    """What `logbook run` needs of a harness's adapter (logbook.ingest.adapter.Adapter is
+    one): its name, its output files in a folder, and the runs of one output."""
+
+    name: str
+
+    def outputs(self, folder: Path) -> set[Path]: ...
+
+    def read_runs(self, path: Path, *, metric: str | None = None,
+                  cut_off_ok: bool = False) -> list[dict[str, Any]]: ...
+
 
 Snapshot = dict[Path, tuple[int, int, int]]
 
@@ -22,7 +32,7 @@ Snapshot = dict[Path, tuple[int, int, int]]
 _CLOCK_SLACK_NS = 20_000_000
 
 
-def snapshot(harness: Adapter, path: str) -> Snapshot:
+def snapshot(harness: Harness, path: str) -> Snapshot:
     """(mtime_ns, size, inode) of every output file there before the command runs."""
     target = Path(path)
     files = harness.outputs(target) if target.is_dir() else {target}
@@ -47,7 +57,7 @@ def written(before: Snapshot, f: Path, since: int | None = None) -> bool:
     return before.get(f) != (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-def read_outcomes(harness: Adapter, path: str, before: Snapshot, metric: str | None = None,
+def read_outcomes(harness: Harness, path: str, before: Snapshot, metric: str | None = None,
                   cut_off_ok: bool = False,
                   since: int | None = None) -> tuple[list[dict[str, Any]], str | None]:
     """The runs this command wrote, or why none could be read: only files it created or

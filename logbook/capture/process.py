@@ -19,12 +19,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
-from logbook.capture.outputs import read_outcomes, snapshot
-
-if TYPE_CHECKING:
-    from logbook.ingest.adapter import Adapter
+from logbook.capture.outputs import Harness, read_outcomes, snapshot
 
 # the harness's own error in a command's output: an exception line, lm-eval's task lookup
 # (two streams interleave: the exception's name may follow other output on its line)
@@ -153,7 +150,7 @@ class CommandRun:
     output: Output
 
 
-def run_command(command: list[str], harness: Adapter, path: str, signals: Signals, *,
+def run_command(command: list[str], harness: Harness, path: str, signals: Signals, *,
                 metric: str | None, clock: Callable[[], str]) -> CommandRun:
     """Run the command and read the outputs it wrote at ``path`` with its ``harness``'s
     adapter. A run that did not complete says the harness's own error, from what the command

@@ -10,13 +10,13 @@ status, or 1 when the command exited 0 but its run is failed or aborted, or was 
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from logbook import config
 from logbook.capture.process import Signals, run_command
 from logbook.capture.redact import argv_redaction
 from logbook.cli import record_intake as intake_cli
@@ -39,7 +39,7 @@ def _declared(apparatus: str | None) -> dict[str, Any]:
 
 
 def _session(session: str | None) -> str | None:
-    return session or os.environ.get("LOGBOOK_SESSION") or None
+    return session or config.session()
 
 
 def _check_plan(ledger: Any, plan: str | None, arm: str | None) -> str | None:
@@ -156,9 +156,12 @@ def run(
             entries, code, routed = _append(drafts, key, done.code, fallback, taken, plan)
         except AlreadyRecorded:  # all it found is already in the ledger: nothing to add
             raise
-        except (LogbookError, OSError, sqlite3.Error) as exc:
-            # even the append failed (a full disk, a lost lock): the record is kept for later
+        except Exception as exc:
+            # even the append failed (a full disk, a lost lock, a bug): the record is kept
+            # for later, then a bug still ends as one (exit 70, with its traceback)
             recover(db, drafts, exc)
+            if not isinstance(exc, LogbookError | OSError):
+                raise
             raise typer.Exit(done.code or 3) from None
     for e in entries:
         print(f"logbook: appended run {e.seq} {e.digest} ({e.body.get('status')})",
