@@ -109,10 +109,12 @@ def stdtrit(df: float, p: float) -> float:
         return 0.0
     sign = 1.0 if p > 0.5 else -1.0
     # each target below is exact in floating point (Sterbenz), so no digit is lost to 1 - p
-    if 0.25 < p < 0.75:
-        target, below = abs(p - 0.5), (lambda t: _t_center(df, t) < target)
-    else:
-        target, below = (1.0 - p if p > 0.5 else p), (lambda t: _t_tail(df, t) > target)
+    center = 0.25 < p < 0.75
+    target = abs(p - 0.5) if center else (1.0 - p if p > 0.5 else p)
+
+    def below(t: float) -> bool:
+        return _t_center(df, t) < target if center else _t_tail(df, t) > target
+
     lo, hi = 0.0, max(1.0, 2.0 * abs(ndtri(p)))
     while below(hi):
         lo, hi = hi, hi * 2.0

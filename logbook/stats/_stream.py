@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -118,7 +117,7 @@ class Stream:
             shift += _GROUP
         return out
 
-    def _draw(self, tab: _Tables, which: NDArray[Any]) -> NDArray[np.int64]:
+    def _draw(self, tab: _Tables, which: NDArray[np.intp]) -> NDArray[np.int64]:
         """One draw per row from table ``which[r]``: the first k whose cumulative weight
         exceeds the row's uniform u, found as the first threshold ceil(cdf * 2**53) above
         w >> 11 (the same test in integers: u = (w >> 11) * 2**-53)."""

@@ -134,7 +134,8 @@ def worst_case_bounds(
     hi = check_finite("high", high)
     if not lo < hi:
         raise ValueError(f"high: must exceed low ({lo}), got {hi}")
-    if np.ndim(a) == 2 or np.ndim(b) == 2:
+    # numpy's ArrayLike leaves out None (a missing score), which np.ndim takes like any value
+    if np.ndim(a) == 2 or np.ndim(b) == 2:  # type: ignore[arg-type]
         if ids_a is not None or ids_b is not None:
             raise ValueError("ids_a: runs x items arrays are already on one item axis")
         sa, sb = _stack("a", a), _stack("b", b)

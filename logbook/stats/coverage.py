@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
+from typing import Literal
 
 import numpy as np
 
@@ -58,8 +59,8 @@ def _covers(method: str, n: int, p: float, s: Stream, seed: int) -> bool:
         pc = 2 * p * u if p <= 0.5 else 1 - 2 * (1 - p) * u
         x = (s.uniforms(g * CLUSTER) < np.repeat(pc, CLUSTER)).astype(float)
         labels = np.repeat(np.arange(g), CLUSTER).tolist()
-        est = bootstrap(x, clusters=labels, n_resamples=RESAMPLES, seed=seed)
-        return est.low <= p <= est.high
+        boot = bootstrap(x, clusters=labels, n_resamples=RESAMPLES, seed=seed)
+        return boot.low <= p <= boot.high
     if method == "paired-bootstrap-bca":
         a = (s.uniforms(n) < p).astype(float)
         fresh = (s.uniforms(n) < p).astype(float)
@@ -72,9 +73,11 @@ def _covers(method: str, n: int, p: float, s: Stream, seed: int) -> bool:
     k = int(x.sum())
     if k in (0, n):
         return bool(k / n == p)  # every resample equals the data: a zero-width interval
-    which = "percentile" if method == "bootstrap-percentile" else "bca"
-    est = bootstrap(x, method=which, n_resamples=RESAMPLES, seed=seed)
-    return est.low <= p <= est.high
+    which: Literal["bca", "percentile"] = (
+        "percentile" if method == "bootstrap-percentile" else "bca"
+    )
+    boot = bootstrap(x, method=which, n_resamples=RESAMPLES, seed=seed)
+    return boot.low <= p <= boot.high
 
 
 def _exact(method: str, n: int, p: float) -> float:
