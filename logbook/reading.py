@@ -10,7 +10,6 @@ waited on for ever; a file without line ends is never read whole as one line.
 from __future__ import annotations
 
 import errno
-import math
 import os
 import re
 import stat
@@ -18,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from logbook import config
 from logbook.errors import InputError, LogbookError
 
 _ESCAPED_BYTE = re.compile(r"\\x([89a-f][0-9a-f])")
@@ -37,34 +37,19 @@ def on_disk(path: str | Path) -> str | Path:
     return raw if Path(raw).exists() else path
 
 
-DEFAULT_MAX_INPUT = 256 * 1024 * 1024
-DEFAULT_READ_TIMEOUT = 30.0
 _CHUNK = 1 << 20
-
-
-def _env_number(name: str, default: float, low: float, high: float) -> float:
-    text = os.environ.get(name)
-    if text is None or not text.strip():
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not low <= value <= high:
-        raise InputError(f"{name}={text!r} must be a number from {low:g} to {high:g}")
-    return value
 
 
 def max_input_bytes() -> int:
     """The most bytes read from a file or stream named on the command line
-    (LOGBOOK_MAX_INPUT_BYTES, default 256 MiB)."""
-    return int(_env_number("LOGBOOK_MAX_INPUT_BYTES", DEFAULT_MAX_INPUT, 1, 2**62))
+    (LOGBOOK_MAX_INPUT_BYTES, default 256 MiB; logbook.config)."""
+    return config.max_input_bytes()
 
 
 def read_timeout() -> float:
     """How long a FIFO or device may send nothing before it is refused (LOGBOOK_READ_TIMEOUT,
-    seconds, default 30)."""
-    return _env_number("LOGBOOK_READ_TIMEOUT", DEFAULT_READ_TIMEOUT, 0.001, 86400)
+    seconds, default 30; logbook.config)."""
+    return config.read_timeout()
 
 
 def _too_large(path: str | Path, what: str, limit: int, kind: str | None) -> InputError:

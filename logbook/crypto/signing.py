@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from logbook import config
 from logbook.crypto.public import PublicKey
 from logbook.errors import EnvironmentProblem, InputError
 from logbook.format.keyfile import KEY_FILE_HEADER, KEY_FILE_LIMIT
@@ -127,16 +128,13 @@ def _private_folder(path: Path, what: str) -> None:
 
 
 def default_key_path() -> Path:
-    env = os.environ.get("LOGBOOK_KEY")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "logbook" / "keys" / "default.key"
+    """LOGBOOK_KEY, else the user's default key (logbook.config)."""
+    return config.key_path()
 
 
 def key_path_name() -> str:
     """What to call the key at ``default_key_path()`` in an error: the variable naming it."""
-    return "LOGBOOK_KEY" if os.environ.get("LOGBOOK_KEY") else "key file"
+    return "LOGBOOK_KEY" if config.key_setting() else "key file"
 
 
 def load_or_create_key() -> tuple[SigningKey, bool]:
@@ -154,7 +152,7 @@ def load_key(for_signing: bool = True) -> SigningKey:
     to its owner when it will sign."""
     path = default_key_path()
     if not path.exists():
-        env = os.environ.get("LOGBOOK_KEY")
+        env = config.key_setting()
         if env:
             named = "(named by LOGBOOK_KEY)"
         elif env is not None:

@@ -1,0 +1,103 @@
+"""Every ``LOGBOOK_*`` environment variable, read here and nowhere else (DESIGN §3).
+
+Each value is read when a command asks for it (once per command), so that a process that sets
+one for itself (the demo, a test) is seen; its name, meaning, default and bounds are written
+here once, and a bad value is one sentence naming the variable (exit 2). The table below is
+the one list: docs/recording.md and docs/auditing.md name the variables, and a test holds the
+docs and this table to each other.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+from logbook.errors import InputError
+
+VARIABLES: dict[str, str] = {
+    "LOGBOOK_DIR": "the ledger (a folder, its .logbook folder or the ledger.db file), when "
+                   "--ledger is not given",
+    "LOGBOOK_KEY": "the signing key file (default $XDG_CONFIG_HOME/logbook/keys/default.key)",
+    "LOGBOOK_SESSION": "the session recorded on runs that name none",
+    "LOGBOOK_DEBUG": "1 prints the traceback of a user error, as --debug does",
+    "LOGBOOK_LOCK_TIMEOUT": "seconds a writer waits for the ledger's lock (default 30)",
+    "LOGBOOK_MAX_INPUT_BYTES": "the most bytes read from a file or stream named on the command "
+                               "line (default 256 MiB)",
+    "LOGBOOK_READ_TIMEOUT": "seconds a FIFO or device may send nothing before it is refused "
+                            "(default 30)",
+    "LOGBOOK_TEST_FAULT": "a test seam: `before-commit` kills the process inside an append's "
+                          "transaction, for the crash tests",
+}
+
+DEFAULT_LOCK_TIMEOUT = 30.0
+MAX_LOCK_WAIT = 86_400.0  # a day: longer is a typo (and SQLite needs a finite wait)
+DEFAULT_MAX_INPUT = 256 * 1024 * 1024
+DEFAULT_READ_TIMEOUT = 30.0
+
+
+def _get(name: str) -> str | None:
+    assert name in VARIABLES, name  # a variable read here is documented here
+    return os.environ.get(name)
+
+
+def _number(name: str, default: float, low: float, high: float, unit: str = "",
+            blank_is_default: bool = True) -> float:
+    text = _get(name)
+    if text is None or (blank_is_default and not text.strip()):
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not low <= value <= high:
+        raise InputError(f"{name}={text!r} must be a number{unit} from {low:g} to {high:g}")
+    return value
+
+
+def ledger_dir() -> str | None:
+    """LOGBOOK_DIR as given (None when unset or empty)."""
+    return _get("LOGBOOK_DIR") or None
+
+
+def key_setting() -> str | None:
+    """LOGBOOK_KEY as given: None when unset, "" when set empty (the default key is used)."""
+    return _get("LOGBOOK_KEY")
+
+
+def key_path() -> Path:
+    """The signing key's file: LOGBOOK_KEY, else the user's default key."""
+    named = key_setting()
+    if named:
+        return Path(named)
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "logbook" / "keys" / "default.key"
+
+
+def session() -> str | None:
+    return _get("LOGBOOK_SESSION") or None
+
+
+def debug() -> bool:
+    return _get("LOGBOOK_DEBUG") == "1"
+
+
+def lock_timeout() -> float:
+    """LOGBOOK_LOCK_TIMEOUT: seconds, 0 to a day (default 30; set but blank is refused)."""
+    return _number("LOGBOOK_LOCK_TIMEOUT", DEFAULT_LOCK_TIMEOUT, 0.0, MAX_LOCK_WAIT,
+                   " of seconds", blank_is_default=False)
+
+
+def max_input_bytes() -> int:
+    """LOGBOOK_MAX_INPUT_BYTES (default 256 MiB)."""
+    return int(_number("LOGBOOK_MAX_INPUT_BYTES", DEFAULT_MAX_INPUT, 1, 2**62))
+
+
+def read_timeout() -> float:
+    """LOGBOOK_READ_TIMEOUT: seconds (default 30)."""
+    return _number("LOGBOOK_READ_TIMEOUT", DEFAULT_READ_TIMEOUT, 0.001, 86400)
+
+
+def test_fault() -> str | None:
+    """LOGBOOK_TEST_FAULT: the fault a crash test asks for, or None (always, outside tests)."""
+    return _get("LOGBOOK_TEST_FAULT") or None
