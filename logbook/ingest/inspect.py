@@ -55,6 +55,17 @@ _REASON = {"error": "evaluation failed (the log records no error message)",
 _NOT_LOGS = frozenset({"logs.json", "eval-set.json", "listing.json"})  # Inspect's log-dir files
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
+def _field(name: str) -> Callable[[Any], Any]:
+    """A score's field ``name`` (a dict score), or the score itself."""
+    def get(value: Any) -> Any:
+        return value.get(name) if isinstance(value, dict) else value
+    return get
+
+
 def read_runs(path: Path, *, scorer: str | None = None,
               reader: Reader = "auto") -> list[dict[str, Any]]:
     """Runs from one Inspect log, or from every ``.eval``/``.json`` log in a directory."""
@@ -294,8 +305,7 @@ def _outcomes(name: str, keys: list[tuple[str, int]],
             values.append((as_dict(sample["scores"][name]).get("value"), None))
     fields = list(dict.fromkeys(k for v, _ in values if isinstance(v, dict) for k in v if k))
     getters: list[tuple[str, Callable[[Any], Any]]] = (
-        [(f, lambda v, f=f: v.get(f) if isinstance(v, dict) else v) for f in fields]
-        if fields else [(name, lambda v: v)])
+        [(f, _field(f)) for f in fields] if fields else [(name, _same)])
     columns = []
     for _, get in getters:
         columns.append([value_to_float(get(v)) if err is None else (None, err)

@@ -91,7 +91,7 @@ def reported_figures(path: Path, status: str, message: str | None, results: dict
         if metric is not None and not isinstance(metric, str):
             raise fail(path, f"field results.headline.metric is {shown(metric)}, not a string")
         metric = metric if metric in metrics else next(iter(metrics), None)
-        out |= {"metric": metric, "value": number(metrics.get(metric)),
+        out |= {"metric": metric, "value": number(metrics.get(metric or "")),
                 "stderr": number(metrics.get("stderr")), "metrics": metrics,
                 "scored_samples": first.get("scored_samples"),
                 "unscored_samples": first.get("unscored_samples"),

@@ -94,7 +94,8 @@ def read_results(path: Path, *, metric: str | None = None) -> list[dict[str, Any
     if match is None:
         raise fail(path, "file name is not results_<timestamp>.json, so its samples files "
                          "cannot be found")
-    groups = doc.get("group_subtasks") if isinstance(doc.get("group_subtasks"), dict) else {}
+    listed = doc.get("group_subtasks")
+    groups: dict[str, Any] = listed if isinstance(listed, dict) else {}
     parents = _parents(groups)
     runs = []
     for task in configs:
@@ -167,10 +168,10 @@ def _task_run(doc: dict[str, Any], path: Path, task: str, samples_path: Path,
         name = line.get("filter", "none")
         if not isinstance(name, str):
             raise fail(samples_path, f"line {lineno}: field filter is {shown(name)}, not a string")
-        rows = by_filter.setdefault(name, {})
-        if did in rows:
+        kept = by_filter.setdefault(name, {})
+        if did in kept:
             raise fail(samples_path, f"line {lineno}: doc_id {did} appears twice")
-        rows[did] = line
+        kept[did] = line
     primary = by_filter.get(filt, {})
     if not primary:
         raise fail(samples_path, f"no line has filter {filt!r} (the filter of {metric})")
@@ -181,7 +182,7 @@ def _task_run(doc: dict[str, Any], path: Path, task: str, samples_path: Path,
         raise fail(samples_path, f"has {len(primary)} documents for filter {filt!r} but the "
                                  f"results file says n-samples effective = {expected}")
     ids = list(primary)
-    rows = []
+    rows: list[tuple[str, float | None, str | None, int | None, str | None]] = []
     for did in ids:
         value = primary[did].get(metric)
         score = number(value)
@@ -241,8 +242,8 @@ def _primary(config: dict[str, Any], reported: dict[str, Any], lines: list[Any],
     if wanted:
         metric, _, chosen = wanted.partition(",")
         return metric, chosen or filt
-    names = [m.get("metric") for m in as_list(config.get("metric_list")) if isinstance(m, dict)]
-    names = [n for n in names if isinstance(n, str) and n]
+    listed = [m.get("metric") for m in as_list(config.get("metric_list")) if isinstance(m, dict)]
+    names: list[str] = [n for n in listed if isinstance(n, str) and n]
     if not names:  # older configs: the results keys are "metric,filter"
         names = [k.split(",")[0] for k in reported
                  if "," in k and "_stderr," not in k and not k.startswith(",")]

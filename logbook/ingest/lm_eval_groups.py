@@ -51,7 +51,10 @@ def _merge(path: Path, doc: dict[str, Any], group: str,
         raise fail(path, f"group {group}'s subtasks score different metrics ({listed}), so "
                          "they cannot be one run")
     metric = parts[0]["outcomes"]["metric"]
-    ids, scores, errors, components = [], [], [], []
+    ids: list[Any] = []
+    scores: list[Any] = []
+    errors: list[Any] = []
+    components: list[Any] = []
     extra_names = list(dict.fromkeys(k for p in parts for k in p["outcomes"].get("extra") or {}))
     extra: dict[str, list[float | None]] = {k: [] for k in extra_names}
     for p in parts:
