@@ -21,10 +21,10 @@ from test_audit import (
     scored,
 )
 
-from logbook.analysis.audit import RULES
+from logbook.analysis.audit.registry import rule_ids
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-ALL = list(RULES)
+ALL = rule_ids()
 SEVERITY = {"A01": "error", "A02": "error", "A03": "warning", "A04": "error", "A05": "error",
             "A06": "warning", "A07": "warning", "A08": "warning", "A09": "error",
             "A10": "error", "A11": "warning", "A12": "warning", "A13": "warning", "A14": "info",
@@ -138,7 +138,7 @@ def test_the_api_gives_the_same_findings(ledger_dir: Path, tmp_path: Path) -> No
     with Ledger.open(ledger_dir, write=False) as ledger:
         view = LedgerView(ledger)
         mine = findings_for_plan(view, plan)
-        everything = run_audit(view)["findings"]
+        everything = run_audit(view).findings
     assert all(isinstance(f, Finding) for f in mine)
     assert [f.as_dict() for f in mine] == audit("--plan", plan)["findings"]
     assert mine == everything
@@ -209,7 +209,7 @@ def test_audit_doc_documents_every_rule() -> None:
 
 # -- helpers the rules rest on ----------------------------------------------------------------
 def test_printed_numbers_skip_identifiers() -> None:
-    from logbook.analysis.audit import printed_numbers
+    from logbook.analysis.audit.rules.statements import printed_numbers
 
     got = printed_numbers("q8 on m-7b (f16, b1234, v2.1) scores 70.5% (67.5-72.5) over 3 runs, "
                           "-1.25 points.")
@@ -219,17 +219,12 @@ def test_printed_numbers_skip_identifiers() -> None:
 
 
 def test_interval_p_and_two_proportion_p() -> None:
-    from logbook.analysis.audit import Claim, interval_p, two_proportion_p
-    from logbook.ledger.service import Entry
-
-    def claim(value: float, low: float, high: float) -> Claim:
-        body = {"value": value, "interval": [low, high]}
-        return Claim(Entry(1, "d", {"body": body}, "", b""), None, [], "effect", [])
+    from logbook.stats.significance import interval_p, two_proportion_p
 
     # an interval of +-1.96 se around 1.96 se: z = 1.96, p = 0.05
-    assert interval_p(claim(1.96, 0.0, 3.92), 0.05) == pytest.approx(0.05, rel=1e-3)
-    assert interval_p(claim(0.0, -1.0, 1.0), 0.05) == pytest.approx(1.0)
-    assert interval_p(claim(0.1, 0.1, 0.1), 0.05) == 0.0
+    assert interval_p(1.96, 0.0, 3.92, 0.05) == pytest.approx(0.05, rel=1e-3)
+    assert interval_p(0.0, -1.0, 1.0, 0.05) == pytest.approx(1.0)
+    assert interval_p(0.1, 0.1, 0.1, 0.05) == 0.0
     # pooled z-test: 12/600 vs 0/600
     z = 0.02 / math.sqrt(0.01 * 0.99 * (2 / 600))
     assert two_proportion_p(12, 600, 0, 600) == pytest.approx(math.erfc(z / math.sqrt(2)))

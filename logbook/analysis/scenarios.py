@@ -220,7 +220,7 @@ class Book:
         from logbook.analysis.audit import run_audit
         from logbook.analysis.view import LedgerView
 
-        return list(run_audit(LedgerView(self.ledger))["findings"])
+        return list(run_audit(LedgerView(self.ledger)).findings)
 
 
 def honest_statement(body: dict[str, Any], arm: str | None) -> str:
