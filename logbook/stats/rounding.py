@@ -6,7 +6,7 @@ from __future__ import annotations
 def half_unit(decimals: int, scale: float = 1.0) -> float:
     """Half a unit of the last of `decimals` printed digits, on a figure printed at `scale`
     (100 for percent), in the figure's own units."""
-    return 0.5 * 10 ** -decimals / scale
+    return 0.5 * 10.0 ** -decimals / scale
 
 
 def rounds_to(printed: float, decimals: int, target: float) -> bool:
