@@ -207,6 +207,19 @@ def test_audit_doc_documents_every_rule() -> None:
         assert source in text
 
 
+def test_rule_table_is_the_registry() -> None:
+    """docs/audit.md's rule table and section headings list the registered rules: the same ids,
+    in order, with the same severities and names."""
+    from logbook.analysis.audit.registry import registered
+
+    text = (DOCS / "audit.md").read_text()
+    table = re.findall(r"^\| (A\d\d) \| (\w+) \| ([^|]+?) \|", text, flags=re.M)
+    registry = [(r.id, r.severity, r.title) for r in registered()]
+    assert table == registry
+    headings = re.findall(r"^### (A\d\d) (.+) \((\w+)\)$", text, flags=re.M)
+    assert [(rid, sev, name) for rid, name, sev in headings] == registry
+
+
 # -- helpers the rules rest on ----------------------------------------------------------------
 def test_printed_numbers_skip_identifiers() -> None:
     from logbook.analysis.audit.rules.statements import printed_numbers
