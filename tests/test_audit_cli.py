@@ -243,3 +243,38 @@ def test_interval_p_and_two_proportion_p() -> None:
     assert two_proportion_p(12, 600, 0, 600) == pytest.approx(math.erfc(z / math.sqrt(2)))
     assert two_proportion_p(0, 600, 0, 600) is None
     assert two_proportion_p(1, 0, 0, 10) is None
+
+
+def test_spread_and_variance_ratio() -> None:
+    import numpy as np
+    from scipy import special
+
+    from logbook.stats.significance import bonferroni_threshold, variance_ratio_test
+    from logbook.stats.spread import (
+        margin_of_mean,
+        mean_sd,
+        pooled_standard_errors,
+        population_variance,
+    )
+
+    xs = [0.70, 0.71, 0.69, 0.74]
+    m, sd = mean_sd(xs)
+    assert m == pytest.approx(np.mean(xs)) and sd == pytest.approx(np.std(xs, ddof=1))
+    assert mean_sd([0.5]) == (0.5, 0.0)
+    assert margin_of_mean(xs, 3.0) == pytest.approx(3.0 * sd / 2.0) and margin_of_mean([], 3.0) == 0
+    assert population_variance([1.0, 0.0, 1.0, 1.0]) == (pytest.approx(0.1875), 4)
+    assert population_variance([]) == (0.0, 0)
+    # a run whose items all agree takes the spread pooled with its neighbour's
+    assert pooled_standard_errors([(0.0, 100), (0.25, 100), (0.1, 0)]) == [
+        pytest.approx(math.sqrt(0.125 / 100)), pytest.approx(math.sqrt(0.125 / 100)), 0.0]
+    f, p = variance_ratio_test(0.03, 4, 0.01, 8)
+    assert f == pytest.approx(9.0) and p == pytest.approx(special.fdtrc(3, 7, 9.0), rel=1e-9)
+    assert bonferroni_threshold(0.05, 4) == 0.0125
+
+
+def test_rounds_to_the_printed_digits() -> None:
+    from logbook.stats.rounding import half_unit, rounds_to
+
+    assert rounds_to(70.5, 1, 70.54) and not rounds_to(70.5, 1, 70.56)
+    assert rounds_to(1.25, 2, -1.2549)  # signs are set aside
+    assert half_unit(1) == pytest.approx(0.05) and half_unit(0, 100.0) == pytest.approx(0.005)
