@@ -48,9 +48,10 @@ class Context:
 
     view: LedgerView
     scope: str | None = None
-    _scores: dict[int, float | None] = field(default_factory=dict)
-    _keys: dict[int, tuple[Any, ...]] = field(default_factory=dict)
-    _item_var: dict[int, tuple[float, int]] = field(default_factory=dict)
+    _scores: dict[int, float | None] = field(default_factory=dict, init=False, repr=False)
+    _keys: dict[int, tuple[Any, ...]] = field(default_factory=dict, init=False, repr=False)
+    _item_var: dict[int, tuple[float, int]] = field(default_factory=dict, init=False,
+                                                    repr=False)
 
     # -- entries ---------------------------------------------------------------------------
     def retracted(self, digest: str) -> bool:
