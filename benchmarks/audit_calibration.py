@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from logbook.analysis.audit import RULES
+from logbook.analysis.audit.registry import rule_ids
 from logbook.analysis.scenarios import Book, honest, shapes
 from logbook.analysis.violations import VIOLATIONS
 
@@ -57,7 +57,7 @@ def cli_runner(argv: list[str], env: dict[str, str]) -> int:
 def calibrate(n_honest: int, n_violations: int, seed: int,
               rules: list[str] | None = None) -> dict[str, Any]:
     """{rule: {"false_alarms", "honest", "fired", "violations"}} and the honest findings."""
-    rules = rules or list(RULES)
+    rules = rules or rule_ids()
     out = {r: {"false_alarms": 0, "honest": n_honest, "fired": 0, "violations": 0}
            for r in rules}
     examples: dict[str, str] = {}

@@ -21,10 +21,10 @@ from test_audit import (
     scored,
 )
 
-from logbook.analysis.audit import RULES
+from logbook.analysis.audit.registry import rule_ids
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-ALL = list(RULES)
+ALL = rule_ids()
 SEVERITY = {"A01": "error", "A02": "error", "A03": "warning", "A04": "error", "A05": "error",
             "A06": "warning", "A07": "warning", "A08": "warning", "A09": "error",
             "A10": "error", "A11": "warning", "A12": "warning", "A13": "warning", "A14": "info",
@@ -138,7 +138,7 @@ def test_the_api_gives_the_same_findings(ledger_dir: Path, tmp_path: Path) -> No
     with Ledger.open(ledger_dir, write=False) as ledger:
         view = LedgerView(ledger)
         mine = findings_for_plan(view, plan)
-        everything = run_audit(view)["findings"]
+        everything = run_audit(view).findings
     assert all(isinstance(f, Finding) for f in mine)
     assert [f.as_dict() for f in mine] == audit("--plan", plan)["findings"]
     assert mine == everything
@@ -207,9 +207,22 @@ def test_audit_doc_documents_every_rule() -> None:
         assert source in text
 
 
+def test_rule_table_is_the_registry() -> None:
+    """docs/audit.md's rule table and section headings list the registered rules: the same ids,
+    in order, with the same severities and names."""
+    from logbook.analysis.audit.registry import registered
+
+    text = (DOCS / "audit.md").read_text()
+    table = re.findall(r"^\| (A\d\d) \| (\w+) \| ([^|]+?) \|", text, flags=re.M)
+    registry = [(r.id, r.severity, r.title) for r in registered()]
+    assert table == registry
+    headings = re.findall(r"^### (A\d\d) (.+) \((\w+)\)$", text, flags=re.M)
+    assert [(rid, sev, name) for rid, name, sev in headings] == registry
+
+
 # -- helpers the rules rest on ----------------------------------------------------------------
 def test_printed_numbers_skip_identifiers() -> None:
-    from logbook.analysis.audit import printed_numbers
+    from logbook.analysis.audit.rules.statements import printed_numbers
 
     got = printed_numbers("q8 on m-7b (f16, b1234, v2.1) scores 70.5% (67.5-72.5) over 3 runs, "
                           "-1.25 points.")
@@ -219,19 +232,49 @@ def test_printed_numbers_skip_identifiers() -> None:
 
 
 def test_interval_p_and_two_proportion_p() -> None:
-    from logbook.analysis.audit import Claim, interval_p, two_proportion_p
-    from logbook.ledger.service import Entry
-
-    def claim(value: float, low: float, high: float) -> Claim:
-        body = {"value": value, "interval": [low, high]}
-        return Claim(Entry(1, "d", {"body": body}, "", b""), None, [], "effect", [])
+    from logbook.stats.significance import interval_p, two_proportion_p
 
     # an interval of +-1.96 se around 1.96 se: z = 1.96, p = 0.05
-    assert interval_p(claim(1.96, 0.0, 3.92), 0.05) == pytest.approx(0.05, rel=1e-3)
-    assert interval_p(claim(0.0, -1.0, 1.0), 0.05) == pytest.approx(1.0)
-    assert interval_p(claim(0.1, 0.1, 0.1), 0.05) == 0.0
+    assert interval_p(1.96, 0.0, 3.92, 0.05) == pytest.approx(0.05, rel=1e-3)
+    assert interval_p(0.0, -1.0, 1.0, 0.05) == pytest.approx(1.0)
+    assert interval_p(0.1, 0.1, 0.1, 0.05) == 0.0
     # pooled z-test: 12/600 vs 0/600
     z = 0.02 / math.sqrt(0.01 * 0.99 * (2 / 600))
     assert two_proportion_p(12, 600, 0, 600) == pytest.approx(math.erfc(z / math.sqrt(2)))
     assert two_proportion_p(0, 600, 0, 600) is None
     assert two_proportion_p(1, 0, 0, 10) is None
+
+
+def test_spread_and_variance_ratio() -> None:
+    import numpy as np
+    from scipy import special
+
+    from logbook.stats.significance import bonferroni_threshold, variance_ratio_test
+    from logbook.stats.spread import (
+        margin_of_mean,
+        mean_sd,
+        pooled_standard_errors,
+        population_variance,
+    )
+
+    xs = [0.70, 0.71, 0.69, 0.74]
+    m, sd = mean_sd(xs)
+    assert m == pytest.approx(np.mean(xs)) and sd == pytest.approx(np.std(xs, ddof=1))
+    assert mean_sd([0.5]) == (0.5, 0.0)
+    assert margin_of_mean(xs, 3.0) == pytest.approx(3.0 * sd / 2.0) and margin_of_mean([], 3.0) == 0
+    assert population_variance([1.0, 0.0, 1.0, 1.0]) == (pytest.approx(0.1875), 4)
+    assert population_variance([]) == (0.0, 0)
+    # a run whose items all agree takes the spread pooled with its neighbour's
+    assert pooled_standard_errors([(0.0, 100), (0.25, 100), (0.1, 0)]) == [
+        pytest.approx(math.sqrt(0.125 / 100)), pytest.approx(math.sqrt(0.125 / 100)), 0.0]
+    f, p = variance_ratio_test(0.03, 4, 0.01, 8)
+    assert f == pytest.approx(9.0) and p == pytest.approx(special.fdtrc(3, 7, 9.0), rel=1e-9)
+    assert bonferroni_threshold(0.05, 4) == 0.0125
+
+
+def test_rounds_to_the_printed_digits() -> None:
+    from logbook.stats.rounding import half_unit, rounds_to
+
+    assert rounds_to(70.5, 1, 70.54) and not rounds_to(70.5, 1, 70.56)
+    assert rounds_to(1.25, 2, -1.2549)  # signs are set aside
+    assert half_unit(1) == pytest.approx(0.05) and half_unit(0, 100.0) == pytest.approx(0.005)

@@ -8,7 +8,7 @@ from pathlib import Path
 from conftest import run_cli
 from test_audit import append, audit, checks, claim, honest_runs, make_plan, scored
 
-from logbook.analysis.audit_claims import figures
+from logbook.analysis.audit.rules.statements import figures
 
 
 def four_q8_runs(tmp: Path, q8: tuple[float, ...]) -> str:

@@ -220,13 +220,14 @@ class Book:
         from logbook.analysis.audit import run_audit
         from logbook.analysis.view import LedgerView
 
-        return list(run_audit(LedgerView(self.ledger))["findings"])
+        return list(run_audit(LedgerView(self.ledger)).findings)
 
 
 def honest_statement(body: dict[str, Any], arm: str | None) -> str:
     from logbook.stats import format_estimate
 
-    f = format_estimate(body["value"], *body["interval"], scale=100.0)
+    low, high = body["interval"]
+    f = format_estimate(body["value"], low, high, scale=100.0)
     if arm is None:
         return f"q8 changes accuracy by {f.point} points ({f.low} to {f.high}) against f16"
     return f"{arm} scores {f.point}% ({f.low} to {f.high}) over all its runs"

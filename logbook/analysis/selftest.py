@@ -18,9 +18,10 @@ SHAPE = Shape(n=200, k=3, p=0.7, effect=0.0, explore=5, band=True, seed=14)
 
 
 def run_selftest(rule_ids: list[str], shape: Shape = SHAPE) -> dict[str, Any]:
-    from logbook.analysis.audit import RULES
+    from logbook.analysis.audit.registry import registered
     from logbook.analysis.violations import VIOLATIONS
 
+    titles = {r.id: r.title for r in registered()}
     rows = []
     with tempfile.TemporaryDirectory(prefix="logbook-selftest-") as tmp:
         with Book(Path(tmp) / "honest") as book:
@@ -28,7 +29,7 @@ def run_selftest(rule_ids: list[str], shape: Shape = SHAPE) -> dict[str, Any]:
             twin = book.audit()
         for rid in rule_ids:
             if rid not in VIOLATIONS:  # a rule nobody has shown to work does not hold
-                rows.append({"id": rid, "title": RULES[rid][1], "fired": False,
+                rows.append({"id": rid, "title": titles[rid], "fired": False,
                              "quiet": not any(f.check == rid for f in twin), "ok": False,
                              "violation": None, "honest": sorted({f.check for f in twin})})
                 continue
@@ -37,7 +38,7 @@ def run_selftest(rule_ids: list[str], shape: Shape = SHAPE) -> dict[str, Any]:
                 found = book.audit()
             fired = any(f.check == rid for f in found)
             quiet = not any(f.check == rid for f in twin)
-            rows.append({"id": rid, "title": RULES[rid][1], "fired": fired, "quiet": quiet,
+            rows.append({"id": rid, "title": titles[rid], "fired": fired, "quiet": quiet,
                          "ok": fired and quiet,
                          "violation": sorted({f.check for f in found}),
                          "honest": sorted({f.check for f in twin})})

@@ -151,9 +151,9 @@ def a14(book: Book, s: Shape) -> None:
 
 
 def a15(book: Book, s: Shape) -> None:
-    arms = [{"name": "f16", "role": "control"}, {"name": "q8", "role": "treatment"},
-            {"name": "shuffled", "role": "negative_control", "expected": 0.25,
-             "tolerance": 0.05}]
+    arms: list[dict[str, Any]] = [
+        {"name": "f16", "role": "control"}, {"name": "q8", "role": "treatment"},
+        {"name": "shuffled", "role": "negative_control", "expected": 0.25, "tolerance": 0.05}]
     plan = book.plan("kv", k=s.k, n=s.n, arms=arms)
     rng = random.Random(s.seed)
     for _ in range(s.k):

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from logbook.cli import state
+
+if TYPE_CHECKING:
+    from logbook.analysis.audit.result import AuditResult
 
 
 def audit(
@@ -41,12 +46,12 @@ def audit(
     if selftest:
         from logbook.analysis.selftest import run_selftest, selftest_lines
 
-        result = run_selftest([r.id for r in a.select_rules(only, skip)])
+        held = run_selftest([r.id for r in a.select_rules(only, skip)])
         if as_json:
-            state.emit_json(result)
+            state.emit_json(held)
         else:
-            print("\n".join(selftest_lines(result)))
-        if not result["ok"]:
+            print("\n".join(selftest_lines(held)))
+        if not held["ok"]:
             raise typer.Exit(1)
         return
     from logbook.analysis.view import LedgerView
@@ -57,24 +62,24 @@ def audit(
     if plan is None and not only and not skip:
         _record(result)
     if as_json:
-        state.emit_json(a.as_json(result))
+        state.emit_json(result.as_json())
     else:
-        print("\n".join(a.audit_lines(result)))
-    if not result["ok"]:
+        print("\n".join(result.lines()))
+    if not result.ok:
         raise typer.Exit(1)
 
 
-def _record(result: dict[str, object]) -> None:
+def _record(result: AuditResult) -> None:
     """Keep a whole-ledger audit's findings beside the ledger, for `brief` (best effort)."""
     import orjson
 
     from logbook.errors import LogbookError
     from logbook.ledger.service import now_rfc3339
 
-    findings = [f.as_dict() for f in result["findings"]]  # type: ignore[attr-defined]
+    findings = [f.as_dict() for f in result.findings]
     try:
         with state.open_ledger(write=True) as ledger:
-            ledger.store.record_audit(int(result["entries"]), now_rfc3339(),  # type: ignore[call-overload]
+            ledger.store.record_audit(result.entries, now_rfc3339(),
                                       orjson.dumps(findings).decode())
     except (LogbookError, OSError):
         pass  # a read-only copy of a ledger can still be audited

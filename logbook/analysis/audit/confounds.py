@@ -10,7 +10,6 @@ counts as the variable. Per-run identity (seeds, times, sessions...) is never a 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from logbook.analysis.view import RunView, is_identity
 
@@ -83,7 +82,3 @@ def table(found: Confounds, sides: tuple[str, str]) -> str:
         lines.append(f"  not recorded by {side} (not compared): {shown}")
     return "\n".join(lines)
 
-
-def as_dict(found: Confounds) -> dict[str, Any]:
-    return {"differ": [{"field": k, "a": x, "b": y} for k, x, y in found.differ],
-            "not_recorded": found.not_recorded}

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from logbook.analysis.audit import Context, at
+from logbook.analysis.audit.context import Context, at
+from logbook.analysis.audit.registry import rule
 from logbook.analysis.retractions import plan_verdict, restored
 from logbook.analysis.view import PlanView, RunView
 from logbook.findings import Finding
@@ -21,7 +22,10 @@ from logbook.ledger.service import Entry
 EPS = 1e-9
 
 
-def a22_laundering_retraction(ctx: Context) -> Iterator[Finding]:
+@rule("A22", severity="error", title="laundering retraction",
+      finds="a retraction, made after later runs, removed an arm's worst run or changed the "
+      "verdict, and nothing replaced it")
+def laundering_retraction(ctx: Context) -> Iterator[Finding]:
     for plan in ctx.scoped_plans():
         late = [(r, run) for run in plan.runs if run.retracted
                 for r in run.retracted_by[:1] if not ctx.retracted(r.digest)
@@ -60,9 +64,9 @@ def worst_of_arm(ctx: Context, plan: PlanView, run: RunView) -> bool:
     hib = bool((ctx.body(plan).get("metric") or {}).get("higher_is_better", True))
     x = ctx.score(run)
     assert x is not None
-    others = [ctx.score(r) for r in ctx.usable(plan.runs, run.arm)]
+    others = ctx.scores(ctx.usable(plan.runs, run.arm))
     sign = 1.0 if hib else -1.0
-    return bool(others) and all(sign * (x - y) <= EPS for y in others if y is not None)
+    return bool(others) and all(sign * (x - y) <= EPS for y in others)
 
 
 def replacements(ctx: Context, plan: PlanView,

@@ -11,23 +11,19 @@ no more digits than the interval supports. Thresholds and reasons: docs/audit.md
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from logbook.analysis.audit import (
-    Claim,
-    Context,
-    matches,
-    mean_sd,
-    printed_numbers,
-    scale_of,
-    statement_figures,
-)
+from logbook.analysis.audit.context import Claim, Context, scale_of
+from logbook.analysis.audit.registry import rule
 from logbook.analysis.view import PlanView
 from logbook.findings import Finding
 from logbook.format.metrics import BOUNDED_KINDS
+from logbook.stats.rounding import half_unit, rounds_to
+from logbook.stats.spread import mean_sd
 
 EPS = 1e-9
+# A number as printed: not part of a word ("q8", "b1234", "v2.1"); a sign is kept apart.
 NUMBER = re.compile(r"(?<![\w.])[-+\u2212]?(\d+(?:\.\d+)?)(?![\w])")
 UNIT = re.compile(r"\s*(%|percent\b|percentage points?\b|points?\b|pts?\b|pp\b)", re.I)
 RANGE = re.compile(r"^\s*(?:-|\u2013|\u2014|to)\s*[-+\u2212]?\s*$")
@@ -39,6 +35,32 @@ class Figure:
     value: float      # as printed, sign set aside
     decimals: int
     unit: bool        # carries a unit of the display scale (%, points)
+
+
+def printed_numbers(text: str) -> list[tuple[str, float, int]]:
+    """(text, absolute value, decimals printed) of every number in a statement."""
+    out = []
+    for m in NUMBER.finditer(text):
+        digits = m.group(1)
+        out.append((m.group(0), float(digits),
+                    len(digits.split(".")[1]) if "." in digits else 0))
+    return out
+
+
+def statement_figures(claim: Claim, targets: Iterable[float]) -> list[tuple[int, float]]:
+    """(decimals, scale) of each statement number that prints one of `targets` (the value or
+    an interval bound) at a scale the plan allows: percent for proportions, or as is."""
+    body = claim.plan.body if claim.plan else None
+    scales = [scale_of(body), 1.0] if scale_of(body) != 1.0 else [1.0]
+    if body is None and all(0 <= abs(t) <= 1 for t in targets):
+        scales = [100.0, 1.0]
+    out = []
+    for _text, value, decimals in printed_numbers(str(claim.body.get("statement", ""))):
+        for scale in scales:
+            if any(rounds_to(value, decimals, t * scale) for t in targets):
+                out.append((decimals, scale))
+                break
+    return out
 
 
 def figures(statement: str) -> list[Figure]:
@@ -81,9 +103,9 @@ def allowed(ctx: Context, claim: Claim) -> list[float]:
     out += [float(body.get("min_effect") or 0.0)]
     out += [float(x["value"]) for k in ("success", "failure") for x in body.get(k) or []]
     for arm in body.get("arms") or []:
-        xs = [ctx.score(r) for r in ctx.usable(plan.runs, arm.get("name"), before=c.seq)]
+        xs = ctx.scores(ctx.usable(plan.runs, arm.get("name"), before=c.seq))
         if xs:
-            out.append(mean_sd(xs)[0])  # type: ignore[arg-type]
+            out.append(mean_sd(xs)[0])
         if arm.get("expected") is not None:
             out.append(float(arm["expected"]))
     return out
@@ -97,11 +119,10 @@ def best_picks(ctx: Context, c: Claim, plan: PlanView) -> tuple[list[float], flo
     top = ctx.usable(plan.runs, c.arms[-1], before=c.seq) if c.arms else []
     if len(top) < 2:
         return [], 0.0, 0, len(top)
-    xs: list[float] = [ctx.score(r) for r in top]  # type: ignore[misc]
+    xs = ctx.scores(top)
     star, honest, picks = top[xs.index(best(xs))], mean_sd(xs)[0], [best(xs)]
     if c.figure == "effect" and len(c.arms) == 2:
-        ys: list[float] = [ctx.score(r) for r in ctx.usable(  # type: ignore[misc]
-            plan.runs, c.arms[0], before=c.seq)]
+        ys = ctx.scores(ctx.usable(plan.runs, c.arms[0], before=c.seq))
         if not ys:
             return [], 0.0, 0, len(top)
         base = mean_sd(ys)[0]
@@ -114,13 +135,16 @@ def plan_scale(c: Claim) -> float:
     return scale_of(c.plan.body if c.plan is not None else None)
 
 
-def a02_best_of_n(ctx: Context) -> Iterator[Finding]:
+@rule("A02", severity="error", title="best of N",
+      finds="a claimed figure is the best single run of an arm, not the mean, beyond what "
+      "rounding explains")
+def best_of_n(ctx: Context) -> Iterator[Finding]:
     for c, plan in ctx.planned_claims():
         value = float(c.body["value"])
         picks, honest, star, n = best_picks(ctx, c, plan)
         if not picks:
             continue
-        tol = max(min((0.5 * 10 ** -d / s for d, s in statement_figures(c, [value])),
+        tol = max(min((half_unit(d, s) for d, s in statement_figures(c, [value])),
                       default=EPS), EPS)
         said = None
         if any(abs(value - p) <= tol for p in picks) and abs(value - honest) > tol:
@@ -129,10 +153,10 @@ def a02_best_of_n(ctx: Context) -> Iterator[Finding]:
             targets = allowed(ctx, c)  # a figure that prints one of these is accounted for
             for fig in figures(str(c.body.get("statement", ""))):
                 for scale in scales(ctx, c, fig):
-                    half = 0.5 * 10 ** -fig.decimals / scale + EPS
+                    half = half_unit(fig.decimals, scale) + EPS
                     if (any(abs(fig.value / scale - abs(p)) <= half for p in picks)
                             and abs(fig.value / scale - abs(honest)) > half
-                            and not any(matches(fig.value, fig.decimals, t * scale)
+                            and not any(rounds_to(fig.value, fig.decimals, t * scale)
                                         for t in targets)):
                         said = f"says {fig.text!r}"
                         break
@@ -147,7 +171,9 @@ def a02_best_of_n(ctx: Context) -> Iterator[Finding]:
                           c.evidence(run.digest))
 
 
-def a13_false_precision(ctx: Context) -> Iterator[Finding]:
+@rule("A13", severity="warning", title="false precision",
+      finds="a claim's statement prints more digits than its interval supports")
+def false_precision(ctx: Context) -> Iterator[Finding]:
     from logbook.stats import decimals_supported
 
     for c in ctx.scoped_claims():
@@ -175,9 +201,9 @@ def another_figure(ctx: Context, c: Claim) -> str | None:
     picks = best_picks(ctx, c, c.plan)[0] if c.plan is not None else []
     for fig in figures(str(c.body.get("statement", ""))):
         sc = scales(ctx, c, fig)
-        if any(matches(fig.value, fig.decimals, t * s) for t in targets for s in sc):
+        if any(rounds_to(fig.value, fig.decimals, t * s) for t in targets for s in sc):
             continue
-        if any(matches(fig.value, fig.decimals, p * s) for p in picks for s in sc):
+        if any(rounds_to(fig.value, fig.decimals, p * s) for p in picks for s in sc):
             continue  # the best run's figure: A02
         value, (low, high) = float(c.body["value"]), c.body["interval"]
         return (f"says {fig.text!r}{'' if fig.unit else ' (in a range)'}, which is neither its "

@@ -10,25 +10,27 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from logbook.analysis.audit import Context, at
-from logbook.analysis.audit_bands import A12_Z, EPS, apparatus_groups, judged
-from logbook.analysis.bands import latest_bands
+from logbook.analysis.audit.agreement import EPS, Z, apparatus_groups, judged
+from logbook.analysis.audit.context import Context, at
+from logbook.analysis.audit.registry import rule
 from logbook.analysis.view import RunView
 from logbook.findings import Finding
 
 
-def a20_two_runs_disagree(ctx: Context) -> Iterator[Finding]:
+@rule("A20", severity="warning", title="two runs disagree",
+      finds="two runs of one apparatus disagree beyond their sampling error, and no third run "
+      "says which to believe")
+def two_runs_disagree(ctx: Context) -> Iterator[Finding]:
     """Exactly two runs of an apparatus, no band measured on it, and they differ by more than
     their sampling errors allow: neither can be believed until a third run says which."""
-    bands = latest_bands(ctx.view)
     for key, group in apparatus_groups(ctx).items():
-        if len(group) != 2 or key in bands:
+        if len(group) != 2 or key in ctx.bands:
             continue
         first, second = group
         pred, one_item = judged(ctx, second, [first])
         x, y = ctx.score(first), ctx.score(second)
         assert x is not None and y is not None
-        if abs(pred.z) > A12_Z and abs(x - y) > one_item + EPS:
+        if abs(pred.z) > Z and abs(x - y) > one_item + EPS:
             s = ctx.scale(first)
             yield Finding("A20", "warning", f"runs @{first.seq} ({x * s:.4g}) and "
                           f"@{second.seq} ({y * s:.4g}) of one apparatus disagree by "
@@ -57,7 +59,10 @@ def seeds(run: RunView) -> tuple[tuple[str, str], ...]:
                         if "seed" in k.rsplit(".", 1)[-1].lower() and v is not None))
 
 
-def a21_fixed_seed(ctx: Context) -> Iterator[Finding]:
+@rule("A21", severity="warning", title="fixed seed",
+      finds="repeats of one apparatus sample (temperature > 0) with one fixed seed, which "
+      "hides the variance between runs")
+def fixed_seed(ctx: Context) -> Iterator[Finding]:
     """Two or more runs of one apparatus that sample (temperature > 0) with the same seed:
     their agreement measures the seed, not the run-to-run variance."""
     for group in apparatus_groups(ctx).values():

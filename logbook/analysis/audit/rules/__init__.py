@@ -1,0 +1,22 @@
+"""The audit's rules, one module per theme; importing this package registers every rule
+(`registry.registered()`).
+
+A new rule is one function with `@rule(id, severity=..., title=..., finds=...)` in its theme's
+module (or a new theme module, imported here), its row and section in docs/audit.md, and its
+violation scenario in `logbook/analysis/violations.py` (for `logbook audit --selftest`).
+"""
+
+from logbook.analysis.audit.rules import (
+    arms,
+    bands,
+    claims,
+    comparisons,
+    plans,
+    repeats,
+    retractions,
+    runs,
+    statements,
+)
+
+__all__ = ["arms", "bands", "claims", "comparisons", "plans", "repeats", "retractions", "runs",
+           "statements"]
