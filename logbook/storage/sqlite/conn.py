@@ -1,5 +1,5 @@
-"""Opening the ledger database (part of the store: with store.py, store_schema.py,
-store_summaries.py and store_txn.py, the only modules that speak SQL).
+"""Opening the ledger database (part of the SQLite store: storage/sqlite/ is the only code
+that speaks SQL).
 
 Two things every connection does, whatever reads it:
 

@@ -1,5 +1,6 @@
-"""The only module that speaks SQL (DESIGN §5), with its two companions: ``store_schema``
-(the migrations) and ``store_summaries`` (what ``brief`` reads without parsing every entry).
+"""The embedded SQLite store (logbook.storage.base.Store; DESIGN §5). With its companions
+schema.py (the migrations), summaries.py (what ``brief`` reads without parsing every entry),
+txn.py (the append transaction's writes) and conn.py (opening), the only code that speaks SQL.
 
 Everything uses the standard ``sqlite3`` module (sqlite-utils would import numpy and pandas
 when they are installed). The ``entries`` table holds the canonical bytes and the signature,
@@ -11,40 +12,35 @@ from __future__ import annotations
 
 import math
 import os
-import signal
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
+from logbook.storage.base import (
+    AuditRow,
+    CheckpointRow,
+    KeyRow,
+    RawEntry,
+    StoredEntry,
+    Txn,
+    checkpoint_type_problems,
+)
 from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
 from logbook.storage.sqlite.conn import cannot_make_shm, connect_read, connect_write
 from logbook.storage.sqlite.schema import DERIVED_SCHEMA, MIGRATIONS
-from logbook.storage.sqlite.summaries import StoredEntry, Summaries, sql_type, stored_entry
-from logbook.storage.sqlite.txn import Txn
+from logbook.storage.sqlite.summaries import Summaries, stored_entry
+from logbook.storage.sqlite.txn import SQLiteTxn
 from logbook.tlog.merkle import leaf_hash
 
 SCHEMA_VERSION = 7
-FAULT_ENV = "LOGBOOK_TEST_FAULT"
 MAX_LOCK_WAIT = 86_400.0  # a day: longer is a typo (and SQLite needs a finite wait)
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
 # the stored bytes whatever SQLite type they were stored as (TEXT in an altered file)
 ENTRY_COLUMNS = "seq, digest, CAST(entry AS BLOB), signature"
-
-
-_CHECKPOINT_COLUMNS = (("id", int), ("size", int), ("root", str), ("note", str),
-                       ("created", str))
-
-
-def checkpoint_type_problems(row: tuple[Any, ...]) -> list[str]:
-    """What is stored with the wrong SQLite type in one row of the checkpoints table."""
-    return [f"the {column} of stored checkpoint {row[0]} is stored as SQLite "
-            f"{sql_type(value)}, not {sql_type(want())}"
-            for (column, want), value in zip(_CHECKPOINT_COLUMNS, row, strict=True)
-            if not isinstance(value, want)]
 
 
 def lock_timeout() -> float:
@@ -59,17 +55,25 @@ def lock_timeout() -> float:
     return value
 
 
-class Store(Summaries):
+class SQLiteStore(Summaries):
     """One ledger database. Open for writing (migrates) or read-only (never migrates)."""
+
+    # Called after a transaction's writes, just before its COMMIT. A test seam, installed only
+    # by tests (tests/test_durability.py kills the process there): None in production.
+    before_commit: ClassVar[Callable[[], None] | None] = None
 
     def __init__(self, conn: sqlite3.Connection, path: Path, writable: bool) -> None:
         self.conn = conn
-        self.path = path
+        self._path = path
         self.writable = writable
+
+    @property
+    def path(self) -> Path:
+        return self._path
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
-    def create(cls, path: Path) -> Store:
+    def create(cls, path: Path) -> SQLiteStore:
         if path.exists():
             raise InputError(f"a ledger already exists at {path}")
         # 0755 or tighter whatever the umask (mkdir's mode is only ever cut by it): a ledger
@@ -78,7 +82,7 @@ class Store(Summaries):
         return cls.open_write(path, create=True)
 
     @classmethod
-    def open_write(cls, path: Path, create: bool = False) -> Store:
+    def open_write(cls, path: Path, create: bool = False) -> SQLiteStore:
         if not create and not path.exists():
             raise EnvironmentProblem(f"no ledger at {path}")
         timeout = lock_timeout()
@@ -106,7 +110,7 @@ class Store(Summaries):
         return store
 
     @classmethod
-    def open_read(cls, path: Path) -> Store:
+    def open_read(cls, path: Path) -> SQLiteStore:
         if not path.exists():
             raise EnvironmentProblem(f"no ledger at {path}")
         conn = connect_read(path, lock_timeout())
@@ -158,7 +162,7 @@ class Store(Summaries):
 
     # -- the append transaction ------------------------------------------------------------
     @contextmanager
-    def transaction(self) -> Iterator[Txn]:
+    def transaction(self) -> Iterator[SQLiteTxn]:
         """One BEGIN IMMEDIATE transaction: appenders serialise here and never fork the chain."""
         if not self.writable:  # pragma: no cover - a programming error
             raise RuntimeError("store opened read-only")
@@ -167,11 +171,12 @@ class Store(Summaries):
         except sqlite3.OperationalError as exc:
             raise _environment(exc, self.path) from exc
         try:
-            txn = Txn(self)
+            txn = SQLiteTxn(self.conn, self)
             yield txn
             txn.flush()
-            if os.environ.get(FAULT_ENV) == "before-commit":
-                os.kill(os.getpid(), signal.SIGKILL)
+            hook = type(self).before_commit  # a plain function, not bound to the store
+            if hook is not None:
+                hook()
             self.conn.execute("COMMIT")
         except sqlite3.OperationalError as exc:  # read-only media, a full disk, a lost lock
             self._rollback()
@@ -234,7 +239,7 @@ class Store(Summaries):
             for row in rows:
                 yield stored_entry(row, self.conn)
 
-    def raw_entries(self, batch: int = 2000) -> Iterator[tuple[int, str, bytes, str, str]]:
+    def raw_entries(self, batch: int = 2000) -> Iterator[RawEntry]:
         """(seq, digest, stored bytes, signature, SQLite type of the stored entry) of every
         stored entry, in seq order (the type is "blob" unless the file was altered)."""
         cur = self.conn.execute(f"SELECT {ENTRY_COLUMNS}, typeof(entry) FROM entries "
@@ -314,7 +319,7 @@ class Store(Summaries):
                                 (fingerprint,)).fetchone()
         return row is not None and row[0] is None
 
-    def signing_keys(self) -> list[tuple[str, str, str, int, int | None]]:
+    def signing_keys(self) -> list[KeyRow]:
         return list(self.conn.execute(
             "SELECT fingerprint, name, public, added_seq, revoked_seq FROM signing_keys "
             "ORDER BY added_seq"))
@@ -357,7 +362,7 @@ class Store(Summaries):
             txn.execute("INSERT INTO checkpoints (size, root, note, created) VALUES (?,?,?,?)",
                         (size, root, note, created))
 
-    def checkpoints(self, checked: bool = True) -> list[tuple[int, int, str, str, str]]:
+    def checkpoints(self, checked: bool = True) -> list[CheckpointRow]:
         """The checkpoints kept, oldest first. ``checked``: StorageDamaged (exit 1) when a
         column holds the wrong SQLite type (an altered file); `verify` reads them unchecked
         and reports each such column (``checkpoint_type_problems``)."""
@@ -375,7 +380,7 @@ class Store(Summaries):
             txn.execute("INSERT INTO audits (size, at, findings) VALUES (?,?,?)",
                         (size, at, findings))
 
-    def last_audit(self) -> tuple[int, str, str] | None:
+    def last_audit(self) -> AuditRow | None:
         row = self.conn.execute("SELECT size, at, findings FROM audits ORDER BY id DESC "
                                 "LIMIT 1").fetchone()
         return (row[0], row[1], row[2]) if row else None
