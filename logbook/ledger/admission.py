@@ -11,6 +11,7 @@ from typing import Any
 
 from logbook.crypto.public import PublicKey, fingerprint
 from logbook.errors import InputError
+from logbook.format import kinds
 from logbook.format.metrics import BOUNDED_KINDS
 from logbook.ledger import intake
 from logbook.storage.base import EntryReads
@@ -27,23 +28,16 @@ class Standing:
     size: int
 
 
+Rule = Callable[[Standing, dict[str, Any]], None]
+
+
 def check_state(kind: str, body: dict[str, Any], at: Standing) -> None:
-    """The checks of ``kind`` against the ledger as it stands (the signing key is checked
-    before, by the Ledger service)."""
-    if kind == "run":
-        admit_run(at, body)
-    elif kind == "amendment":
-        admit_amendment(at, body)
-    elif kind == "retraction":
-        admit_retraction(at, body)
-    elif kind == "claim":
-        admit_claim(at, body)
-    elif kind == "band":
-        admit_band(at, body)
-    elif kind == "key":
-        admit_key(at, body)
-    elif kind == "genesis":
-        admit_genesis(at, body)
+    """The admission rule of ``kind`` (the kinds registry's `admission`) against the ledger as
+    it stands; the signing key is checked before, by the Ledger service."""
+    spec = kinds.KINDS.get(kind)
+    if spec is not None and spec.admission is not None:
+        rule: Rule = kinds.load(spec.admission)
+        rule(at, body)
 
 
 def admit_run(at: Standing, body: dict[str, Any]) -> None:

@@ -20,7 +20,7 @@ import orjson
 
 from logbook.crypto.signing import SigningKey, load_key
 from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
-from logbook.format import canonical
+from logbook.format import canonical, kinds
 from logbook.ledger import admission
 from logbook.ledger.entry import Entry, now_rfc3339, parse_stored
 from logbook.storage import index as derive
@@ -309,21 +309,22 @@ class Ledger:
         return out
 
     def _resolve_refs(self, kind: str, body: Any) -> Any:
-        """Turn references given as prefixes, @SEQ or slugs into full digests."""
+        """Turn references (the kinds registry's `refs`) given as prefixes, @SEQ or slugs into
+        full digests."""
         if not isinstance(body, dict):
             return body
         body = dict(body)
 
-        def one(field: str, value: Any) -> Any:
-            return self.resolve(value, f"body.{field}") if isinstance(value, str) else value
+        def one(label: str, value: Any) -> Any:
+            return self.resolve(value, label) if isinstance(value, str) else value
 
-        if kind in ("run", "amendment", "claim") and "plan" in body:
-            body["plan"] = one("plan", body["plan"])
-        if kind == "retraction" and "target" in body:
-            body["target"] = one("target", body["target"])
-        for field in ("refs", "runs"):
-            if kind in ("note", "claim", "band") and isinstance(body.get(field), list):
-                body[field] = [one(f"{field}[{i}]", v) for i, v in enumerate(body[field])]
+        spec = kinds.KINDS.get(kind)
+        for ref in spec.refs if spec is not None else ():
+            value = body.get(ref.field)
+            if not ref.many and ref.field in body:
+                body[ref.field] = one(ref.label, value)
+            elif ref.many and isinstance(value, list):
+                body[ref.field] = [one(f"{ref.label}[{i}]", v) for i, v in enumerate(value)]
         return body
 
     def _write(self, txn: Txn, kind: str, body: dict[str, Any], key: SigningKey,

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from logbook.format.kinds import KINDS
 from logbook.tlog import merkle
 
 
@@ -89,6 +90,11 @@ def derive_keys(sink: KeySink, seq: int, env: dict[str, Any]) -> None:
 INDEX_COLUMNS = ("seq", "digest", "kind", "ts", "signer", "plan", "arm", "slug", "status",
                  "session", "target")
 OUTCOME_COLUMNS = ("seq", "metric", "n", "n_missing", "total", "columns")
+_BODY_COLUMNS = INDEX_COLUMNS[5:]  # copied from the body, by the kinds registry's `indexed`
+assert all(set(k.indexed) <= set(_BODY_COLUMNS) for k in KINDS.values())
+# kind -> for each body column, the body field it holds (None: none for this kind)
+_INDEXED = {k.name: tuple(c if c in k.indexed else None for c in _BODY_COLUMNS)
+            for k in KINDS.values() if k.indexed}
 
 
 def _body(env: dict[str, Any]) -> dict[str, Any]:
@@ -105,7 +111,7 @@ def index_tuple(seq: int, digest: str, env: dict[str, Any]) -> tuple[Any, ...]:
     """The entry_index row as a tuple, in INDEX_COLUMNS order (verify compares these).
 
     Hot in verify (once per entry), so written flat: text fields that are not strings (a
-    tampered entry) derive as NULL.
+    tampered entry) derive as NULL; a list of arms (a claim's) is stored joined by commas.
     """
     body = env.get("body")
     if type(body) is not dict:
@@ -113,22 +119,14 @@ def index_tuple(seq: int, digest: str, env: dict[str, Any]) -> tuple[Any, ...]:
     kind = env.get("kind")
     if type(kind) is not str:
         kind = ""
-    plan = arm = slug = status = session = target = None
-    if kind == "run":
-        plan, arm = body.get("plan"), body.get("arm")
-        status, session = body.get("status"), body.get("session")
-    elif kind == "note":
-        pass
-    elif kind == "plan":
-        slug = body.get("slug")
-    elif kind == "amendment":
-        plan = body.get("plan")
-    elif kind == "claim":
-        plan, arm = body.get("plan"), body.get("arm")
+    fields = _INDEXED.get(kind)
+    if fields is None:
+        plan = arm = slug = status = session = target = None
+    else:
+        get = body.get
+        plan, arm, slug, status, session, target = (get(f) if f else None for f in fields)
         if type(arm) is list:
             arm = ",".join(str(a) for a in arm)
-    elif kind == "retraction":
-        target = body.get("target")
     ts, signer = env.get("ts"), env.get("signer")
     return (seq, digest, kind, ts if type(ts) is str else "",
             signer if type(signer) is str else "",
@@ -193,22 +191,23 @@ def key_changes(seq: int, env: dict[str, Any]) -> list[tuple[str, str, str, str]
     return []
 
 
-def references(env: dict[str, Any]) -> list[tuple[str, str]]:
-    """(field, digest) pairs this entry refers to; each must name an earlier entry."""
+def references(env: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(field, digest) pairs this entry refers to (the kinds registry's `refs`); each must
+    name an earlier entry. A single reference that is not text is none; a list of references
+    that is not a list is reported as one reference."""
     body = _body(env)
     kind = env.get("kind")
-    refs: list[tuple[str, str]] = []
-    if kind in ("run", "amendment", "claim") and isinstance(body.get("plan"), str):
-        refs.append(("body.plan", body["plan"]))
-    if kind == "retraction" and isinstance(body.get("target"), str):
-        refs.append(("body.target", body["target"]))
-    for field, kinds in (("refs", ("note",)), ("runs", ("claim", "band"))):
-        if kind in kinds:
-            values = body.get(field)
-            if values is not None and not isinstance(values, list):
-                refs.append((f"body.{field}", values))  # not a list: reported as a reference
-                continue
-            refs += [(f"body.{field}[{i}]", r) for i, r in enumerate(values or [])]
+    spec = KINDS.get(kind) if isinstance(kind, str) else None
+    refs: list[tuple[str, Any]] = []
+    for ref in spec.refs if spec is not None else ():
+        value = body.get(ref.field)
+        if not ref.many:
+            if isinstance(value, str):
+                refs.append((ref.label, value))
+        elif value is not None and not isinstance(value, list):
+            refs.append((ref.label, value))
+        else:
+            refs += [(f"{ref.label}[{i}]", r) for i, r in enumerate(value or [])]
     return refs
 
 

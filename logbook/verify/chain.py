@@ -20,12 +20,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from logbook.crypto.points import L, has_small_order, public_key_problem
 from logbook.findings import Finding
 from logbook.format.canonical import SIGNATURE_DOMAIN, ZERO_DIGEST
+from logbook.format.kinds import KINDS
 from logbook.storage import index as derive
 from logbook.storage.base import KeyRow
 from logbook.tlog import merkle
 
-KINDS = {"genesis", "key", "plan", "amendment", "run", "retraction", "claim", "band", "note"}
-REF_KINDS = {"body.plan": "plan"}
+# kind -> {single reference field: the kind it must name} (a list's members: at append only)
+REF_KINDS = {k.name: {r.label: r.names for r in k.refs if r.names and not r.many}
+             for k in KINDS.values()}
 ENVELOPE_FIELDS = {"v", "ledger", "seq", "prev", "ts", "kind", "signer", "body"}
 
 
@@ -133,7 +135,7 @@ class ChainVerifier:
                        f"not {r.ledger!r}", position, label)
         self._signature(position, env, digest_b, signature, label)
         for fld, ref in derive.references(env):
-            want = REF_KINDS.get(fld) if kind in ("run", "amendment", "claim") else None
+            want = REF_KINDS[kind].get(fld) if kind in REF_KINDS else None
             got = self.kinds.get(ref) if isinstance(ref, str) else None
             if got is None:
                 self._find("reference", f"entry {position}: {fld} names {str(ref)[:16]}…, "
