@@ -10,8 +10,6 @@ the source of truth; every other table is derived from those bytes and can be re
 
 from __future__ import annotations
 
-import math
-import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,30 +27,24 @@ from logbook.storage.base import (
     checkpoint_type_problems,
 )
 from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
-from logbook.storage.sqlite.conn import cannot_make_shm, connect_read, connect_write
+from logbook.storage.sqlite.conn import (
+    connect_read,
+    connect_write,
+    environment_problem,
+    is_ledger,
+    lock_timeout,
+    opening_cause,
+)
 from logbook.storage.sqlite.schema import DERIVED_SCHEMA, MIGRATIONS
 from logbook.storage.sqlite.summaries import Summaries, stored_entry
 from logbook.storage.sqlite.txn import SQLiteTxn
 from logbook.tlog.merkle import leaf_hash
 
 SCHEMA_VERSION = 7
-MAX_LOCK_WAIT = 86_400.0  # a day: longer is a typo (and SQLite needs a finite wait)
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
 # the stored bytes whatever SQLite type they were stored as (TEXT in an altered file)
 ENTRY_COLUMNS = "seq, digest, CAST(entry AS BLOB), signature"
-
-
-def lock_timeout() -> float:
-    text = os.environ.get("LOGBOOK_LOCK_TIMEOUT", "30")
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0.0 <= value <= MAX_LOCK_WAIT:
-        raise InputError(f"LOGBOOK_LOCK_TIMEOUT={text!r} must be a number of seconds from 0 "
-                         f"to {MAX_LOCK_WAIT:g}")
-    return value
 
 
 class SQLiteStore(Summaries):
@@ -90,7 +82,7 @@ class SQLiteStore(Summaries):
             raise EnvironmentProblem(f"{path} is an empty file, not a logbook ledger")
         conn = connect_write(path, timeout)
         try:
-            if not create and not _is_ledger(conn):
+            if not create and not is_ledger(conn):
                 raise EnvironmentProblem(f"{path} is an SQLite database but not a logbook "
                                          "ledger (it has no entries table); nothing was changed")
             conn.execute("PRAGMA journal_mode=WAL")
@@ -99,10 +91,10 @@ class SQLiteStore(Summaries):
             store._migrate()
         except sqlite3.OperationalError as exc:
             conn.close()
-            raise _environment(exc, path) from exc
+            raise environment_problem(exc, path) from exc
         except (sqlite3.DatabaseError, StorageDamaged) as exc:
             conn.close()
-            raise EnvironmentProblem(f"{path} is not a logbook ledger ({_cause(exc)})") \
+            raise EnvironmentProblem(f"{path} is not a logbook ledger ({opening_cause(exc)})") \
                 from exc
         except BaseException:
             conn.close()
@@ -116,10 +108,10 @@ class SQLiteStore(Summaries):
         conn = connect_read(path, lock_timeout())
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
-            known = _is_ledger(conn)
+            known = is_ledger(conn)
         except (sqlite3.DatabaseError, StorageDamaged) as exc:
             conn.close()
-            raise EnvironmentProblem(f"{path} is not a logbook ledger ({_cause(exc)})") \
+            raise EnvironmentProblem(f"{path} is not a logbook ledger ({opening_cause(exc)})") \
                 from exc
         if not known:
             conn.close()
@@ -169,7 +161,7 @@ class SQLiteStore(Summaries):
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            raise _environment(exc, self.path) from exc
+            raise environment_problem(exc, self.path) from exc
         try:
             txn = SQLiteTxn(self.conn, self)
             yield txn
@@ -180,7 +172,7 @@ class SQLiteStore(Summaries):
             self.conn.execute("COMMIT")
         except sqlite3.OperationalError as exc:  # read-only media, a full disk, a lost lock
             self._rollback()
-            raise _environment(exc, self.path) from exc
+            raise environment_problem(exc, self.path) from exc
         except BaseException:
             self._rollback()
             raise
@@ -404,26 +396,3 @@ class SQLiteStore(Summaries):
 class TreeDamaged(StorageDamaged, LookupError):
     """A node of the stored Merkle tree is missing or malformed (exit 1; a LookupError for
     the callers that check a proof against the tree)."""
-
-
-def _cause(exc: BaseException) -> BaseException:
-    """The SQLite error behind a StorageDamaged raised while opening."""
-    return exc.__cause__ if isinstance(exc, StorageDamaged) and exc.__cause__ else exc
-
-
-def _is_ledger(conn: sqlite3.Connection) -> bool:
-    """Whether the database holds logbook's tables (any schema version; migrations follow)."""
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                        "name = 'entries'").fetchone() is not None
-
-
-def _environment(exc: sqlite3.OperationalError, path: Path) -> EnvironmentProblem:
-    text = str(exc)
-    if "locked" in text or "busy" in text:
-        return EnvironmentProblem(f"ledger {path} is locked by another process past the "
-                                  "timeout (LOGBOOK_LOCK_TIMEOUT)")
-    if "readonly" in text or "read-only" in text or cannot_make_shm(path):
-        return EnvironmentProblem(f"ledger {path} cannot be written: it is read-only, or in a "
-                                  f"folder this user cannot write ({text}); reading commands "
-                                  "still work")
-    return EnvironmentProblem(f"ledger {path} cannot be opened: {text}")
