@@ -92,9 +92,11 @@ INDEX_COLUMNS = ("seq", "digest", "kind", "ts", "signer", "plan", "arm", "slug",
 OUTCOME_COLUMNS = ("seq", "metric", "n", "n_missing", "total", "columns")
 _BODY_COLUMNS = INDEX_COLUMNS[5:]  # copied from the body, by the kinds registry's `indexed`
 assert all(set(k.indexed) <= set(_BODY_COLUMNS) for k in KINDS.values())
-# kind -> for each body column, the body field it holds (None: none for this kind)
-_INDEXED = {k.name: tuple(c if c in k.indexed else None for c in _BODY_COLUMNS)
-            for k in KINDS.values() if k.indexed}
+_NONE = object()  # no JSON object has this key: its column is NULL
+# kind -> for each body column, the body field it holds (_NONE: none for this kind)
+_INDEXED: dict[str, tuple[object, ...]] = {
+    k.name: tuple(c if c in k.indexed else _NONE for c in _BODY_COLUMNS)
+    for k in KINDS.values() if k.indexed}
 
 
 def _body(env: dict[str, Any]) -> dict[str, Any]:
@@ -123,8 +125,7 @@ def index_tuple(seq: int, digest: str, env: dict[str, Any]) -> tuple[Any, ...]:
     if fields is None:
         plan = arm = slug = status = session = target = None
     else:
-        get = body.get
-        plan, arm, slug, status, session, target = (get(f) if f else None for f in fields)
+        plan, arm, slug, status, session, target = map(body.get, fields)
         if type(arm) is list:
             arm = ",".join(str(a) for a in arm)
     ts, signer = env.get("ts"), env.get("signer")

@@ -345,9 +345,6 @@ class SQLiteStore(Summaries):
         while rows := cur.fetchmany(10000):
             yield from rows
 
-    def tree_node_count(self) -> int:
-        return int(self.conn.execute("SELECT count(*) FROM tree").fetchone()[0])
-
     # -- checkpoints and audits (kept beside the ledger, not entries) ---------------------
     def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None:
         with self.transaction() as txn:
