@@ -193,17 +193,18 @@ def test_plan_shapes_from_sqlite_json_equal_pythons(ledger_dir: Path, tmp_path: 
     # functions gets them by parsing in Python. Both must give the same values.
     import orjson
 
-    from logbook.ledger.service import Ledger
+    from logbook.ledger.service import find_db
+    from logbook.storage.sqlite.store import SQLiteStore
 
     for i, k in enumerate((1, 3, 12)):
         body = plan_body(slug=f"shape-{i}", runs_per_arm=k, arms=("a", "b", "ünï"[: i + 1]))
         assert run_cli("plan", str(write_json(tmp_path / f"s{i}.json", body))).code == 0
-    ledger = Ledger.open(ledger_dir)
+    store = SQLiteStore.open_read(find_db(ledger_dir))
     try:
-        via_sql = ledger.store.plan_shapes()
-        via_python = ledger.store.plan_shapes_parsed()
+        via_sql = store.plan_shapes()
+        via_python = store.plan_shapes_parsed()
     finally:
-        ledger.close()
+        store.close()
     assert len(via_sql) == 3
     assert [(s, d, orjson.loads(x)) for s, d, x in via_sql] == [
         (s, d, orjson.loads(x)) for s, d, x in via_python]

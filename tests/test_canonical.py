@@ -98,10 +98,10 @@ def test_round_trip_through_the_store_is_byte_identical(tmp_path_factory, body: 
     with Ledger.init(folder, "rt", key) as ledger:
         run = {"plan": None, "status": "failed", "reason": "x", "apparatus": body}
         entry = ledger.append("run", run, key)
-        stored = ledger.store.entry(entry.seq)
+        stored = ledger.entry_at(entry.seq)
         assert stored is not None
-        assert bytes(stored.entry) == canonical_bytes(json.loads(bytes(stored.entry)))
-        assert json.loads(bytes(stored.entry))["body"]["apparatus"] == json.loads(
+        assert stored.raw == canonical_bytes(json.loads(stored.raw))
+        assert json.loads(stored.raw)["body"]["apparatus"] == json.loads(
             canonical_bytes(body))
 
 

@@ -413,13 +413,13 @@ def test_proofs_read_log_n_nodes(ledger_dir: Path) -> None:
                                 for i in range(start, start + 1000)], key)
         n = ledger.size()
         reads = [0]
-        real = ledger.store.tree_node
+        real = ledger.tree_node
 
         def counting(level: int, idx: int) -> bytes:
             reads[0] += 1
             return real(level, idx)
 
-        ledger.store.tree_node = counting  # type: ignore[method-assign]
+        ledger.tree_node = counting  # type: ignore[method-assign]
         proof = checkpoints.inclusion_proof(ledger, 1234, n)
         assert reads[0] <= 2 * (n.bit_length() + 1), reads
         assert merkle.verify_inclusion(bytes.fromhex(proof["leaf"]), 1234, n,

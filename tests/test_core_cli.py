@@ -223,3 +223,19 @@ def test_append_and_verify_import_neither_numpy_nor_scipy(ledger_dir: Path,
 
 def draft_run() -> dict:
     return draft("run", run_body(None, None, n_items=20))
+
+
+def test_a_ledger_url_no_backend_serves_is_exit_2(cli, monkeypatch) -> None:
+    # open_store picks the backend from the locator: PostgreSQL (team mode) is not there yet,
+    # and an unknown scheme is refused; the URL is not repeated (it may carry a password)
+    for args in (("--ledger", "postgresql://me:s3cret@db.example/ledger", "log"),
+                 ("--ledger", "s3://bucket/ledger.db", "verify")):
+        r = cli(*args)
+        assert r.code == 2, r.err
+        assert "s3cret" not in r.err and "bucket" not in r.err
+    assert "not supported yet" in cli("--ledger", "postgresql://db/ledger", "log").err
+    monkeypatch.setenv("LOGBOOK_DIR", "postgres://db/ledger")
+    r = cli("show", "@0")
+    assert r.code == 2 and "not supported yet" in r.err, r.err
+    r = cli("--ledger", "s3://bucket/ledger.db", "log")
+    assert "s3:// is not a kind of ledger" in r.err

@@ -52,16 +52,27 @@ def test_four_processes_keep_one_linear_chain(ledger_dir: Path) -> None:
     assert run_cli("verify").code == 0
 
 
-def _cli(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[bytes]:
+def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([sys.executable, "-m", "logbook", *args], capture_output=True,
-                          cwd=cwd, env={**os.environ, **env}, timeout=60)
+                          cwd=cwd, timeout=60)
+
+
+# the CLI with the store's test seam installed: SIGKILL after the inserts, before COMMIT
+KILLED_BEFORE_COMMIT = """
+import os, signal, sys
+from logbook.storage.sqlite.store import SQLiteStore
+from logbook.cli.main import run
+SQLiteStore.before_commit = lambda: os.kill(os.getpid(), signal.SIGKILL)
+sys.exit(run(sys.argv[1:]))
+"""
 
 
 @pytest.mark.slow
 def test_sigkill_between_insert_and_commit(ledger_dir: Path) -> None:
     """The fault point kills the appender after its inserts and before COMMIT, 20 times."""
     for i in range(20):
-        r = _cli(["note", f"doomed {i}"], ledger_dir, LOGBOOK_TEST_FAULT="before-commit")
+        r = subprocess.run([sys.executable, "-c", KILLED_BEFORE_COMMIT, "note", f"doomed {i}"],
+                           capture_output=True, cwd=ledger_dir, timeout=60)
         assert r.returncode == -signal.SIGKILL, r.stderr
         ok = _cli(["note", f"kept {i}"], ledger_dir)
         assert ok.returncode == 0, ok.stderr

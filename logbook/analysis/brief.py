@@ -1,6 +1,7 @@
 """`logbook brief`: what a session-bound agent must know before its first run.
 
-Reads the store's indexes and the few entries it shows (plans, recent retractions, claims,
+Reads the index summaries (the ledger's brief port, logbook.storage.base.BriefReads) and the few
+entries it shows (plans, recent retractions, claims,
 notes, bands). Its integrity line is the check the command made before building it
 (logbook.verify.integrity), never a stored result; what it says of the audit is what the audit
 stored.
@@ -12,15 +13,17 @@ from typing import Any
 
 import orjson
 
-from logbook.ledger.service import Entry, Ledger
+from logbook.ledger.entry import Entry
+from logbook.ledger.service import Ledger
 from logbook.model import apply_amendments
+from logbook.storage.base import BriefReads
 
 RECENT = 20
 SLOW_SIGNATURES = 10_000  # more checked one by one than this: suggest a checkpoint
 
 
-def _entries(ledger: Ledger, kind: str, last: int | None = None) -> list[Entry]:
-    return [Entry.from_stored(s) for s in ledger.store.entries_where(kind, None, last)]
+def _entries(store: BriefReads, kind: str, last: int | None = None) -> list[Entry]:
+    return [Entry.from_stored(s) for s in store.entries_where(kind, None, last)]
 
 
 def stored_findings(raw: object) -> list[dict[str, Any]]:
@@ -64,14 +67,13 @@ def evaluator_changed(ledger: Ledger, band: Entry,
     return None
 
 
-def open_plans(ledger: Ledger, retracted: set[str]) -> list[dict[str, Any]]:
+def open_plans(store: BriefReads, retracted: set[str]) -> list[dict[str, Any]]:
     """Plans with an arm short of its planned runs, and the arm to run next.
 
     Most plans are finished. A plan untouched by amendments and retractions is finished when
     every arm its body names has runs_per_arm completed runs, which SQLite answers from the
     run index and the plan's JSON; only the other plans are parsed and counted in full.
     """
-    store = ledger.store
     completed = store.completed_counts()
     touched = store.plans_touched(sorted(retracted))
     maybe_open = [seq for seq, digest, shape in store.plan_shapes()
@@ -84,7 +86,7 @@ def open_plans(ledger: Ledger, retracted: set[str]) -> list[dict[str, Any]]:
         if status == "completed":  # interleaving follows the runs that counted
             last_seq[(plan, arm)] = last
     amendments: dict[str, list[dict[str, Any]]] = {}
-    for a in _entries(ledger, "amendment"):
+    for a in _entries(store, "amendment"):
         if a.digest not in retracted:  # a withdrawn amendment no longer applies
             amendments.setdefault(a.body["plan"], []).append(a.body.get("changes", {}))
     out = []
@@ -122,16 +124,16 @@ def _finished(digest: str, shape: str | None, completed: dict[tuple[str, str], i
                     for a in arms))
 
 
-def resting_on(ledger: Ledger, retractions: list[Entry]) -> list[dict[str, Any]]:
+def resting_on(store: BriefReads, retractions: list[Entry]) -> list[dict[str, Any]]:
     """Claims and notes that rest on what these retractions withdraw (a reference always
     points back, so only entries after the earliest target can)."""
     targets = {str(r.body.get("target")): r for r in retractions}
     if not targets:
         return []
-    first = min(ledger.store.kind_of(t)[0] for t in targets if ledger.store.kind_of(t))
+    first = min(found[0] for t in targets if (found := store.kind_of(t)) is not None)
     rows = []
-    # a byte search finds the candidates (store_summaries); parsing confirms each reference
-    for stored in ledger.store.entries_mentioning(("claim", "note"), first, sorted(targets)):
+    # a byte search finds the candidates (BriefReads); parsing confirms each reference
+    for stored in store.entries_mentioning(("claim", "note"), first, sorted(targets)):
         e = Entry.from_stored(stored)
         b = e.body
         refs = {*b.get("runs", []), *b.get("refs", []), b.get("plan")}
@@ -145,20 +147,20 @@ def resting_on(ledger: Ledger, retractions: list[Entry]) -> list[dict[str, Any]]
 def build_brief(ledger: Ledger, since: int | None = None,
                 verified: dict[str, Any] | None = None) -> dict[str, Any]:
     """The brief; ``verified`` is what the integrity check established (None: not checked)."""
-    store = ledger.store
+    store = ledger.brief_reads()
     size, head = store.head()
-    retractions = _entries(ledger, "retraction")
+    retractions = _entries(store, "retraction")
     retracted = {str(r.body.get("target")) for r in retractions}
     shown = [r for r in retractions if r.seq >= since] if since is not None \
         else retractions[-RECENT:]
-    rest_rows = resting_on(ledger, shown)
+    rest_rows = resting_on(store, shown)
     audit = store.last_audit()
     audit_findings = stored_findings(audit[2]) if audit else []
     errors = [f for f in audit_findings if f.get("severity") == "error"]
     remeasure = [f for f in audit_findings if f.get("check") in ("A08", "A12", "A20")]
     beyond_band = [f for f in audit_findings if f.get("check") == "A18"]
     checkpoints = store.checkpoints()
-    claims = _entries(ledger, "claim", RECENT)
+    claims = _entries(store, "claim", RECENT)
     claim_rows = []
     for c in claims[-5:]:
         runs = c.body.get("runs", [])
@@ -169,16 +171,16 @@ def build_brief(ledger: Ledger, since: int | None = None,
                            "status": status})
     session = store.latest_session()
     session_runs = store.session_runs(session) if session else []
-    plans = open_plans(ledger, retracted)
+    plans = open_plans(store, retracted)
     overdue = past_due(plans)
-    band_entries = _entries(ledger, "band")
-    recent_runs = _entries(ledger, "run", RECENT) if band_entries else []
+    band_entries = _entries(store, "band")
+    recent_runs = _entries(store, "run", RECENT) if band_entries else []
     bands = [{"seq": b.seq, "selector": b.body["selector"], "k": b.body["k"],
               "mean": b.body["mean"], "band": b.body["band"],
               "evaluator_config_hash": b.body.get("evaluator_config_hash"),
               "remeasure": evaluator_changed(ledger, b, recent_runs)}
              for b in band_entries]
-    notes = [{"seq": n.seq, "text": n.body["text"]} for n in _entries(ledger, "note", 5)]
+    notes = [{"seq": n.seq, "text": n.body["text"]} for n in _entries(store, "note", 5)]
     brief: dict[str, Any] = {
         "ledger": {"name": ledger.name, "uuid": ledger.uuid, "size": size, "head": head},
         "integrity": {

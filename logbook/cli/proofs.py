@@ -121,7 +121,7 @@ def prove(
     if checkpoint_file is not None and consistency is not None:
         raise InputError("--checkpoint is for inclusion proofs; with --consistency use --to")
     with state.open_ledger() as ledger:
-        tree = recomputed_tree(ledger)  # refused, exit 1, when the stored tree disagrees
+        tree = recomputed_tree(ledger.verify_reads())  # exit 1 when the stored tree disagrees
         if ref is not None:
             cp = _ledger_checkpoint(ledger, checkpoint_file, tree)
             entry = ledger.get(ref)

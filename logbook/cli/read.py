@@ -55,7 +55,7 @@ def log(
         raise InputError(f"--kind {kind!r} is not one of {', '.join(KINDS)}")
     with state.open_ledger() as ledger:
         if checkpoints:
-            rows = ledger.store.checkpoints()
+            rows = ledger.checkpoints()
             if as_json:
                 state.emit_json([{"size": s, "root": r, "created": c, "note": t}
                                  for _, s, r, t, c in rows])
@@ -64,7 +64,7 @@ def log(
                     print(f"size {s} root {r} {c}")
             return
         entries = ledger.log(kind, plan, n)
-        retracted = ledger.store.retractions_of([e.digest for e in entries])
+        retracted = ledger.retractions_of([e.digest for e in entries])
     if as_json:
         state.emit_json([{"seq": e.seq, "digest": e.digest, "kind": e.kind,
                           "ts": e.envelope.get("ts"), "retracted_by": retracted.get(e.digest, []),
@@ -83,7 +83,7 @@ def show(
     """Show one entry (by digest, prefix, @SEQ or plan slug), with its signature."""
     with state.open_ledger() as ledger:
         e = ledger.get(ref)
-        retracted = ledger.store.retractions_of([e.digest]).get(e.digest, [])
+        retracted = ledger.retractions_of([e.digest]).get(e.digest, [])
     out = {**e.export_line(), "retracted_by": retracted}
     if as_json:
         state.emit_json(out)

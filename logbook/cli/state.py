@@ -8,7 +8,6 @@ from contextlib import contextmanager
 from typing import Any
 
 LEDGER: str | None = None
-DEBUG = False
 
 
 def open_ledger(write: bool = False) -> Any:
@@ -24,7 +23,7 @@ def open_verified() -> Iterator[tuple[Any, Any]]:
     computes. A ledger that fails the check exits 1 before any figure is printed."""
     from logbook.verify.integrity import verified
 
-    with open_ledger() as ledger, verified(ledger) as checked:
+    with open_ledger() as ledger, verified(ledger.verify_reads()) as checked:
         yield ledger, checked
 
 

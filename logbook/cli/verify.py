@@ -34,12 +34,7 @@ def verify(
     """
     from logbook.verify import chain as v
     from logbook.verify import stored as verify_ledger
-    from logbook.verify.checkpoint import (
-        check_export_against,
-        check_ledger_against,
-        read_checkpoint,
-        read_trust_key,
-    )
+    from logbook.verify.checkpoint import check_against, read_checkpoint, read_trust_key
 
     trusted, trusted_key = read_trust_key(trust) if trust else (None, None)
     for cp in checkpoints:
@@ -51,13 +46,12 @@ def verify(
         with _export_stream(file) as fh:
             result = v.verify_export_lines(bounded_lines(fh, file, MAX_LINE_BYTES), trusted,
                                            source=file, strict=strict)
-        checked = [check_export_against(result, cp, trusted_key, trusted) for cp in checkpoints]
     else:
         # one read transaction for every check: appends made meanwhile are not seen
-        with state.open_ledger() as ledger, ledger.store.snapshot():
-            result = verify_ledger.verify_store(ledger.store, trusted, strict=strict)
-            checked = [check_ledger_against(ledger, result, cp, trusted_key, trusted)
-                       for cp in checkpoints]
+        with state.open_ledger() as ledger:
+            result = verify_ledger.verify_store(ledger.verify_reads(), trusted, strict=strict)
+    # from the digests verify recomputed from the entries' bytes, never the stored tree
+    checked = [check_against(result, cp, trusted_key, trusted) for cp in checkpoints]
     out = result.as_dict()
     if checked:
         out["checkpoints"] = [c.as_dict() for c in checked]

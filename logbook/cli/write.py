@@ -204,7 +204,8 @@ def amend(
     key = _key()
     with state.open_ledger(write=True) as ledger:
         digest = ledger.resolve(plan_ref, "PLAN")
-        current = ledger.plan_body(digest) if ledger.store.kind_of(digest)[1] == "plan" else {}
+        found = ledger.kind_of(digest)
+        current = ledger.plan_body(digest) if found is not None and found[1] == "plan" else {}
         changes: dict[str, Any] = {}
         for item in sets:
             field, sep, value = item.partition("=")

@@ -5,80 +5,109 @@ names the field at fault; nothing is written."""
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from logbook.crypto.public import PublicKey, fingerprint
-from logbook.crypto.signing import SigningKey
 from logbook.errors import InputError
+from logbook.format import kinds
 from logbook.format.metrics import BOUNDED_KINDS
 from logbook.ledger import intake
+from logbook.storage.base import EntryReads
 from logbook.tlog import merkle
 
-if TYPE_CHECKING:
-    from logbook.ledger.service import Ledger
-    from logbook.storage.sqlite.store import Store, Txn
+
+@dataclass(frozen=True)
+class Standing:
+    """The ledger as it stands inside the append transaction: its reads, a plan's body with
+    its standing amendments (``plan_body(digest, without)``), and its size."""
+
+    reads: EntryReads
+    plan_body: Callable[..., dict[str, Any]]
+    size: int
 
 
+Rule = Callable[[Standing, dict[str, Any]], None]
 
-def check_state(ledger: Ledger, txn: Txn, kind: str, body: dict[str, Any], size: int,
-                key: SigningKey) -> None:
-    store = txn.store
-    if kind != "genesis":
-        ledger.check_key(key)
-    if kind == "run" and body.get("plan"):
+
+def check_state(kind: str, body: dict[str, Any], at: Standing) -> None:
+    """The admission rule of ``kind`` (the kinds registry's `admission`) against the ledger as
+    it stands; the signing key is checked before, by the Ledger service."""
+    spec = kinds.KINDS.get(kind)
+    if spec is not None and spec.admission is not None:
+        rule: Rule = kinds.load(spec.admission)
+        rule(at, body)
+
+
+def admit_run(at: Standing, body: dict[str, Any]) -> None:
+    store = at.reads
+    if body.get("plan"):
         expect(store, body["plan"], "plan", "body.plan")
-        plan = ledger.plan_body(body["plan"])
+        plan = at.plan_body(body["plan"])
         _arm_of(plan, body.get("arm"), "body.arm")
         _scores_fit(plan, body.get("outcomes"))
         intake.check_run(store, body["plan"], plan, body)
-    if kind == "run":
-        intake.check_source(store, body)
-    elif kind == "amendment":
+    intake.check_source(store, body)
+
+
+def admit_amendment(at: Standing, body: dict[str, Any]) -> None:
+    expect(at.reads, body["plan"], "plan", "body.plan")
+    from logbook.model.validate import validate_body
+
+    amended = {**at.plan_body(body["plan"]), **body["changes"]}
+    try:
+        validate_body("plan", amended)
+    except InputError as exc:
+        raise InputError(f"body.changes: the amended plan is invalid: {exc}") from None
+    _runs_fit(at, body["plan"], amended, "body.changes")
+
+
+def admit_retraction(at: Standing, body: dict[str, Any]) -> None:
+    store = at.reads
+    _, kind = _retractable(store, body["target"])
+    if kind == "amendment":  # the plan reverts: do its runs fit?
+        plan = _body_of(store, body["target"])["plan"]
+        _runs_fit(at, plan, at.plan_body(plan, without=body["target"]), "body.target")
+
+
+def admit_claim(at: Standing, body: dict[str, Any]) -> None:
+    store = at.reads
+    if body.get("plan"):
         expect(store, body["plan"], "plan", "body.plan")
-        from logbook.model.validate import validate_body
-
-        amended = {**ledger.plan_body(body["plan"]), **body["changes"]}
-        try:
-            validate_body("plan", amended)
-        except InputError as exc:
-            raise InputError(f"body.changes: the amended plan is invalid: {exc}") from None
-        _runs_fit(ledger, body["plan"], amended, "body.changes")
-    elif kind == "retraction":
-        _retractable(store, body["target"])
-        if store.kind_of(body["target"])[1] == "amendment":  # the plan reverts: do its runs fit?
-            plan = _body_of(store, body["target"])["plan"]
-            _runs_fit(ledger, plan, ledger.plan_body(plan, without=body["target"]),
-                      "body.target")
-    elif kind == "claim":
-        if body.get("plan"):
-            expect(store, body["plan"], "plan", "body.plan")
-            plan = ledger.plan_body(body["plan"])
-            arms = body.get("arm")
-            for i, arm in enumerate(arms if isinstance(arms, list) else [arms]):
-                if arm is not None:
-                    _arm_of(plan, arm, "body.arm" if not isinstance(arms, list)
-                            else f"body.arm[{i}]")
-        for i, r in enumerate(body.get("runs") or []):
-            expect(store, r, "run", f"body.runs[{i}]")
-        n = body["ledger_size"]
-        if n > size:
-            raise InputError(f"body.ledger_size: {n} is beyond the ledger's size {size}")
-        root = merkle.root_from_nodes(n, store.tree_node).hex()
-        if root != body["ledger_root"]:
-            raise InputError(f"body.ledger_root: does not match the ledger's Merkle root "
-                             f"at size {n} ({root})")
-    elif kind == "band":
-        for i, r in enumerate(body.get("runs") or []):
-            expect(store, r, "run", f"body.runs[{i}]")
-    elif kind == "key":
-        _key_change(store, body)
-    elif kind == "genesis":
-        for i, k in enumerate(body.get("keys") or []):
-            PublicKey.checked(base64.b64decode(k["public"]), f"body.keys[{i}].public: "
-                                     "the key")
+        plan = at.plan_body(body["plan"])
+        arms = body.get("arm")
+        for i, arm in enumerate(arms if isinstance(arms, list) else [arms]):
+            if arm is not None:
+                _arm_of(plan, arm, "body.arm" if not isinstance(arms, list)
+                        else f"body.arm[{i}]")
+    for i, r in enumerate(body.get("runs") or []):
+        expect(store, r, "run", f"body.runs[{i}]")
+    n = body["ledger_size"]
+    if n > at.size:
+        raise InputError(f"body.ledger_size: {n} is beyond the ledger's size {at.size}")
+    root = merkle.root_from_nodes(n, store.tree_node).hex()
+    if root != body["ledger_root"]:
+        raise InputError(f"body.ledger_root: does not match the ledger's Merkle root "
+                         f"at size {n} ({root})")
 
 
-def expect(store: Store, digest: str, kind: str | None, field: str) -> tuple[int, str]:
+def admit_band(at: Standing, body: dict[str, Any]) -> None:
+    for i, r in enumerate(body.get("runs") or []):
+        expect(at.reads, r, "run", f"body.runs[{i}]")
+
+
+def admit_key(at: Standing, body: dict[str, Any]) -> None:
+    _key_change(at.reads, body)
+
+
+def admit_genesis(at: Standing, body: dict[str, Any]) -> None:
+    for i, k in enumerate(body.get("keys") or []):
+        PublicKey.checked(base64.b64decode(k["public"]), f"body.keys[{i}].public: "
+                          "the key")
+
+
+def expect(store: EntryReads, digest: str, kind: str | None, field: str) -> tuple[int, str]:
     """(seq, kind) of the entry ``digest`` names; InputError if none, or not of ``kind``."""
     found = store.kind_of(digest)
     if found is None:
@@ -126,7 +155,7 @@ def _samples_fit(outcomes: dict[str, Any], k: int) -> None:
                          f"fewer than the plan's pass@k k={k}")
 
 
-def _body_of(store: Store, digest: str) -> dict[str, Any]:
+def _body_of(store: EntryReads, digest: str) -> dict[str, Any]:
     import orjson
 
     stored = store.entry_by_digest(digest)
@@ -134,13 +163,13 @@ def _body_of(store: Store, digest: str) -> dict[str, Any]:
     return dict(orjson.loads(stored.entry)["body"])
 
 
-def _runs_fit(ledger: Ledger, plan: str, body: dict[str, Any], field: str) -> None:
+def _runs_fit(at: Standing, plan: str, body: dict[str, Any], field: str) -> None:
     """A plan whose metric becomes a proportion or pass@k: its standing runs' scores must
     already lie in [0, 1] (amendments are rare; this reads the plan's runs)."""
     kind = (body.get("metric") or {}).get("kind")
     if kind not in BOUNDED_KINDS:
         return
-    store = ledger.store
+    store = at.reads
     runs = store.entries_where("run", plan)
     withdrawn = store.retractions_of([r.digest for r in runs])
     for r in runs:
@@ -153,7 +182,7 @@ def _runs_fit(ledger: Ledger, plan: str, body: dict[str, Any], field: str) -> No
                              f"has scores outside [0, 1] ({exc})") from None
 
 
-def _retractable(store: Store, target: str) -> None:
+def _retractable(store: EntryReads, target: str) -> tuple[int, str]:
     seq, kind = expect(store, target, None, "body.target")
     if kind == "genesis":
         raise InputError("body.target: the genesis entry cannot be retracted (it is the "
@@ -169,9 +198,10 @@ def _retractable(store: Store, target: str) -> None:
     if earlier:
         raise InputError(f"body.target: entry @{seq} is already retracted (by "
                          f"{earlier[0][:12]})")
+    return seq, kind
 
 
-def _key_change(store: Store, body: dict[str, Any]) -> None:
+def _key_change(store: EntryReads, body: dict[str, Any]) -> None:
     raw = base64.b64decode(body["public"])
     if body["action"] == "add":
         PublicKey.checked(raw, "body.public: the key")

@@ -17,13 +17,15 @@ from typing import Any
 
 from logbook.crypto.signing import SigningKey
 from logbook.errors import EnvironmentProblem, InputError
+from logbook.ledger.entry import now_rfc3339
+from logbook.ledger.service import Ledger
 from logbook.tlog import merkle
 from logbook.tlog.note import Checkpoint, parse_checkpoint, sign_checkpoint
 from logbook.verify.proofs import Parsed, origin_of
 from logbook.verify.tree import Tree, recomputed_tree
 
 
-def make_checkpoint(ledger: Any, key: SigningKey,
+def make_checkpoint(ledger: Ledger, key: SigningKey,
                     publish: Callable[[str], None] | None = None) -> str:
     """Verify the ledger, then sign its tree head at the size just verified with `key` (a
     valid key of the ledger), store it, return it. A ledger that does not verify is not
@@ -31,58 +33,54 @@ def make_checkpoint(ledger: Any, key: SigningKey,
 
     ``publish`` receives the note before it is stored: a note that cannot be written out
     (a full disk) is not kept either, so the audit never counts a checkpoint nobody holds."""
-    from logbook.ledger.service import now_rfc3339
     from logbook.verify.integrity import check
 
-    size = check(ledger.store).entries
-    valid = {fp for fp, _, _, _, revoked in ledger.store.signing_keys() if revoked is None}
+    size = check(ledger.verify_reads()).entries
+    valid = {fp for fp, _, _, _, revoked in ledger.signing_keys() if revoked is None}
     if key.public.fingerprint not in valid:
         raise EnvironmentProblem(
             f"signing key {key.public.fingerprint[:16]}… is not a valid key of this ledger, "
             "so it cannot sign the ledger's checkpoint")
-    tree = recomputed_tree(ledger)  # never the stored tree unchecked
+    tree = recomputed_tree(ledger.verify_reads())  # never the stored tree unchecked
     root = tree.root(size)  # the size the check above verified
     origin = origin_of(ledger.uuid)
     note = sign_checkpoint(Checkpoint(origin, size, root), origin, key.sign, key.public.raw)
     if publish is not None:
         publish(note)
-    ledger.store.add_checkpoint(size, root.hex(), note, now_rfc3339())
+    ledger.add_checkpoint(size, root.hex(), note, now_rfc3339())
     return note
 
 
-
-def latest_checkpoint(ledger: Any) -> tuple[str, Parsed] | None:
+def latest_checkpoint(ledger: Ledger) -> tuple[str, Parsed] | None:
     """The last checkpoint kept in the ledger's store, or None when none was made."""
-    rows = ledger.store.checkpoints()
+    rows = ledger.checkpoints()
     if not rows:
         return None
     note = rows[-1][3]
     return note, parse_checkpoint(note)
 
 
-
-def _source(ledger: Any, tree: Tree | None) -> tuple[int, merkle.GetNode]:
+def _source(ledger: Ledger, tree: Tree | None) -> tuple[int, merkle.GetNode]:
     """(size, node reader): the checked tree `logbook prove` passes, else the stored tree
     (O(log n) node reads, for callers that checked it themselves)."""
-    return (tree.size, tree.node) if tree is not None else (ledger.size(),
-                                                            ledger.store.tree_node)
+    return (tree.size, tree.node) if tree is not None else (ledger.size(), ledger.tree_node)
 
 
-def inclusion_proof(ledger: Any, index: int, size: int,
+def inclusion_proof(ledger: Ledger, index: int, size: int,
                     tree: Tree | None = None) -> dict[str, Any]:
     """The inclusion proof JSON of entry `index` in the tree of `size` entries."""
     have, get = _source(ledger, tree)
     if not 0 <= index < size <= have:
         raise InputError(f"entry {index} is not in a tree of {size} entries")
-    stored = ledger.store.entry(index)
-    if stored is None:  # pragma: no cover - index < size <= ledger.size()
+    entry = ledger.entry_at(index)
+    if entry is None:  # pragma: no cover - index < size <= ledger.size()
         raise InputError(f"there is no entry {index}")
-    return {"ledger": ledger.uuid, "index": index, "size": size, "leaf": stored.digest,
+    return {"ledger": ledger.uuid, "index": index, "size": size, "leaf": entry.digest,
             "root": merkle.root_from_nodes(size, get).hex(),
             "path": [h.hex() for h in merkle.inclusion_proof_from_nodes(index, size, get)]}
 
 
-def consistency_proof(ledger: Any, old_size: int, size: int,
+def consistency_proof(ledger: Ledger, old_size: int, size: int,
                       tree: Tree | None = None) -> dict[str, Any]:
     """The consistency proof JSON from the tree of `old_size` entries to that of `size`."""
     have, get = _source(ledger, tree)

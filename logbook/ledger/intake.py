@@ -9,15 +9,14 @@ raises one InputError naming the field and both values; it runs inside the appen
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from logbook.errors import InputError
 from logbook.storage import index as derive
+from logbook.storage.base import EntryReads
 
-if TYPE_CHECKING:
-    from logbook.storage.sqlite.store import Store
 
 class NotOfPlan(InputError):
     """The run is not a run of the plan (suite, metric or pins): it belongs elsewhere."""
@@ -80,7 +79,7 @@ def check_pins(plan: dict[str, Any], arm: str | None, apparatus: Any,
 
 
 # -- suite -----------------------------------------------------------------------------
-def _standing_runs(store: Store, plan_digest: str) -> list[tuple[int, dict[str, Any]]]:
+def _standing_runs(store: EntryReads, plan_digest: str) -> list[tuple[int, dict[str, Any]]]:
     """(seq, body) of the plan's runs not retracted, since its suite last changed."""
     amendments = store.entries_where("amendment", plan_digest)
     runs = store.entries_where("run", plan_digest)
@@ -91,7 +90,7 @@ def _standing_runs(store: Store, plan_digest: str) -> list[tuple[int, dict[str, 
             if s.digest not in withdrawn and s.seq > cut]
 
 
-def check_suite(store: Store, plan_digest: str, plan: dict[str, Any],
+def check_suite(store: EntryReads, plan_digest: str, plan: dict[str, Any],
                 body: dict[str, Any]) -> None:
     slug, suite = plan.get("slug"), plan.get("suite") or {}
     mine = (body.get("apparatus") or {}).get("dataset_hash")
@@ -129,7 +128,7 @@ def check_suite(store: Store, plan_digest: str, plan: dict[str, Any],
                     f"n_items {n_items}")
 
 
-def check_run(store: Store, plan_digest: str, plan: dict[str, Any],
+def check_run(store: EntryReads, plan_digest: str, plan: dict[str, Any],
               body: dict[str, Any]) -> None:
     """Everything a run must be to count in the plan."""
     slug = str(plan.get("slug"))
@@ -146,7 +145,7 @@ def same_source(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return a.get("sha256") == b.get("sha256") or (bool(ids) and ids == b.get("ids"))
 
 
-def check_source(store: Store, body: dict[str, Any]) -> None:
+def check_source(store: EntryReads, body: dict[str, Any]) -> None:
     """Refuse a run whose source is already recorded, naming the earlier entry."""
     source = body.get("source")
     keys = derive.source_keys({"kind": "run", "body": body})

@@ -9,13 +9,20 @@ from __future__ import annotations
 import traceback
 import warnings
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from logbook.ledger.service import now_rfc3339
+from logbook.ledger.entry import Entry, now_rfc3339
 
 if TYPE_CHECKING:
     from logbook.crypto.signing import SigningKey
-    from logbook.ledger.service import Entry, Ledger
+
+
+class Appender(Protocol):
+    """What recording needs of the ledger (the Ledger service is one)."""
+
+    def resolve(self, ref: str, field: str = ...) -> str: ...
+
+    def append(self, kind: str, body: dict[str, Any], key: SigningKey) -> Entry: ...
 
 
 @dataclass
@@ -66,7 +73,7 @@ def run_body(plan: str | None, arm: str | None, status: str, apparatus: dict[str
 
 
 class RecordingContext:
-    def __init__(self, ledger: Ledger, key: SigningKey, plan: str | None, arm: str | None,
+    def __init__(self, ledger: Appender, key: SigningKey, plan: str | None, arm: str | None,
                  metric: str, apparatus: dict[str, Any] | None, session: str | None) -> None:
         self.ledger = ledger
         self.key = key
@@ -80,7 +87,7 @@ class RecordingContext:
         self.started = now_rfc3339()
         return self.run
 
-    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> Literal[False]:
         run = self.run
         reason = None
         if exc is None:

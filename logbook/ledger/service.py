@@ -1,4 +1,9 @@
-"""The Ledger service: append, read and resolve, composing store, model, canonical and crypto."""
+"""The Ledger service: append, read and resolve, composing store, model, canonical and crypto.
+
+The store stays private: callers read through the methods here and the narrow read ports
+(logbook.storage.base) they hand out, ``verify_reads`` for the auditor and ``brief_reads`` for
+`brief`.
+"""
 
 from __future__ import annotations
 
@@ -7,66 +12,45 @@ import os
 import re
 import uuid as uuidlib
 from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from logbook.crypto.public import fingerprint
 from logbook.crypto.signing import SigningKey, load_key
 from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
-from logbook.format import canonical
+from logbook.format import canonical, kinds
+from logbook.ledger import admission
+from logbook.ledger.entry import Entry, now_rfc3339, parse_stored
 from logbook.storage import index as derive
-from logbook.storage.sqlite.store import Store, StoredEntry, Txn
+from logbook.storage import is_url, open_store
+from logbook.storage.base import (
+    BriefReads,
+    CheckpointRow,
+    KeyRow,
+    Store,
+    StoredEntry,
+    Txn,
+    VerifyReads,
+)
 from logbook.tlog import merkle
+
+if TYPE_CHECKING:
+    from logbook.ledger.recording import RecordingContext
 
 LEDGER_DIR = ".logbook"
 DB_NAME = "ledger.db"
 _HEX = re.compile(r"^[0-9a-f]+$")
 
 
-@dataclass(frozen=True)
-class Entry:
-    """An entry as read back: its place, digest, envelope and signature."""
-
-    seq: int
-    digest: str
-    envelope: dict[str, Any]
-    signature: str
-    raw: bytes
-
-    @property
-    def kind(self) -> str:
-        return str(self.envelope.get("kind"))
-
-    @property
-    def body(self) -> dict[str, Any]:
-        body = self.envelope.get("body")
-        return body if isinstance(body, dict) else {}
-
-    def export_line(self) -> dict[str, Any]:
-        return {"seq": self.seq, "digest": self.digest, "signature": self.signature,
-                "entry": self.envelope}
-
-    @classmethod
-    def from_stored(cls, s: StoredEntry) -> Entry:
-        return cls(s.seq, s.digest, parse_stored(s), s.signature, bytes(s.entry))
-
-
-def parse_stored(s: StoredEntry) -> Any:
-    """The envelope of a stored entry; exit 1 with one sentence when its bytes are not JSON
-    (a damaged file: `verify` says what else is wrong with it)."""
-    try:
-        return orjson.loads(s.entry)
-    except orjson.JSONDecodeError:
-        raise StorageDamaged(f"entry {s.seq} is damaged: its stored bytes are not JSON "
-                             "(`logbook verify` lists what is wrong)") from None
-
-
-def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+def locate(start: Path | str | None = None) -> Path | str:
+    """Where the ledger is: a URL given to --ledger or LOGBOOK_DIR as it is (open_store says
+    which backends serve one), else the database file ``find_db`` finds."""
+    named = start if start is not None else os.environ.get("LOGBOOK_DIR")
+    if isinstance(named, str) and is_url(named):
+        return named
+    return find_db(Path(start) if start is not None else None)
 
 
 def find_db(start: Path | None = None) -> Path:
@@ -89,22 +73,21 @@ def find_db(start: Path | None = None) -> Path:
 
 class Ledger:
     def __init__(self, store: Store) -> None:
-        self.store = store
+        self._store = store
         self._genesis: Entry | None = None
 
     # -- opening -------------------------------------------------------------------------
     @classmethod
     def open(cls, path: Path | str | None = None, write: bool = True) -> Ledger:
         """The ledger at ``path`` (or found from the working directory); read-only on request."""
-        db = find_db(Path(path) if path is not None else None)
-        return cls(Store.open_write(db) if write else Store.open_read(db))
+        return cls(open_store(locate(path), write=write))
 
     @classmethod
     def init(cls, directory: Path, name: str, key: SigningKey) -> Ledger:
         if not name.strip():
             raise InputError("--name must not be empty")
         db = directory / LEDGER_DIR / DB_NAME
-        store = Store.create(db)
+        store = open_store(db, create=True)
         ignore = db.parent / ".gitignore"  # the ledger's folder never dirties a git tree
         if not ignore.exists():
             ignore.write_text("*\n")
@@ -117,7 +100,7 @@ class Ledger:
         return ledger
 
     def close(self) -> None:
-        self.store.close()
+        self._store.close()
 
     def __enter__(self) -> Ledger:
         return self
@@ -127,12 +110,12 @@ class Ledger:
 
     @property
     def path(self) -> Path:
-        return self.store.path
+        return self._store.path
 
     @property
     def genesis(self) -> Entry:
         if self._genesis is None:
-            stored = self.store.entry(0)
+            stored = self._store.entry(0)
             if stored is None:
                 raise EnvironmentProblem(f"ledger {self.path} has no genesis entry")
             self._genesis = Entry.from_stored(stored)
@@ -147,7 +130,21 @@ class Ledger:
         return str(self.genesis.body.get("name"))
 
     def size(self) -> int:
-        return self.store.head()[0]
+        return self._store.head()[0]
+
+    # -- read ports ----------------------------------------------------------------------
+    def snapshot(self) -> AbstractContextManager[None]:
+        """One read transaction: every read inside sees the ledger as at the first one,
+        whatever is appended meanwhile."""
+        return self._store.snapshot()
+
+    def verify_reads(self) -> VerifyReads:
+        """What the auditor reads (logbook.verify): raw entries, derived tables, checkpoints."""
+        return self._store
+
+    def brief_reads(self) -> BriefReads:
+        """The index summaries `brief` reads (logbook.analysis.brief)."""
+        return self._store
 
     # -- reading -------------------------------------------------------------------------
     def resolve(self, ref: str, field: str = "reference") -> str:
@@ -158,7 +155,7 @@ class Ledger:
             if not (digits.isascii() and digits.isdigit()):
                 raise InputError(f"{field}: {ref!r} is not @SEQ with a number")
             seq = int(digits)
-            stored = self.store.entry(seq) if seq < 2**63 else None
+            stored = self._store.entry(seq) if seq < 2**63 else None
             if stored is None:
                 raise InputError(f"{field}: there is no entry {r} (the ledger has "
                                  f"{self.size()} entries)")
@@ -166,42 +163,43 @@ class Ledger:
         low = r.lower()
         if _HEX.match(low):
             if len(low) == 64:
-                if self.store.kind_of(low) is None:
+                if self._store.kind_of(low) is None:
                     raise InputError(f"{field}: no entry has digest {low}")
                 return low
             if len(low) < 8:
                 raise InputError(f"{field}: digest prefix {ref!r} is shorter than 8 hex digits")
-            found = self.store.digests_with_prefix(low)
+            found = self._store.digests_with_prefix(low)
             if not found:
                 raise InputError(f"{field}: no entry digest starts with {ref!r}")
             if len(found) > 1:
                 raise InputError(f"{field}: digest prefix {ref!r} is ambiguous")
             return found[0]
-        digest = self.store.plan_digest_by_slug(r)
+        digest = self._store.plan_digest_by_slug(r)
         if digest is None:
             raise InputError(f"{field}: {ref!r} is not a digest, @SEQ or the slug of a plan")
         return digest
 
     def get(self, ref: str) -> Entry:
         digest = self.resolve(ref)
-        stored = self.store.entry_by_digest(digest)
+        stored = self._store.entry_by_digest(digest)
         if stored is None:  # @SEQ found a row whose digest column is damaged
             raise StorageDamaged(f"{ref}: the entry's stored digest {digest[:16]!r} is damaged "
                                  "(`logbook verify` lists what is wrong)")
         return Entry.from_stored(stored)
 
     def entries(self) -> Iterator[Entry]:
-        for stored in self.store.entries():
+        for stored in self._store.entries():
             yield Entry.from_stored(stored)
 
     def log(self, kind: str | None = None, plan: str | None = None,
             last: int | None = None) -> list[Entry]:
         plan_digest = self.resolve(plan, "--plan") if plan else None
-        if plan_digest is not None and self.store.kind_of(plan_digest)[1] != "plan":
+        found = self._store.kind_of(plan_digest) if plan_digest is not None else None
+        if found is not None and found[1] != "plan":
             raise InputError(f"--plan {plan}: that entry is not a plan")
         if last is not None:
             last = min(last, 2**62)  # more than any ledger holds; SQLite integers are 64-bit
-        stored = self.store.entries_where(kind, plan_digest, last)
+        stored = self._store.entries_where(kind, plan_digest, last)
         return [Entry.from_stored(s) for s in stored]
 
     def plan_body(self, plan_digest: str, without: str | None = None) -> dict[str, Any]:
@@ -209,19 +207,59 @@ class Ledger:
         amendment ``without``: what the plan becomes if that one is withdrawn)."""
         from logbook.model import apply_amendments
 
-        stored = self.store.entry_by_digest(plan_digest)
+        stored = self._store.entry_by_digest(plan_digest)
         if stored is None:
             raise InputError(f"no plan {plan_digest}")
         plan = parse_stored(stored)["body"]
-        amendments = self.store.entries_where("amendment", plan_digest)
-        withdrawn = self.store.retractions_of([s.digest for s in amendments])
+        amendments = self._store.entries_where("amendment", plan_digest)
+        withdrawn = self._store.retractions_of([s.digest for s in amendments])
         changes = [parse_stored(s)["body"]["changes"] for s in amendments
                    if s.digest not in withdrawn and s.digest != without]
         return apply_amendments(plan, changes)
 
     def root(self, size: int | None = None) -> bytes:
         n = self.size() if size is None else size
-        return merkle.root_from_nodes(n, self.store.tree_node)
+        return merkle.root_from_nodes(n, self.tree_node)
+
+    def tree_node(self, level: int, idx: int) -> bytes:
+        """A node of the stored Merkle tree (O(log n) reads make a root or a proof)."""
+        return self._store.tree_node(level, idx)
+
+    def kind_of(self, digest: str) -> tuple[int, str] | None:
+        """(seq, kind) of the entry with this full digest, or None."""
+        return self._store.kind_of(digest)
+
+    def entry_at(self, seq: int) -> Entry | None:
+        """The entry at ``seq``, or None beyond the head."""
+        stored = self._store.entry(seq)
+        return Entry.from_stored(stored) if stored is not None else None
+
+    def retractions_of(self, digests: list[str]) -> dict[str, list[str]]:
+        """digest -> the digests of the retractions of that entry, in ledger order."""
+        return self._store.retractions_of(digests)
+
+    def signing_keys(self) -> list[KeyRow]:
+        """(fingerprint, name, public, added seq, revoked seq or None) of every key, in the
+        order they were added."""
+        return self._store.signing_keys()
+
+    def checkpoints(self) -> list[CheckpointRow]:
+        """(id, size, root, note, created) of the checkpoints kept, oldest first."""
+        return self._store.checkpoints()
+
+    def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None:
+        """Keep a signed checkpoint beside the ledger (logbook.ledger.checkpoints makes it)."""
+        self._store.add_checkpoint(size, root, note, created)
+
+    def record_audit(self, size: int, at: str, findings: str) -> None:
+        """Keep what `logbook audit` found at ``size`` (findings as JSON), for `brief`."""
+        self._store.record_audit(size, at, findings)
+
+    def check_source(self, body: dict[str, Any]) -> None:
+        """AlreadyRecorded (exit 2) when a run body's source is already in the ledger."""
+        from logbook.ledger.intake import check_source
+
+        check_source(self._store, body)
 
     # -- appending -----------------------------------------------------------------------
     def append(self, kind: str, body: dict[str, Any], key: SigningKey,
@@ -236,7 +274,7 @@ class Ledger:
         if once is not None:
             if not once.strip():
                 raise InputError("--once: the key must not be empty")
-            prior = self.store.once_digest(once)
+            prior = self._store.once_digest(once)
             if prior is not None:
                 return [self.get(prior)]
         from logbook.limits import check_value_depth
@@ -253,11 +291,11 @@ class Ledger:
             resolved.append((kind, body))
         lid = ledger_id or self.uuid
         out: list[Entry] = []
-        with self.store.transaction() as txn:
+        with self._store.transaction() as txn:
             if once is not None:
-                prior = self.store.once_digest(once)
+                prior = self._store.once_digest(once)
                 if prior is not None:  # another process won the race
-                    stored = self.store.entry_by_digest(prior)
+                    stored = self._store.entry_by_digest(prior)
                     assert stored is not None
                     return [Entry.from_stored(stored)]
             for i, (kind, body) in enumerate(resolved):
@@ -271,34 +309,34 @@ class Ledger:
         return out
 
     def _resolve_refs(self, kind: str, body: Any) -> Any:
-        """Turn references given as prefixes, @SEQ or slugs into full digests."""
+        """Turn references (the kinds registry's `refs`) given as prefixes, @SEQ or slugs into
+        full digests."""
         if not isinstance(body, dict):
             return body
         body = dict(body)
 
-        def one(field: str, value: Any) -> Any:
-            return self.resolve(value, f"body.{field}") if isinstance(value, str) else value
+        def one(label: str, value: Any) -> Any:
+            return self.resolve(value, label) if isinstance(value, str) else value
 
-        if kind in ("run", "amendment", "claim") and "plan" in body:
-            body["plan"] = one("plan", body["plan"])
-        if kind == "retraction" and "target" in body:
-            body["target"] = one("target", body["target"])
-        for field in ("refs", "runs"):
-            if kind in ("note", "claim", "band") and isinstance(body.get(field), list):
-                body[field] = [one(f"{field}[{i}]", v) for i, v in enumerate(body[field])]
+        spec = kinds.KINDS.get(kind)
+        for ref in spec.refs if spec is not None else ():
+            value = body.get(ref.field)
+            if not ref.many and ref.field in body:
+                body[ref.field] = one(ref.label, value)
+            elif ref.many and isinstance(value, list):
+                body[ref.field] = [one(f"{ref.label}[{i}]", v) for i, v in enumerate(value)]
         return body
 
     def _write(self, txn: Txn, kind: str, body: dict[str, Any], key: SigningKey,
                ledger_id: str) -> Entry:
-        store = txn.store
-        size, prev = store.head()
+        size, prev = self._store.head()  # inside the transaction: this batch's writes too
         if kind == "genesis" and size != 0:
             raise InputError("kind: a genesis entry can only be the first entry")
         if kind != "genesis" and size == 0:
             raise EnvironmentProblem("ledger has no genesis entry")
-        from logbook.ledger.admission import check_state
-
-        check_state(self, txn, kind, body, size, key)
+        if kind != "genesis":
+            self.check_key(key)
+        admission.check_state(kind, body, admission.Standing(self._store, self.plan_body, size))
         envelope = {"v": 1, "ledger": ledger_id, "seq": size,
                     "prev": prev or canonical.ZERO_DIGEST, "ts": now_rfc3339(), "kind": kind,
                     "signer": key.public.fingerprint, "body": body}
@@ -312,19 +350,12 @@ class Ledger:
         # derive from the bytes as stored (JCS writes 1.0 as 1), exactly as verify will
         envelope = orjson.loads(raw)
         txn.insert_entry(StoredEntry(size, digest, raw, signature))
-        txn.insert_index(derive.index_row(size, digest, envelope))
-        oc = derive.outcome_row(size, envelope)
-        if oc is not None:
-            txn.insert_outcome(oc)
-        txn.insert_sources(size, derive.source_keys(envelope))
-        apply_key_changes(txn, size, envelope)
-        nodes = merkle.nodes_completed_by_append(size, digest_b, txn.tree_node)
-        txn.insert_tree_nodes(nodes)
+        derive.index_entry(txn, size, digest, envelope)
         return Entry(size, digest, envelope, signature, raw)
 
     def check_key(self, key: SigningKey) -> None:
         """Exit 3 unless ``key`` is a valid signing key of this ledger now."""
-        if not self.store.key_is_valid(key.public.fingerprint):
+        if not self._store.key_is_valid(key.public.fingerprint):
             raise EnvironmentProblem(
                 f"signing key {key.public.fingerprint[:16]}… is not a valid key of this "
                 "ledger (add it with `logbook keys add` signed by a valid key)")
@@ -341,7 +372,7 @@ class Ledger:
 
     def recording(self, plan: str | None = None, arm: str | None = None, metric: str = "score",
                   apparatus: dict[str, Any] | None = None, session: str | None = None,
-                  key: SigningKey | None = None) -> Any:
+                  key: SigningKey | None = None) -> RecordingContext:
         """``with ledger.recording(plan=..., arm=...) as run: run.item(id, score)``."""
         from logbook.ledger.recording import RecordingContext
 
@@ -353,33 +384,15 @@ class Ledger:
         """Rebuild every derived table from the stored bytes, in one transaction."""
 
         def rows(txn: Txn) -> None:
-            for stored in self.store.entries():
+            for stored in self._store.entries():
                 env = parse_stored(stored)
                 if canonical.digest_bytes(stored.entry).hex() != stored.digest:
                     raise StorageDamaged(
                         f"entry {stored.seq} is damaged: its bytes do not hash to its stored "
                         "digest, so the derived tables cannot be rebuilt from it (`logbook "
                         "verify` lists what is wrong)")
-                txn.insert_index(derive.index_row(stored.seq, stored.digest, env))
-                oc = derive.outcome_row(stored.seq, env)
-                if oc is not None:
-                    txn.insert_outcome(oc)
-                txn.insert_sources(stored.seq, derive.source_keys(env))
-                apply_key_changes(txn, stored.seq, env)
-                txn.insert_tree_nodes(merkle.nodes_completed_by_append(
-                    stored.seq, bytes.fromhex(stored.digest), txn.tree_node))
+                derive.index_entry(txn, stored.seq, stored.digest, env)
 
-        self.store.rebuild_derived(rows)
-        return self.store.table_counts()
+        self._store.rebuild_derived(rows)
+        return self._store.table_counts()
 
-
-def apply_key_changes(txn: Txn, seq: int, env: dict[str, Any]) -> None:
-    for action, name, public, _reason in derive.key_changes(seq, env):
-        try:
-            fp = fingerprint(base64.b64decode(public))
-        except ValueError:
-            continue
-        if action == "add":
-            txn.add_key(fp, name, public, seq)
-        elif action == "revoke":
-            txn.revoke_key(fp, seq)

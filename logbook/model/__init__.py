@@ -1,32 +1,18 @@
-"""Record models, one per entry kind. Imported lazily: pydantic costs nothing until used."""
+"""Record models, one per entry kind (which model is whose: logbook.format.kinds). Imported
+lazily: pydantic costs nothing until used."""
 
 from __future__ import annotations
 
 from typing import Any
 
-KINDS = ("genesis", "key", "plan", "amendment", "run", "retraction", "claim", "band", "note")
+from logbook.format import kinds
+
+KINDS = kinds.NAMES
 
 
 def body_model(kind: str) -> Any:
-    """The pydantic model class for an entry kind."""
-    if kind == "run":
-        from logbook.model.run import Run
-
-        return Run
-    if kind in ("plan", "amendment"):
-        from logbook.model import plan
-
-        return plan.Plan if kind == "plan" else plan.Amendment
-    from logbook.model import entries
-
-    return {
-        "genesis": entries.Genesis,
-        "key": entries.Key,
-        "retraction": entries.Retraction,
-        "claim": entries.Claim,
-        "band": entries.Band,
-        "note": entries.Note,
-    }[kind]
+    """The pydantic model class for an entry kind (KeyError for an unknown kind)."""
+    return kinds.load(kinds.KINDS[kind].model)
 
 
 def apply_amendments(plan: dict[str, Any], amendments: list[dict[str, Any]]) -> dict[str, Any]:

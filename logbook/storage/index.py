@@ -1,17 +1,25 @@
-"""Derived index rows computed from an entry's envelope: pure, shared by append, reindex, verify.
+"""The rows derived from an entry's bytes: written once, here, for append, reindex and verify.
 
-Everything here is a function of the signed bytes alone, so `verify` can recompute it and
-compare it with what the store holds.
+Everything here is a function of the signed bytes alone: ``derive`` hands an entry's rows (its
+index row, its outcomes row, its run sources, its changes to the signing keys) to a sink, which
+is the append transaction for append and reindex, and the rows `verify` expects for verify,
+which compares them with what the store holds. ``references`` are the digests a body names.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import is_not
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
+
+from logbook.format.kinds import KINDS
+from logbook.tlog import merkle
 
 
 @dataclass(frozen=True)
@@ -28,29 +36,67 @@ class IndexRow:
     session: str | None
     target: str | None
 
-    def as_tuple(self) -> tuple[Any, ...]:
-        return (self.seq, self.digest, self.kind, self.ts, self.signer, self.plan, self.arm,
-                self.slug, self.status, self.session, self.target)
+
+class KeySink(Protocol):
+    """Where the changes an entry makes to the signing keys go."""
+
+    def add_key(self, fingerprint: str, name: str, public: str, seq: int) -> None: ...
+
+    def revoke_key(self, fingerprint: str, seq: int) -> None: ...
 
 
-@dataclass(frozen=True)
-class OutcomeRow:
-    """One run's per-item outcomes: summary columns plus the columns themselves (JSON)."""
+class DerivedSink(KeySink, Protocol):
+    """Where an entry's derived rows go (the append transaction, or what verify expects)."""
 
-    seq: int
-    metric: str
-    n: int
-    n_missing: int
-    total: float
-    columns: bytes
+    def insert_index(self, row: tuple[Any, ...]) -> None: ...
 
-    def as_tuple(self) -> tuple[Any, ...]:
-        return (self.seq, self.metric, self.n, self.n_missing, self.total, self.columns)
+    def insert_outcome(self, row: tuple[Any, ...]) -> None: ...
+
+    def insert_sources(self, seq: int, keys: list[str]) -> None: ...
+
+
+def derive(sink: DerivedSink, seq: int, digest: str, env: dict[str, Any]) -> None:
+    """Every derived row of one entry (its envelope as parsed from its stored bytes)."""
+    sink.insert_index(index_tuple(seq, digest, env))
+    kind = env.get("kind")
+    if kind == "run":
+        oc = outcome_tuple(seq, env)
+        if oc is not None:
+            sink.insert_outcome(oc)
+        keys = source_keys(env)
+        if keys:
+            sink.insert_sources(seq, keys)
+    elif kind in ("genesis", "key"):
+        derive_keys(sink, seq, env)
+
+
+def derive_keys(sink: KeySink, seq: int, env: dict[str, Any]) -> None:
+    """The entry's changes to the signing keys; a public key that is not 32 bytes of strict
+    base64 changes nothing (the chain checks report it)."""
+    for action, name, public, _reason in key_changes(seq, env):
+        try:
+            raw = base64.b64decode(public, validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        if len(raw) != 32:
+            continue
+        fingerprint = hashlib.sha256(raw).hexdigest()
+        if action == "add":
+            sink.add_key(fingerprint, name, public, seq)
+        elif action == "revoke":
+            sink.revoke_key(fingerprint, seq)
 
 
 INDEX_COLUMNS = ("seq", "digest", "kind", "ts", "signer", "plan", "arm", "slug", "status",
                  "session", "target")
 OUTCOME_COLUMNS = ("seq", "metric", "n", "n_missing", "total", "columns")
+_BODY_COLUMNS = INDEX_COLUMNS[5:]  # copied from the body, by the kinds registry's `indexed`
+assert all(set(k.indexed) <= set(_BODY_COLUMNS) for k in KINDS.values())
+_NONE = object()  # no JSON object has this key: its column is NULL
+# kind -> for each body column, the body field it holds (_NONE: none for this kind)
+_INDEXED: dict[str, tuple[object, ...]] = {
+    k.name: tuple(c if c in k.indexed else _NONE for c in _BODY_COLUMNS)
+    for k in KINDS.values() if k.indexed}
 
 
 def _body(env: dict[str, Any]) -> dict[str, Any]:
@@ -63,15 +109,11 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def index_row(seq: int, digest: str, env: dict[str, Any]) -> IndexRow:
-    return IndexRow(*index_tuple(seq, digest, env))
-
-
 def index_tuple(seq: int, digest: str, env: dict[str, Any]) -> tuple[Any, ...]:
     """The entry_index row as a tuple, in INDEX_COLUMNS order (verify compares these).
 
     Hot in verify (once per entry), so written flat: text fields that are not strings (a
-    tampered entry) derive as NULL.
+    tampered entry) derive as NULL; a list of arms (a claim's) is stored joined by commas.
     """
     body = env.get("body")
     if type(body) is not dict:
@@ -79,22 +121,13 @@ def index_tuple(seq: int, digest: str, env: dict[str, Any]) -> tuple[Any, ...]:
     kind = env.get("kind")
     if type(kind) is not str:
         kind = ""
-    plan = arm = slug = status = session = target = None
-    if kind == "run":
-        plan, arm = body.get("plan"), body.get("arm")
-        status, session = body.get("status"), body.get("session")
-    elif kind == "note":
-        pass
-    elif kind == "plan":
-        slug = body.get("slug")
-    elif kind == "amendment":
-        plan = body.get("plan")
-    elif kind == "claim":
-        plan, arm = body.get("plan"), body.get("arm")
+    fields = _INDEXED.get(kind)
+    if fields is None:
+        plan = arm = slug = status = session = target = None
+    else:
+        plan, arm, slug, status, session, target = map(body.get, fields)
         if type(arm) is list:
             arm = ",".join(str(a) for a in arm)
-    elif kind == "retraction":
-        target = body.get("target")
     ts, signer = env.get("ts"), env.get("signer")
     return (seq, digest, kind, ts if type(ts) is str else "",
             signer if type(signer) is str else "",
@@ -102,11 +135,6 @@ def index_tuple(seq: int, digest: str, env: dict[str, Any]) -> tuple[Any, ...]:
             slug if type(slug) is str else None, status if type(status) is str else None,
             session if type(session) is str else None,
             target if type(target) is str else None)
-
-
-def outcome_row(seq: int, env: dict[str, Any]) -> OutcomeRow | None:
-    row = outcome_tuple(seq, env)
-    return None if row is None else OutcomeRow(*row)
 
 
 def outcome_tuple(seq: int, env: dict[str, Any]) -> tuple[Any, ...] | None:
@@ -154,7 +182,8 @@ def key_changes(seq: int, env: dict[str, Any]) -> list[tuple[str, str, str, str]
     """(action, name, public b64) changes to the signing keys made by this entry."""
     body = _body(env)
     if env.get("kind") == "genesis":
-        keys = body.get("keys") if isinstance(body.get("keys"), list) else []
+        listed = body.get("keys")
+        keys = listed if isinstance(listed, list) else []
         return [("add", _str(k.get("name")) or "", _str(k.get("public")) or "", "genesis")
                 for k in keys if isinstance(k, dict)]
     if env.get("kind") == "key":
@@ -163,20 +192,37 @@ def key_changes(seq: int, env: dict[str, Any]) -> list[tuple[str, str, str, str]
     return []
 
 
-def references(env: dict[str, Any]) -> list[tuple[str, str]]:
-    """(field, digest) pairs this entry refers to; each must name an earlier entry."""
+def references(env: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(field, digest) pairs this entry refers to (the kinds registry's `refs`); each must
+    name an earlier entry. A single reference that is not text is none; a list of references
+    that is not a list is reported as one reference."""
     body = _body(env)
     kind = env.get("kind")
-    refs: list[tuple[str, str]] = []
-    if kind in ("run", "amendment", "claim") and isinstance(body.get("plan"), str):
-        refs.append(("body.plan", body["plan"]))
-    if kind == "retraction" and isinstance(body.get("target"), str):
-        refs.append(("body.target", body["target"]))
-    for field, kinds in (("refs", ("note",)), ("runs", ("claim", "band"))):
-        if kind in kinds:
-            values = body.get(field)
-            if values is not None and not isinstance(values, list):
-                refs.append((f"body.{field}", values))  # not a list: reported as a reference
-                continue
-            refs += [(f"body.{field}[{i}]", r) for i, r in enumerate(values or [])]
+    spec = KINDS.get(kind) if isinstance(kind, str) else None
+    refs: list[tuple[str, Any]] = []
+    for ref in spec.refs if spec is not None else ():
+        value = body.get(ref.field)
+        if not ref.many:
+            if isinstance(value, str):
+                refs.append((ref.label, value))
+        elif value is not None and not isinstance(value, list):
+            refs.append((ref.label, value))
+        else:
+            refs += [(f"{ref.label}[{i}]", r) for i, r in enumerate(value or [])]
     return refs
+
+
+class TreeSink(DerivedSink, Protocol):
+    """The append transaction: derived rows and the Merkle tree's nodes."""
+
+    def tree_node(self, level: int, idx: int) -> bytes: ...
+
+    def insert_tree_nodes(self, nodes: list[tuple[int, int, bytes]]) -> None: ...
+
+
+def index_entry(txn: TreeSink, seq: int, digest: str, env: dict[str, Any]) -> None:
+    """Every derived row of the entry at ``seq``, and the tree nodes it completes: what append
+    writes for a new entry and reindex for each stored one, in seq order."""
+    derive(txn, seq, digest, env)
+    txn.insert_tree_nodes(merkle.nodes_completed_by_append(seq, bytes.fromhex(digest),
+                                                           txn.tree_node))

@@ -20,11 +20,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from logbook.crypto.points import L, has_small_order, public_key_problem
 from logbook.findings import Finding
 from logbook.format.canonical import SIGNATURE_DOMAIN, ZERO_DIGEST
+from logbook.format.kinds import KINDS
 from logbook.storage import index as derive
+from logbook.storage.base import KeyRow
 from logbook.tlog import merkle
 
-KINDS = {"genesis", "key", "plan", "amendment", "run", "retraction", "claim", "band", "note"}
-REF_KINDS = {"body.plan": "plan"}
+# kind -> {single reference field: the kind it must name} (a list's members: at append only)
+REF_KINDS = {k.name: {r.label: r.names for r in k.refs if r.names and not r.many}
+             for k in KINDS.values()}
 ENVELOPE_FIELDS = {"v", "ledger", "seq", "prev", "ts", "kind", "signer", "body"}
 
 
@@ -39,7 +42,7 @@ class Result:
     # order (the Merkle leaves) and the key history (fingerprint, name, public, added_seq,
     # revoked_seq), both recomputed from the entry bytes. Not part of as_dict().
     digests: list[bytes] = field(default_factory=list, repr=False)
-    keys: list[tuple[str, str, str, int, int | None]] = field(default_factory=list, repr=False)
+    keys: list[KeyRow] = field(default_factory=list, repr=False)
     unchecked: int = 0  # signatures left to a stored checkpoint (logbook.verify.integrity only)
 
     @property
@@ -120,7 +123,8 @@ class ChainVerifier:
         kind = env.get("kind") if isinstance(env.get("kind"), str) else None
         if kind not in KINDS:
             self._find("format", f"entry {position}: unknown kind {kind!r}", position, label)
-        body = env.get("body") if isinstance(env.get("body"), dict) else {}
+        given = env.get("body")
+        body: dict[str, Any] = given if isinstance(given, dict) else {}
         if position == 0:
             self._genesis(env, body, label)
         elif kind == "genesis":
@@ -131,7 +135,7 @@ class ChainVerifier:
                        f"not {r.ledger!r}", position, label)
         self._signature(position, env, digest_b, signature, label)
         for fld, ref in derive.references(env):
-            want = REF_KINDS.get(fld) if kind in ("run", "amendment", "claim") else None
+            want = REF_KINDS[kind].get(fld) if kind in REF_KINDS else None
             got = self.kinds.get(ref) if isinstance(ref, str) else None
             if got is None:
                 self._find("reference", f"entry {position}: {fld} names {str(ref)[:16]}…, "
@@ -154,7 +158,8 @@ class ChainVerifier:
         if env.get("ledger") != self.result.ledger:
             self._find("ledger", "genesis: envelope ledger id differs from the body's uuid", 0,
                        label)
-        keys = body.get("keys") if isinstance(body.get("keys"), list) else []
+        listed = body.get("keys")
+        keys = listed if isinstance(listed, list) else []
         for i, k in enumerate(keys):
             pub = _public(k.get("public") if isinstance(k, dict) else None)
             if pub is not None and self._usable(pub, f"genesis: keys[{i}]", 0, label):
@@ -283,26 +288,25 @@ def _derived(result: Result, table: str, key: Any, digests: list[bytes], row: An
                                    seq, entries))
 
 
-def _track_keys(keys: dict[str, list[Any]], seq: int, env: dict[str, Any]) -> None:
-    """The signing_keys rows an entry's key changes make: [fp, name, public, added, revoked]."""
-    try:
-        changes = derive.key_changes(seq, env)
-    except (AttributeError, TypeError):  # a malformed body: the chain checks report it
-        return
-    for action, name, public, _ in changes:
-        pub = _public(public)
-        if pub is None:
-            continue
-        fp = hashlib.sha256(pub).hexdigest()
-        if action == "add" and fp not in keys:
-            keys[fp] = [fp, name, public, seq, None]
-        elif action == "revoke" and fp in keys and keys[fp][4] is None:
-            keys[fp][4] = seq
+class ExpectedKeys:
+    """The signing_keys rows the entries' key changes make, from their bytes (a
+    logbook.storage.index.KeySink): [fingerprint, name, public, added, revoked]."""
 
+    def __init__(self) -> None:
+        self.keys: dict[str, list[Any]] = {}
 
-def _key_rows(keys: dict[str, list[Any]]) -> list[tuple[str, str, str, int, int | None]]:
-    return [(fp, name, public, added, revoked) for fp, name, public, added, revoked
-            in keys.values()]
+    def add_key(self, fingerprint: str, name: str, public: str, seq: int) -> None:
+        if fingerprint not in self.keys:  # a key is added once; adding it again changes nothing
+            self.keys[fingerprint] = [fingerprint, name, public, seq, None]
+
+    def revoke_key(self, fingerprint: str, seq: int) -> None:
+        row = self.keys.get(fingerprint)
+        if row is not None and row[4] is None:
+            row[4] = seq
+
+    def rows(self) -> list[KeyRow]:
+        return [(fp, name, public, added, revoked) for fp, name, public, added, revoked
+                in self.keys.values()]
 
 
 def strict_checks(result: Result, raw_and_envs: Iterable[tuple[int, bytes, Any]]) -> None:
@@ -347,7 +351,7 @@ def verify_export_lines(lines: Iterable[bytes], trusted: str | None = None,
     from logbook.format.canonical import canonical_bytes
 
     chain = ChainVerifier(trusted)
-    keys: dict[str, list[Any]] = {}
+    keys = ExpectedKeys()
     kept: list[tuple[int, bytes, Any]] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -372,11 +376,11 @@ def verify_export_lines(lines: Iterable[bytes], trusted: str | None = None,
                          digest if isinstance(digest, str) else "", raw,
                          signature if isinstance(signature, str) else "")
         if env is not None:
-            _track_keys(keys, position, env)
+            derive.derive_keys(keys, position, env)
             if strict:
                 kept.append((position, raw, env))
     result = chain.finish()
     if strict:  # the bytes here are canonical by construction: this checks the bodies
         strict_checks(result, kept)
-    result.digests, result.keys = chain.digests, _key_rows(keys)
+    result.digests, result.keys = chain.digests, keys.rows()
     return result

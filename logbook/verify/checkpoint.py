@@ -2,7 +2,7 @@
 (making a checkpoint and the proofs of `logbook prove` are the write side's,
 logbook.ledger.checkpoints).
 
-* `check_ledger_against` / `check_export_against` are `verify --checkpoint`: the checkpoint's
+* `check_against` is `verify --checkpoint`, on a database or an export: the checkpoint's
   signature, its origin, then the ledger's root at the checkpoint's size and a consistency
   proof from there to the current head. A failure is a `checkpoint` finding saying whether
   the ledger was cut, rewritten or forked, or the checkpoint is not validly signed.
@@ -33,8 +33,7 @@ from logbook.verify.proofs import (
     origin_of,
 )
 
-__all__ = ["CheckpointCheck", "check_export_against", "check_ledger_against", "read_checkpoint",
-           "read_trust_key"]
+__all__ = ["CheckpointCheck", "check_against", "read_checkpoint", "read_trust_key"]
 
 KeyRow = tuple[str, str, str, int, int | None]
 
@@ -155,18 +154,11 @@ def _check(result: Result, label: str, parsed: Parsed, ledger_uuid: str | None, 
     return out
 
 
-def check_ledger_against(ledger: Any, result: Result, checkpoint_path: str,
-                         trusted_key: PublicKey | None,
-                         trusted: str | None = None) -> CheckpointCheck:
-    """`verify --checkpoint` on a database, after `verify_store` filled `result`: from the
-    digests verify recomputed from the entries' bytes, never the stored tree."""
-    return check_export_against(result, checkpoint_path, trusted_key, trusted)
-
-
-def check_export_against(result: Result, checkpoint_path: str,
-                         trusted_key: PublicKey | None,
-                         trusted: str | None = None) -> CheckpointCheck:
-    """`verify FILE --checkpoint` on an export, from the digests `verify_export_lines` read."""
+def check_against(result: Result, checkpoint_path: str, trusted_key: PublicKey | None,
+                  trusted: str | None = None) -> CheckpointCheck:
+    """`verify --checkpoint`, after `verify_store` (a database) or `verify_export_lines` (an
+    export) filled `result`: from the digests recomputed from the entries' bytes, never the
+    stored tree."""
     from logbook.verify.chain import expected_tree
 
     _, parsed = read_checkpoint(checkpoint_path)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logbook.errors import CheckFailed
+from logbook.storage.base import VerifyReads
 
 BANNER = "this ledger does not verify"
 
@@ -56,7 +57,7 @@ class Verified:
                 "signatures_checked": self.signatures, "vouched_by_checkpoint": self.vouched}
 
 
-def _latest_checkpoint_size(store: Any) -> int:
+def _latest_checkpoint_size(store: VerifyReads) -> int:
     """The size the latest stored checkpoint claims (0 when none parses); whether it holds
     is for the check itself to find."""
     from logbook.errors import LogbookError
@@ -69,7 +70,7 @@ def _latest_checkpoint_size(store: Any) -> int:
         return 0
 
 
-def check(store: Any) -> Verified:
+def check(store: VerifyReads) -> Verified:
     """Run the check in one read transaction (the caller's, when it holds one); NotVerified
     on any finding."""
     from logbook.verify.stored import verify_store
@@ -91,8 +92,8 @@ def check(store: Any) -> Verified:
 
 
 @contextmanager
-def verified(ledger: Any) -> Iterator[Verified]:
-    """Check the ledger, then keep its read transaction open for the caller's computation:
-    whatever is appended meanwhile is neither checked nor read."""
-    with ledger.store.snapshot():
-        yield check(ledger.store)
+def verified(store: VerifyReads) -> Iterator[Verified]:
+    """Check the ledger (``ledger.verify_reads()``), then keep its read transaction open for
+    the caller's computation: whatever is appended meanwhile is neither checked nor read."""
+    with store.snapshot():
+        yield check(store)

@@ -77,13 +77,16 @@ def parse_proof(value: Any, source: str) -> Proof:
     if not isinstance(value["path"], list):
         raise InputError(f"{source}: path must be a list of hashes")
     path = [_hash(h, f"{source}: path[{i}]") for i, h in enumerate(value["path"])]
-    common = {"ledger": value["ledger"], "size": _size(value["size"], f"{source}: size"),
-              "root": _hash(value["root"], f"{source}: root"), "path": path}
+    ledger: str = value["ledger"]
+    size = _size(value["size"], f"{source}: size")
+    root = _hash(value["root"], f"{source}: root")
     if kind == "inclusion":
-        return Proof("inclusion", index=_size(value["index"], f"{source}: index"),
-                     leaf=_hash(value["leaf"], f"{source}: leaf"), **common)
-    return Proof("consistency", old_size=_size(value["old_size"], f"{source}: old_size"),
-                 old_root=_hash(value["old_root"], f"{source}: old_root"), **common)
+        return Proof("inclusion", ledger, size, root, path,
+                     index=_size(value["index"], f"{source}: index"),
+                     leaf=_hash(value["leaf"], f"{source}: leaf"))
+    return Proof("consistency", ledger, size, root, path,
+                 old_size=_size(value["old_size"], f"{source}: old_size"),
+                 old_root=_hash(value["old_root"], f"{source}: old_root"))
 
 
 def entry_digest(value: Any, source: str) -> tuple[bytes, dict[str, Any]]:

@@ -1,7 +1,8 @@
-"""`verify` on a ledger database: the chain and signatures (verify.py), how the bytes are
+"""`verify` on a ledger database: the chain and signatures (chain.py), how the bytes are
 stored, every derived table, and the checkpoints kept in the store.
 
-Everything is read inside one read transaction (``Store.snapshot``), so appends made while it
+Everything is read through the auditor's port (logbook.storage.base.VerifyReads) inside one
+read transaction (its ``snapshot``), so appends made while it
 runs are simply not seen: they can never look like a derived row that disagrees with the
 bytes. A table the file lost, or text that is not UTF-8, is a finding, never a crash. Nothing
 here writes: auditors verify copies, on read-only media too.
@@ -17,21 +18,39 @@ from typing import Any
 from logbook.errors import StorageDamaged
 from logbook.findings import Finding
 from logbook.storage import index as derive
+from logbook.storage.base import KeyRow, VerifyReads, checkpoint_type_problems, sql_type
 from logbook.tlog import merkle
 from logbook.verify.chain import (
     ChainVerifier,
+    ExpectedKeys,
     Result,
-    _key_rows,
-    _track_keys,
     compare_rows,
     expected_tree,
     strict_checks,
 )
 
-KeyRow = tuple[str, str, str, int, int | None]
+
+class ExpectedRows(ExpectedKeys):
+    """Every derived row the entries' bytes make (a logbook.storage.index.DerivedSink), to
+    compare with what the store holds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index: list[tuple[Any, ...]] = []
+        self.outcomes: list[tuple[Any, ...]] = []
+        self.sources: list[tuple[tuple[int, str]]] = []
+
+    def insert_index(self, row: tuple[Any, ...]) -> None:
+        self.index.append(row)
+
+    def insert_outcome(self, row: tuple[Any, ...]) -> None:
+        self.outcomes.append(row)
+
+    def insert_sources(self, seq: int, keys: list[str]) -> None:
+        self.sources += [((seq, k),) for k in keys]
 
 
-def verify_store(store: Any, trusted: str | None = None, strict: bool = False,
+def verify_store(store: VerifyReads, trusted: str | None = None, strict: bool = False,
                  vouched: int = 0) -> Result:
     """Every check on a ledger database: chain, signatures, references, how each entry is
     stored, the derived tables and the stored checkpoints, from one read transaction.
@@ -43,12 +62,9 @@ def verify_store(store: Any, trusted: str | None = None, strict: bool = False,
         return _verify(store, ChainVerifier(trusted, vouched), strict)
 
 
-def _verify(store: Any, chain: ChainVerifier, strict: bool) -> Result:
+def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool) -> Result:
     kept: list[tuple[int, bytes, Any]] = []
-    index_rows: list[tuple[Any, ...]] = []
-    outcome_rows: list[tuple[Any, ...]] = []
-    source_rows: list[tuple[tuple[int, str]]] = []
-    keys: dict[str, list[Any]] = {}
+    rows = ExpectedRows()
     for seq, stored_digest, raw, signature, stored_as in store.raw_entries():
         if stored_as != "blob":
             chain._find("storage", f"entry {seq} is stored as SQLite {stored_as}, not as the "
@@ -61,28 +77,20 @@ def _verify(store: Any, chain: ChainVerifier, strict: bool) -> Result:
             continue
         if strict:
             kept.append((seq, raw, env))
-        index_rows.append(derive.index_tuple(seq, chain.prev, env))
-        kind = env.get("kind")
-        if kind == "run":
-            oc = derive.outcome_tuple(seq, env)
-            if oc is not None:
-                outcome_rows.append(oc)
-            source_rows += [((seq, k),) for k in derive.source_keys(env)]
-        elif kind in ("genesis", "key"):
-            _track_keys(keys, seq, env)
+        derive.derive(rows, seq, chain.prev, env)  # chain.prev: the digest of these bytes
     result = chain.finish()
     if strict:
         strict_checks(result, kept)
     digests = chain.digests
-    result.digests, result.keys = digests, _key_rows(keys)
+    result.digests, result.keys = digests, rows.rows()
     result.unchecked = chain.unchecked
     tree = expected_tree(digests)
     derived: list[tuple[str, Any, Any]] = [
-        ("entry_index", index_rows, store.all_index_rows),
-        ("outcomes", outcome_rows, store.all_outcome_rows),
-        ("run_sources", sorted(source_rows),
+        ("entry_index", rows.index, store.all_index_rows),
+        ("outcomes", rows.outcomes, store.all_outcome_rows),
+        ("run_sources", sorted(rows.sources),
          lambda: (((seq, k),) for k, seq in store.all_source_rows())),
-        ("signing_keys", [tuple(v) for v in keys.values()], store.signing_keys),
+        ("signing_keys", [tuple(v) for v in rows.keys.values()], store.signing_keys),
         ("tree", [((lv, ix), h) for (lv, ix), h in sorted(tree.items()) if lv],
          lambda: (((lv, ix), _blob(h)) for lv, ix, h in store.all_tree_nodes())),
     ]
@@ -103,8 +111,6 @@ def _as_text(chain: ChainVerifier, seq: int, column: str, value: Any, raw: bytes
     still run and nothing downstream meets bytes."""
     if isinstance(value, str):
         return value
-    from logbook.storage.sqlite.summaries import sql_type
-
     chain._find("storage", f"entry {seq}: its {column} is stored as SQLite {sql_type(value)}, "
                 "not text: the file was altered", seq, [hashlib.sha256(raw).hexdigest()])
     if isinstance(value, bytes | bytearray | memoryview):
@@ -171,7 +177,7 @@ def check_stored_checkpoint(result: Result, row: tuple[Any, ...],
     return True
 
 
-def stored_checkpoints(result: Result, store: Any,
+def stored_checkpoints(result: Result, store: VerifyReads,
                        tree: dict[tuple[int, int], bytes]) -> None:
     """Check every checkpoint kept in the store (a missing table is a finding)."""
     try:
@@ -180,14 +186,13 @@ def stored_checkpoints(result: Result, store: Any,
         result.findings.append(Finding("checkpoint", "error", "the table of checkpoints is "
                                        "missing from the file", None, []))
         return
-    from logbook.storage.sqlite.store import checkpoint_type_problems
-
     for row in rows:
         problems = checkpoint_type_problems(row)
         for problem in problems:
             result.findings.append(Finding("storage", "error", f"{problem}: the file was "
                                            "altered", None, []))
+        read: tuple[Any, ...] = row
         if problems:  # read as the text it holds, so the note is still checked
-            row = tuple(bytes(v).decode("utf-8", "replace")
-                        if isinstance(v, bytes | bytearray | memoryview) else v for v in row)
-        check_stored_checkpoint(result, row, tree)
+            read = tuple(bytes(v).decode("utf-8", "replace")
+                         if isinstance(v, bytes | bytearray | memoryview) else v for v in row)
+        check_stored_checkpoint(result, read, tree)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
 
 from logbook.errors import CheckFailed
+from logbook.storage.base import VerifyReads
 from logbook.tlog import merkle
 
 FIX = "run `logbook verify` to see what else is wrong, and `logbook reindex` to rebuild it"
@@ -38,11 +38,11 @@ class Tree:
         return merkle.root_from_nodes(size, self.node)
 
 
-def recomputed_tree(ledger: Any) -> Tree:
+def recomputed_tree(store: VerifyReads) -> Tree:
     """The tree over every entry's digest, recomputed from the bytes; CheckFailed when the
     stored digests or tree rows disagree with it (a corrupted or tampered index)."""
     digests: list[bytes] = []
-    for seq, stored_digest, raw, _sig, stored_as in ledger.store.raw_entries():
+    for seq, stored_digest, raw, _sig, stored_as in store.raw_entries():
         if stored_as != "blob":  # text, or a number: not the bytes logbook wrote
             raise CheckFailed(f"entry {seq} is stored as SQLite {stored_as}, not the bytes "
                               f"logbook wrote: the ledger file was altered; run logbook verify")
@@ -54,7 +54,7 @@ def recomputed_tree(ledger: Any) -> Tree:
     nodes = {(level, idx): h for level, idx, h in merkle.all_nodes(digests)}
     n = len(digests)
     seen = 0
-    for level, idx, h in ledger.store.all_tree_nodes():
+    for level, idx, h in store.all_tree_nodes():
         if (idx + 1) << level > n:
             continue  # over entries appended since they were read
         seen += 1

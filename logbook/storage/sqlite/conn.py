@@ -1,5 +1,5 @@
-"""Opening the ledger database (part of the store: with store.py, store_schema.py,
-store_summaries.py and store_txn.py, the only modules that speak SQL).
+"""Opening the ledger database (part of the SQLite store: storage/sqlite/ is the only code
+that speaks SQL).
 
 Two things every connection does, whatever reads it:
 
@@ -17,10 +17,14 @@ mode), the database is opened with SQLite's ``immutable=1``: no ``-shm``, no loc
 non-empty ``-wal`` (a copy taken while a writer was active) holds committed entries that
 ``immutable`` would silently ignore, so the database and its ``-wal`` are copied into a
 private temporary folder and read from there instead.
+
+Here too: the lock wait (LOGBOOK_LOCK_TIMEOUT) and the one-sentence EnvironmentProblem for a
+database that cannot be opened or written.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import sqlite3
@@ -28,8 +32,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from logbook.errors import StorageDamaged
+from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
 
+MAX_LOCK_WAIT = 86_400.0  # a day: longer is a typo (and SQLite needs a finite wait)
 _DAMAGE = ("no such table", "no such column", "malformed", "file is not a database")
 
 
@@ -122,3 +127,38 @@ def connect_read(path: Path, timeout: float) -> Connection:
         conn.scratch = scratch
         return conn
     return _connect(_uri(path, "mode=ro&immutable=1"), path, timeout, uri=True)
+
+
+def lock_timeout() -> float:
+    text = os.environ.get("LOGBOOK_LOCK_TIMEOUT", "30")
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value <= MAX_LOCK_WAIT:
+        raise InputError(f"LOGBOOK_LOCK_TIMEOUT={text!r} must be a number of seconds from 0 "
+                         f"to {MAX_LOCK_WAIT:g}")
+    return value
+
+
+def opening_cause(exc: BaseException) -> BaseException:
+    """The SQLite error behind a StorageDamaged raised while opening."""
+    return exc.__cause__ if isinstance(exc, StorageDamaged) and exc.__cause__ else exc
+
+
+def is_ledger(conn: sqlite3.Connection) -> bool:
+    """Whether the database holds logbook's tables (any schema version; migrations follow)."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                        "name = 'entries'").fetchone() is not None
+
+
+def environment_problem(exc: sqlite3.OperationalError, path: Path) -> EnvironmentProblem:
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return EnvironmentProblem(f"ledger {path} is locked by another process past the "
+                                  "timeout (LOGBOOK_LOCK_TIMEOUT)")
+    if "readonly" in text or "read-only" in text or cannot_make_shm(path):
+        return EnvironmentProblem(f"ledger {path} cannot be written: it is read-only, or in a "
+                                  f"folder this user cannot write ({text}); reading commands "
+                                  "still work")
+    return EnvironmentProblem(f"ledger {path} cannot be opened: {text}")

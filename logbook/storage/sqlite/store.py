@@ -1,5 +1,6 @@
-"""The only module that speaks SQL (DESIGN §5), with its two companions: ``store_schema``
-(the migrations) and ``store_summaries`` (what ``brief`` reads without parsing every entry).
+"""The embedded SQLite store (logbook.storage.base.Store; DESIGN §5). With its companions
+schema.py (the migrations), summaries.py (what ``brief`` reads without parsing every entry),
+txn.py (the append transaction's writes) and conn.py (opening), the only code that speaks SQL.
 
 Everything uses the standard ``sqlite3`` module (sqlite-utils would import numpy and pandas
 when they are installed). The ``entries`` table holds the canonical bytes and the signature,
@@ -9,67 +10,62 @@ the source of truth; every other table is derived from those bytes and can be re
 
 from __future__ import annotations
 
-import math
-import os
-import signal
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
+from logbook.storage.base import (
+    AuditRow,
+    CheckpointRow,
+    KeyRow,
+    RawEntry,
+    StoredEntry,
+    Txn,
+    checkpoint_type_problems,
+)
 from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
-from logbook.storage.sqlite.conn import cannot_make_shm, connect_read, connect_write
+from logbook.storage.sqlite.conn import (
+    connect_read,
+    connect_write,
+    environment_problem,
+    is_ledger,
+    lock_timeout,
+    opening_cause,
+)
 from logbook.storage.sqlite.schema import DERIVED_SCHEMA, MIGRATIONS
-from logbook.storage.sqlite.summaries import StoredEntry, Summaries, sql_type, stored_entry
-from logbook.storage.sqlite.txn import Txn
+from logbook.storage.sqlite.summaries import Summaries, stored_entry
+from logbook.storage.sqlite.txn import SQLiteTxn
 from logbook.tlog.merkle import leaf_hash
 
 SCHEMA_VERSION = 7
-FAULT_ENV = "LOGBOOK_TEST_FAULT"
-MAX_LOCK_WAIT = 86_400.0  # a day: longer is a typo (and SQLite needs a finite wait)
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
 # the stored bytes whatever SQLite type they were stored as (TEXT in an altered file)
 ENTRY_COLUMNS = "seq, digest, CAST(entry AS BLOB), signature"
 
 
-_CHECKPOINT_COLUMNS = (("id", int), ("size", int), ("root", str), ("note", str),
-                       ("created", str))
-
-
-def checkpoint_type_problems(row: tuple[Any, ...]) -> list[str]:
-    """What is stored with the wrong SQLite type in one row of the checkpoints table."""
-    return [f"the {column} of stored checkpoint {row[0]} is stored as SQLite "
-            f"{sql_type(value)}, not {sql_type(want())}"
-            for (column, want), value in zip(_CHECKPOINT_COLUMNS, row, strict=True)
-            if not isinstance(value, want)]
-
-
-def lock_timeout() -> float:
-    text = os.environ.get("LOGBOOK_LOCK_TIMEOUT", "30")
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0.0 <= value <= MAX_LOCK_WAIT:
-        raise InputError(f"LOGBOOK_LOCK_TIMEOUT={text!r} must be a number of seconds from 0 "
-                         f"to {MAX_LOCK_WAIT:g}")
-    return value
-
-
-class Store(Summaries):
+class SQLiteStore(Summaries):
     """One ledger database. Open for writing (migrates) or read-only (never migrates)."""
+
+    # Called after a transaction's writes, just before its COMMIT. A test seam, installed only
+    # by tests (tests/test_durability.py kills the process there): None in production.
+    before_commit: ClassVar[Callable[[], None] | None] = None
 
     def __init__(self, conn: sqlite3.Connection, path: Path, writable: bool) -> None:
         self.conn = conn
-        self.path = path
+        self._path = path
         self.writable = writable
+
+    @property
+    def path(self) -> Path:
+        return self._path
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
-    def create(cls, path: Path) -> Store:
+    def create(cls, path: Path) -> SQLiteStore:
         if path.exists():
             raise InputError(f"a ledger already exists at {path}")
         # 0755 or tighter whatever the umask (mkdir's mode is only ever cut by it): a ledger
@@ -78,7 +74,7 @@ class Store(Summaries):
         return cls.open_write(path, create=True)
 
     @classmethod
-    def open_write(cls, path: Path, create: bool = False) -> Store:
+    def open_write(cls, path: Path, create: bool = False) -> SQLiteStore:
         if not create and not path.exists():
             raise EnvironmentProblem(f"no ledger at {path}")
         timeout = lock_timeout()
@@ -86,7 +82,7 @@ class Store(Summaries):
             raise EnvironmentProblem(f"{path} is an empty file, not a logbook ledger")
         conn = connect_write(path, timeout)
         try:
-            if not create and not _is_ledger(conn):
+            if not create and not is_ledger(conn):
                 raise EnvironmentProblem(f"{path} is an SQLite database but not a logbook "
                                          "ledger (it has no entries table); nothing was changed")
             conn.execute("PRAGMA journal_mode=WAL")
@@ -95,10 +91,10 @@ class Store(Summaries):
             store._migrate()
         except sqlite3.OperationalError as exc:
             conn.close()
-            raise _environment(exc, path) from exc
+            raise environment_problem(exc, path) from exc
         except (sqlite3.DatabaseError, StorageDamaged) as exc:
             conn.close()
-            raise EnvironmentProblem(f"{path} is not a logbook ledger ({_cause(exc)})") \
+            raise EnvironmentProblem(f"{path} is not a logbook ledger ({opening_cause(exc)})") \
                 from exc
         except BaseException:
             conn.close()
@@ -106,16 +102,16 @@ class Store(Summaries):
         return store
 
     @classmethod
-    def open_read(cls, path: Path) -> Store:
+    def open_read(cls, path: Path) -> SQLiteStore:
         if not path.exists():
             raise EnvironmentProblem(f"no ledger at {path}")
         conn = connect_read(path, lock_timeout())
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
-            known = _is_ledger(conn)
+            known = is_ledger(conn)
         except (sqlite3.DatabaseError, StorageDamaged) as exc:
             conn.close()
-            raise EnvironmentProblem(f"{path} is not a logbook ledger ({_cause(exc)})") \
+            raise EnvironmentProblem(f"{path} is not a logbook ledger ({opening_cause(exc)})") \
                 from exc
         if not known:
             conn.close()
@@ -158,24 +154,25 @@ class Store(Summaries):
 
     # -- the append transaction ------------------------------------------------------------
     @contextmanager
-    def transaction(self) -> Iterator[Txn]:
+    def transaction(self) -> Iterator[SQLiteTxn]:
         """One BEGIN IMMEDIATE transaction: appenders serialise here and never fork the chain."""
         if not self.writable:  # pragma: no cover - a programming error
             raise RuntimeError("store opened read-only")
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            raise _environment(exc, self.path) from exc
+            raise environment_problem(exc, self.path) from exc
         try:
-            txn = Txn(self)
+            txn = SQLiteTxn(self.conn, self)
             yield txn
             txn.flush()
-            if os.environ.get(FAULT_ENV) == "before-commit":
-                os.kill(os.getpid(), signal.SIGKILL)
+            hook = type(self).before_commit  # a plain function, not bound to the store
+            if hook is not None:
+                hook()
             self.conn.execute("COMMIT")
         except sqlite3.OperationalError as exc:  # read-only media, a full disk, a lost lock
             self._rollback()
-            raise _environment(exc, self.path) from exc
+            raise environment_problem(exc, self.path) from exc
         except BaseException:
             self._rollback()
             raise
@@ -234,7 +231,7 @@ class Store(Summaries):
             for row in rows:
                 yield stored_entry(row, self.conn)
 
-    def raw_entries(self, batch: int = 2000) -> Iterator[tuple[int, str, bytes, str, str]]:
+    def raw_entries(self, batch: int = 2000) -> Iterator[RawEntry]:
         """(seq, digest, stored bytes, signature, SQLite type of the stored entry) of every
         stored entry, in seq order (the type is "blob" unless the file was altered)."""
         cur = self.conn.execute(f"SELECT {ENTRY_COLUMNS}, typeof(entry) FROM entries "
@@ -314,7 +311,7 @@ class Store(Summaries):
                                 (fingerprint,)).fetchone()
         return row is not None and row[0] is None
 
-    def signing_keys(self) -> list[tuple[str, str, str, int, int | None]]:
+    def signing_keys(self) -> list[KeyRow]:
         return list(self.conn.execute(
             "SELECT fingerprint, name, public, added_seq, revoked_seq FROM signing_keys "
             "ORDER BY added_seq"))
@@ -348,16 +345,13 @@ class Store(Summaries):
         while rows := cur.fetchmany(10000):
             yield from rows
 
-    def tree_node_count(self) -> int:
-        return int(self.conn.execute("SELECT count(*) FROM tree").fetchone()[0])
-
     # -- checkpoints and audits (kept beside the ledger, not entries) ---------------------
     def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None:
         with self.transaction() as txn:
             txn.execute("INSERT INTO checkpoints (size, root, note, created) VALUES (?,?,?,?)",
                         (size, root, note, created))
 
-    def checkpoints(self, checked: bool = True) -> list[tuple[int, int, str, str, str]]:
+    def checkpoints(self, checked: bool = True) -> list[CheckpointRow]:
         """The checkpoints kept, oldest first. ``checked``: StorageDamaged (exit 1) when a
         column holds the wrong SQLite type (an altered file); `verify` reads them unchecked
         and reports each such column (``checkpoint_type_problems``)."""
@@ -375,7 +369,7 @@ class Store(Summaries):
             txn.execute("INSERT INTO audits (size, at, findings) VALUES (?,?,?)",
                         (size, at, findings))
 
-    def last_audit(self) -> tuple[int, str, str] | None:
+    def last_audit(self) -> AuditRow | None:
         row = self.conn.execute("SELECT size, at, findings FROM audits ORDER BY id DESC "
                                 "LIMIT 1").fetchone()
         return (row[0], row[1], row[2]) if row else None
@@ -399,26 +393,3 @@ class Store(Summaries):
 class TreeDamaged(StorageDamaged, LookupError):
     """A node of the stored Merkle tree is missing or malformed (exit 1; a LookupError for
     the callers that check a proof against the tree)."""
-
-
-def _cause(exc: BaseException) -> BaseException:
-    """The SQLite error behind a StorageDamaged raised while opening."""
-    return exc.__cause__ if isinstance(exc, StorageDamaged) and exc.__cause__ else exc
-
-
-def _is_ledger(conn: sqlite3.Connection) -> bool:
-    """Whether the database holds logbook's tables (any schema version; migrations follow)."""
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                        "name = 'entries'").fetchone() is not None
-
-
-def _environment(exc: sqlite3.OperationalError, path: Path) -> EnvironmentProblem:
-    text = str(exc)
-    if "locked" in text or "busy" in text:
-        return EnvironmentProblem(f"ledger {path} is locked by another process past the "
-                                  "timeout (LOGBOOK_LOCK_TIMEOUT)")
-    if "readonly" in text or "read-only" in text or cannot_make_shm(path):
-        return EnvironmentProblem(f"ledger {path} cannot be written: it is read-only, or in a "
-                                  f"folder this user cannot write ({text}); reading commands "
-                                  "still work")
-    return EnvironmentProblem(f"ledger {path} cannot be opened: {text}")

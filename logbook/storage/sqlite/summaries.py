@@ -1,41 +1,24 @@
-"""The summaries `brief` reads from the index (part of the store: SQL lives only here and in
-store.py, store_schema.py and store_txn.py). A finished plan is never parsed, and what rests on a
-retraction is found by a byte search before any entry is parsed."""
+"""The summaries `brief` reads from the index (logbook.storage.base.BriefReads; SQL lives only
+in storage/sqlite/). A finished plan is never parsed, and what rests on a retraction is found by
+a byte search before any entry is parsed."""
 
 from __future__ import annotations
 
 import sqlite3
 from bisect import bisect_right
-from dataclasses import dataclass
 from itertools import accumulate
 
+from logbook.errors import StorageDamaged
+from logbook.storage.base import PlanShape, RunCount, StoredEntry, sql_type
 from logbook.storage.index import INDEX_COLUMNS, IndexRow
 
 SCAN_BATCH = 5000  # entries per buffer in entries_mentioning
-
-
-@dataclass(frozen=True)
-class StoredEntry:
-    seq: int
-    digest: str
-    entry: bytes
-    signature: str
-
-
-_SQL_TYPE = {bytes: "blob", str: "text", int: "integer", float: "real", type(None): "null"}
-
-
-def sql_type(value: object) -> str:
-    """The SQLite storage class a value read back had."""
-    return _SQL_TYPE.get(type(value), type(value).__name__)
 
 
 def stored_entry(row: tuple[object, ...], conn: sqlite3.Connection) -> StoredEntry:
     """The entry a row of (seq, digest, CAST(entry AS BLOB), signature) holds; StorageDamaged
     (exit 1, one sentence) when a column holds the wrong SQLite type, as an altered file can:
     no reader then prints bytes as a digest or crashes writing them as JSON."""
-    from logbook.errors import StorageDamaged
-
     for column, value, want in zip(("seq", "digest", "entry", "signature"), row,
                                    (int, str, bytes, str), strict=True):
         if not isinstance(value, want):
@@ -48,7 +31,7 @@ def stored_entry(row: tuple[object, ...], conn: sqlite3.Connection) -> StoredEnt
 
 
 class Summaries:
-    """Read-only queries for `brief`; mixed into Store, which owns the connection."""
+    """Read-only queries for `brief`; mixed into SQLiteStore, which owns the connection."""
 
     conn: sqlite3.Connection
 
@@ -87,7 +70,7 @@ class Summaries:
             "WHERE kind = 'run' AND plan IS NOT NULL AND status = 'completed' "
             "GROUP BY plan, arm")}
 
-    def plan_shapes(self) -> list[tuple[int, str, str]]:
+    def plan_shapes(self) -> list[PlanShape]:
         """(seq, digest, JSON text of [body.runs_per_arm, body.arms]) of every plan, extracted
         by SQLite's JSON functions so that no finished plan is parsed in Python (an SQLite
         built without them, before 3.38, gets the same from Python)."""
@@ -101,7 +84,7 @@ class Summaries:
                 raise
             return self.plan_shapes_parsed()
 
-    def plan_shapes_parsed(self) -> list[tuple[int, str, str]]:
+    def plan_shapes_parsed(self) -> list[PlanShape]:
         """plan_shapes by parsing each plan in Python."""
         import orjson
 
@@ -136,9 +119,9 @@ class Summaries:
                 f"({','.join('?' * len(chunk))}) ORDER BY seq", chunk))
         return sorted(out, key=lambda e: e.seq)
 
-    def run_counts(self, plans: list[str]) -> list[tuple[str, str, str, int, int]]:
+    def run_counts(self, plans: list[str]) -> list[RunCount]:
         """(plan, arm, status, count, last seq) of the unretracted runs of these plans."""
-        out: list[tuple[str, str, str, int, int]] = []
+        out: list[RunCount] = []
         for i in range(0, len(plans), 500):
             chunk = plans[i:i + 500]
             out += self.conn.execute(

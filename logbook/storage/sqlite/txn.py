@@ -1,25 +1,25 @@
-"""The append transaction's writes (part of the store: with store.py, store_schema.py and
-store_summaries.py, the only modules that speak SQL)."""
+"""The append transaction's writes (logbook.storage.base.Txn), on the store's connection; SQL
+lives only in storage/sqlite/."""
 
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from logbook.errors import InputError
-from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS, IndexRow, OutcomeRow
-from logbook.storage.sqlite.summaries import StoredEntry
+from logbook.storage.base import StoredEntry, TreeReads
+from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
 
-if TYPE_CHECKING:
-    from logbook.storage.sqlite.store import Store
+_SLUG = INDEX_COLUMNS.index("slug")
 
 
-class Txn:
-    """Writes allowed inside one append transaction."""
+class SQLiteTxn:
+    """Writes allowed inside one append transaction; tree nodes it has not made itself are
+    read from the store's tree (``stored``)."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.conn = store.conn
+    def __init__(self, conn: sqlite3.Connection, stored: TreeReads) -> None:
+        self.conn = conn
+        self._stored = stored
         self._nodes: dict[tuple[int, int], bytes] = {}
         self._pending: list[tuple[int, int, bytes]] = []
 
@@ -30,19 +30,22 @@ class Txn:
         self.conn.execute("INSERT INTO entries (seq, digest, entry, signature) VALUES (?,?,?,?)",
                           (stored.seq, stored.digest, stored.entry, stored.signature))
 
-    def insert_index(self, row: IndexRow) -> None:
+    def insert_index(self, row: tuple[Any, ...]) -> None:
+        """One entry_index row, in INDEX_COLUMNS order."""
         try:
             self.conn.execute(f"INSERT INTO entry_index ({', '.join(INDEX_COLUMNS)}) "
-                              f"VALUES ({','.join('?' * len(INDEX_COLUMNS))})", row.as_tuple())
+                              f"VALUES ({','.join('?' * len(INDEX_COLUMNS))})", row)
         except sqlite3.IntegrityError as exc:
-            if row.slug and "slug" in str(exc):
-                raise InputError(f"body.slug: a plan with slug {row.slug!r} already exists") \
+            slug = row[_SLUG]
+            if slug and "slug" in str(exc):
+                raise InputError(f"body.slug: a plan with slug {slug!r} already exists") \
                     from None
             raise
 
-    def insert_outcome(self, row: OutcomeRow) -> None:
+    def insert_outcome(self, row: tuple[Any, ...]) -> None:
+        """One outcomes row, in OUTCOME_COLUMNS order."""
         self.conn.execute(f"INSERT INTO outcomes ({', '.join(OUTCOME_COLUMNS)}) "
-                          f"VALUES ({','.join('?' * len(OUTCOME_COLUMNS))})", row.as_tuple())
+                          f"VALUES ({','.join('?' * len(OUTCOME_COLUMNS))})", row)
 
     def add_key(self, fingerprint: str, name: str, public: str, seq: int) -> None:
         self.conn.execute("INSERT OR IGNORE INTO signing_keys (fingerprint, name, public, "
@@ -70,7 +73,7 @@ class Txn:
         """A tree node, from this transaction's own writes when it made it (a batch of appends
         then reads its siblings from memory, not from the table)."""
         h = self._nodes.get((level, idx))
-        return h if h is not None else self.store.tree_node(level, idx)
+        return h if h is not None else self._stored.tree_node(level, idx)
 
     def insert_sources(self, seq: int, keys: list[str]) -> None:
         self.conn.executemany("INSERT INTO run_sources (key, seq) VALUES (?,?)",

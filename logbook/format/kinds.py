@@ -1,0 +1,74 @@
+"""The entry kinds: ONE registry (DESIGN §3, §4.4). Each row says, for one kind:
+
+* ``model``: the pydantic model of its body, as ``module:Class``, loaded only when a body is
+  validated (reading and verifying never import pydantic);
+* ``refs``: the body fields that refer to earlier entries, and the kind each must name. At
+  append they are resolved (prefix, @SEQ or slug to a full digest) and checked; `verify` finds
+  every reference that names no earlier entry, and a single reference (not a list) that names
+  another kind than its own;
+* ``indexed``: the body fields copied into the entry index (logbook.storage.index);
+* ``admission``: the check the entry must pass against the ledger as it stands, inside the
+  append transaction, as ``module:function`` (logbook.ledger.admission), or None.
+
+Adding a kind is one model module, one row here, its documentation (docs/format.md) and, when
+it needs one, its admission rule.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A body field that refers to earlier entries by digest."""
+
+    field: str
+    names: str | None = None  # the kind the entry it names must be (None: any)
+    many: bool = False  # a list of references
+
+    @property
+    def label(self) -> str:
+        return f"body.{self.field}"
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    model: str
+    refs: tuple[Ref, ...] = ()
+    indexed: tuple[str, ...] = ()
+    admission: str | None = None
+
+
+_ADMIT = "logbook.ledger.admission:"
+_PLAN = Ref("plan", "plan")
+
+KINDS: dict[str, Kind] = {k.name: k for k in (
+    Kind("genesis", "logbook.model.entries:Genesis", admission=_ADMIT + "admit_genesis"),
+    Kind("key", "logbook.model.entries:Key", admission=_ADMIT + "admit_key"),
+    Kind("plan", "logbook.model.plan:Plan", indexed=("slug",)),
+    Kind("amendment", "logbook.model.plan:Amendment", refs=(_PLAN,), indexed=("plan",),
+         admission=_ADMIT + "admit_amendment"),
+    Kind("run", "logbook.model.run:Run", refs=(_PLAN,),
+         indexed=("plan", "arm", "status", "session"), admission=_ADMIT + "admit_run"),
+    Kind("retraction", "logbook.model.entries:Retraction", refs=(Ref("target"),),
+         indexed=("target",), admission=_ADMIT + "admit_retraction"),
+    Kind("claim", "logbook.model.entries:Claim", refs=(_PLAN, Ref("runs", "run", many=True)),
+         indexed=("plan", "arm"), admission=_ADMIT + "admit_claim"),
+    Kind("band", "logbook.model.entries:Band", refs=(Ref("runs", "run", many=True),),
+         admission=_ADMIT + "admit_band"),
+    Kind("note", "logbook.model.entries:Note", refs=(Ref("refs", many=True),)),
+)}
+
+NAMES: tuple[str, ...] = tuple(KINDS)
+
+
+@cache
+def load(path: str) -> Any:
+    """The object a ``module:name`` path names (a body model, an admission rule)."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)

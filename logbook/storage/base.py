@@ -1,0 +1,208 @@
+"""What the rest of logbook needs of a ledger store, whatever holds it (DESIGN §3, §5).
+
+The store keeps each entry's canonical bytes and signature (the source of truth) and the rows
+derived from those bytes (logbook.storage.index). ``Store`` is everything the Ledger service
+uses; the narrower ports are what the read-only callers get from it: ``VerifyReads`` for the
+auditor (logbook.verify), ``BriefReads`` for `brief`, ``EntryReads`` for admission. The
+embedded default is logbook.storage.sqlite; ``logbook.storage.open_store`` picks a backend.
+
+Stored values are described by SQLite's storage classes (blob, text, integer, real, null):
+that is what an altered file can hold in place of the right one, and what `verify` names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from logbook.storage.index import IndexRow
+
+KeyRow = tuple[str, str, str, int, int | None]  # fingerprint, name, public, added, revoked
+CheckpointRow = tuple[int, int, str, str, str]  # id, size, root, note, created
+AuditRow = tuple[int, str, str]  # size, at, findings (JSON)
+RawEntry = tuple[int, str, bytes, str, str]  # seq, digest, bytes, signature, storage class
+PlanShape = tuple[int, str, str]  # seq, digest, JSON of [runs_per_arm, arms]
+RunCount = tuple[str, str, str, int, int]  # plan, arm, status, count, last seq
+
+
+@dataclass(frozen=True)
+class StoredEntry:
+    seq: int
+    digest: str
+    entry: bytes
+    signature: str
+
+
+_SQL_TYPE = {bytes: "blob", str: "text", int: "integer", float: "real", type(None): "null"}
+
+
+def sql_type(value: object) -> str:
+    """The storage class a value read back had."""
+    return _SQL_TYPE.get(type(value), type(value).__name__)
+
+
+_CHECKPOINT_COLUMNS: tuple[tuple[str, type], ...] = (
+    ("id", int), ("size", int), ("root", str), ("note", str), ("created", str))
+
+
+def checkpoint_type_problems(row: tuple[Any, ...]) -> list[str]:
+    """What is stored with the wrong storage class in one row of the checkpoints kept."""
+    return [f"the {column} of stored checkpoint {row[0]} is stored as SQLite "
+            f"{sql_type(value)}, not {sql_type(want())}"
+            for (column, want), value in zip(_CHECKPOINT_COLUMNS, row, strict=True)
+            if not isinstance(value, want)]
+
+
+class TreeReads(Protocol):
+    def tree_node(self, level: int, idx: int) -> bytes:
+        """A complete subtree's hash (level 0: the leaf hash of entry ``idx``); LookupError
+        (StorageDamaged) when it is missing or malformed."""
+        ...
+
+
+class Txn(TreeReads, Protocol):
+    """The writes of one append transaction: all of them are kept, or none."""
+
+    def insert_entry(self, stored: StoredEntry) -> None: ...
+
+    def insert_index(self, row: tuple[Any, ...]) -> None: ...
+
+    def insert_outcome(self, row: tuple[Any, ...]) -> None: ...
+
+    def insert_sources(self, seq: int, keys: list[str]) -> None: ...
+
+    def add_key(self, fingerprint: str, name: str, public: str, seq: int) -> None: ...
+
+    def revoke_key(self, fingerprint: str, seq: int) -> None: ...
+
+    def insert_tree_nodes(self, nodes: list[tuple[int, int, bytes]]) -> None: ...
+
+    def remember_once(self, key: str, digest: str) -> None: ...
+
+
+class EntryReads(TreeReads, Protocol):
+    """Entries by place, digest, prefix, kind and plan; what admission checks a draft against."""
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """One read transaction: every read inside sees the ledger as at the first one."""
+        ...
+
+    def head(self) -> tuple[int, str | None]:
+        """(size, digest of the last entry or None)."""
+        ...
+
+    def entry(self, seq: int) -> StoredEntry | None: ...
+
+    def entry_by_digest(self, digest: str) -> StoredEntry | None: ...
+
+    def digests_with_prefix(self, prefix: str, limit: int = 2) -> list[str]: ...
+
+    def entries(self, start: int = 0, stop: int | None = None) -> Iterator[StoredEntry]: ...
+
+    def entries_where(self, kind: str | None = None, plan: str | None = None,
+                      last: int | None = None) -> list[StoredEntry]: ...
+
+    def kind_of(self, digest: str) -> tuple[int, str] | None:
+        """(seq, kind) of the entry with this digest, or None."""
+        ...
+
+    def plan_digest_by_slug(self, slug: str) -> str | None: ...
+
+    def retractions_of(self, digests: list[str]) -> dict[str, list[str]]:
+        """target digest -> digests of the retractions of it, in ledger order."""
+        ...
+
+    def runs_with_source(self, keys: list[str]) -> list[tuple[int, str, bytes]]:
+        """(seq, digest, bytes) of the runs recorded under any of the source ``keys``."""
+        ...
+
+    def signing_keys(self) -> list[KeyRow]: ...
+
+
+class VerifyReads(Protocol):
+    """What the auditor reads (logbook.verify): raw rows, every derived table, checkpoints."""
+
+    def snapshot(self) -> AbstractContextManager[None]: ...
+
+    def raw_entries(self) -> Iterator[RawEntry]:
+        """Every stored entry in seq order, with the storage class its bytes were kept as."""
+        ...
+
+    def all_index_rows(self) -> Iterable[tuple[Any, ...]]: ...
+
+    def all_outcome_rows(self) -> Iterable[tuple[Any, ...]]: ...
+
+    def all_source_rows(self) -> list[tuple[str, int]]: ...
+
+    def signing_keys(self) -> list[KeyRow]: ...
+
+    def all_tree_nodes(self) -> Iterable[tuple[int, int, bytes]]: ...
+
+    def checkpoints(self, checked: bool = True) -> list[CheckpointRow]:
+        """The checkpoints kept, oldest first; ``checked=False`` returns rows whose columns
+        may hold the wrong storage class (``checkpoint_type_problems`` names them)."""
+        ...
+
+
+class BriefReads(Protocol):
+    """The summaries `brief` reads from the index, without parsing every entry."""
+
+    def head(self) -> tuple[int, str | None]: ...
+
+    def kind_of(self, digest: str) -> tuple[int, str] | None: ...
+
+    def entries_where(self, kind: str | None = None, plan: str | None = None,
+                      last: int | None = None) -> list[StoredEntry]: ...
+
+    def entries_at(self, seqs: list[int]) -> list[StoredEntry]: ...
+
+    def entries_mentioning(self, kinds: tuple[str, ...], after: int,
+                           needles: list[str]) -> list[StoredEntry]: ...
+
+    def completed_counts(self) -> dict[tuple[str, str], int]: ...
+
+    def plan_shapes(self) -> list[PlanShape]: ...
+
+    def plans_touched(self, retracted: list[str]) -> set[str]: ...
+
+    def run_counts(self, plans: list[str]) -> list[RunCount]: ...
+
+    def latest_session(self) -> str | None: ...
+
+    def session_runs(self, session: str) -> list[IndexRow]: ...
+
+    def last_audit(self) -> AuditRow | None: ...
+
+    def checkpoints(self, checked: bool = True) -> list[CheckpointRow]: ...
+
+
+class Store(EntryReads, VerifyReads, BriefReads, Protocol):
+    """One ledger store, open for writing (migrated) or read-only (never migrated)."""
+
+    @property
+    def path(self) -> Path:
+        """Where the store is, for messages."""
+        ...
+
+    def close(self) -> None: ...
+
+    def transaction(self) -> AbstractContextManager[Txn]:
+        """One append transaction: appenders serialise here and never fork the chain."""
+        ...
+
+    def once_digest(self, key: str) -> str | None: ...
+
+    def key_is_valid(self, fingerprint: str) -> bool: ...
+
+    def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None: ...
+
+    def record_audit(self, size: int, at: str, findings: str) -> None: ...
+
+    def rebuild_derived(self, rows: Callable[[Txn], None]) -> None:
+        """Drop every derived row and let ``rows`` write them again, in one transaction."""
+        ...
+
+    def table_counts(self) -> dict[str, int]: ...
