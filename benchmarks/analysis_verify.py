@@ -39,11 +39,11 @@ def main() -> None:
         subprocess.run([exe, "verify"], env=env, check=True, capture_output=True)
 
         def the_check() -> None:
-            with Ledger.open(tmp, write=False) as ledger, ledger.store.snapshot():
-                check(ledger.store)
+            with Ledger.open(tmp, write=False) as ledger, ledger.snapshot():
+                check(ledger.verify_reads())
 
         def the_numbers() -> None:
-            with Ledger.open(tmp, write=False) as ledger, ledger.store.snapshot():
+            with Ledger.open(tmp, write=False) as ledger, ledger.snapshot():
                 view = LedgerView(ledger)
                 rep = build_report(view, "bench-plan")
                 findings_for_plan(view, rep["plan"]["digest"])

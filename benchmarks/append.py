@@ -78,7 +78,7 @@ def in_process(tmp: Path, count: int = 200) -> None:
     for body in bodies:
         ledger.append("note", body, key)
     ours = count / (time.perf_counter() - t)
-    raw = [ledger.store.entry(i + 1) for i in range(count)]
+    raw = [ledger.entry_at(i + 1) for i in range(count)]
     ledger.close()
 
     conn = sqlite3.connect(str(tmp / "peer.db"), isolation_level=None)
@@ -90,7 +90,7 @@ def in_process(tmp: Path, count: int = 200) -> None:
     for r in raw:
         assert r is not None
         conn.execute("BEGIN IMMEDIATE")
-        conn.execute("INSERT INTO t VALUES (?,?,?,?)", (r.seq, r.digest, r.entry, r.signature))
+        conn.execute("INSERT INTO t VALUES (?,?,?,?)", (r.seq, r.digest, r.raw, r.signature))
         conn.execute("COMMIT")
     peer = count / (time.perf_counter() - t)
     conn.close()

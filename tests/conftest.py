@@ -51,7 +51,7 @@ def isolate(mp: pytest.MonkeyPatch, home: Path, work: Path) -> None:
     ``work`` (created)."""
     mp.setenv("XDG_CONFIG_HOME", str(home / "config"))
     mp.setenv("HOME", str(home))
-    for var in ("LOGBOOK_DIR", "LOGBOOK_KEY", "LOGBOOK_TEST_FAULT", "LOGBOOK_SESSION"):
+    for var in ("LOGBOOK_DIR", "LOGBOOK_KEY", "LOGBOOK_SESSION"):
         mp.delenv(var, raising=False)
     work.mkdir(parents=True, exist_ok=True)
     mp.chdir(work)

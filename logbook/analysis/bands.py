@@ -8,7 +8,7 @@ from typing import Any
 from logbook.analysis.selectors import select
 from logbook.analysis.view import LedgerView, RunView, is_identity
 from logbook.errors import InputError
-from logbook.ledger.service import Entry
+from logbook.ledger.entry import Entry
 
 MIN_RUNS = 5
 WARN_RUNS = 8  # below this a band's sd is itself uncertain by more than a quarter

@@ -12,7 +12,8 @@ from typing import Any
 
 import orjson
 
-from logbook.ledger.service import Entry, Ledger
+from logbook.ledger.entry import Entry
+from logbook.ledger.service import Ledger
 from logbook.model import apply_amendments
 
 # Per-run identity is never a confound (DESIGN §4.4): seeds, times, session, host, process,

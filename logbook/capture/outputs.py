@@ -18,7 +18,8 @@ class Harness(Protocol):
     """What `logbook run` needs of a harness's adapter (logbook.ingest.adapter.Adapter is
     one): its name, its output files in a folder, and the runs of one output."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def outputs(self, folder: Path) -> set[Path]: ...
 

@@ -119,7 +119,7 @@ def band(
 
     key = _key()
     with state.open_ledger(write=True) as ledger:
-        with verified(ledger):  # the band's figures come from checked bytes
+        with verified(ledger.verify_reads()):  # the band's figures come from checked bytes
             body = band_body(LedgerView(ledger), selector, z)
         _print_appended([ledger.append("band", body, key)], as_json)
         lines = band_summary(LedgerView(ledger), body)
@@ -159,7 +159,7 @@ def claim(
     statement = str(fields["statement"])
     key = _key()
     with state.open_ledger(write=True) as ledger:
-        with verified(ledger):  # the claim's figures come from checked bytes
+        with verified(ledger.verify_reads()):  # the claim's figures come from checked bytes
             body = claim_body(LedgerView(ledger), args[0], statement, arm, effect)
         _print_appended([ledger.append("claim", body, key)], as_json)
     warn_redacted(redacted, "claim's --statement")

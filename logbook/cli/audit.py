@@ -74,12 +74,12 @@ def _record(result: AuditResult) -> None:
     import orjson
 
     from logbook.errors import LogbookError
-    from logbook.ledger.service import now_rfc3339
+    from logbook.ledger.entry import now_rfc3339
 
     findings = [f.as_dict() for f in result.findings]
     try:
         with state.open_ledger(write=True) as ledger:
-            ledger.store.record_audit(result.entries, now_rfc3339(),
+            ledger.record_audit(result.entries, now_rfc3339(),
                                       orjson.dumps(findings).decode())
     except (LogbookError, OSError):
         pass  # a read-only copy of a ledger can still be audited

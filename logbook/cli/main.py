@@ -31,7 +31,6 @@ def _global(
     debug: bool = typer.Option(False, "--debug", help="Show the traceback of a user error."),
 ) -> None:
     state.LEDGER = ledger
-    state.DEBUG = debug
 
 
 _REGISTERED = False

@@ -50,7 +50,7 @@ def _check_plan(ledger: Any, plan: str | None, arm: str | None) -> str | None:
     if arm is None:
         raise InputError(f"--plan {plan} needs --arm: the arm of the plan these runs belong to")
     digest: str = ledger.resolve(plan, "--plan")
-    if ledger.store.kind_of(digest)[1] != "plan":
+    if ledger.kind_of(digest)[1] != "plan":
         raise InputError(f"--plan {plan}: that entry is not a plan")
     arms = [a.get("name") for a in ledger.plan_body(digest).get("arms", [])]
     if arm not in arms:
@@ -108,7 +108,7 @@ def run(
     from logbook.capture.blobs import keep_logs
     from logbook.crypto.signing import load_key
     from logbook.ingest import adapter_for
-    from logbook.ledger.service import now_rfc3339
+    from logbook.ledger.entry import now_rfc3339
 
     kind, src_path = source if source else (None, None)
     harness = adapter_for(kind or "jsonl", "--from")  # --outcomes is a JSON Lines file

@@ -148,7 +148,7 @@ def _load_plan_file(file: str) -> dict[str, Any]:
         check_value_depth(value, file)  # dotted keys and table headers nest without brackets
     if not isinstance(value, dict):
         raise InputError(f"{file}: a plan must be an object")
-    due = value.get("due")
+    due: Any = value.get("due")
     if hasattr(due, "isoformat"):  # a TOML date (or date-time) literal: keep its text
         value["due"] = due.isoformat()
     return value
@@ -242,7 +242,8 @@ def scrub_fields(values: dict[str, str | None]) -> tuple[dict[str, str | None], 
     secrets replaced by the one policy (logbook.capture.redact), and how many were replaced."""
     from logbook.capture.redact import scrub_text
 
-    total, out = 0, {}
+    total = 0
+    out: dict[str, str | None] = {}
     for name, text in values.items():
         if text is None:
             out[name] = None

@@ -16,7 +16,8 @@ from logbook.ledger import intake
 
 if TYPE_CHECKING:
     from logbook.crypto.signing import SigningKey
-    from logbook.ledger.service import Entry, Ledger
+    from logbook.ledger.entry import Entry
+    from logbook.ledger.service import Ledger
 
 Body = dict[str, Any]
 Draft = tuple[str, Body]
@@ -138,7 +139,7 @@ def drop_recorded(ledger: Ledger, drafts: list[Draft], code: int,
     kept, refused = [], []
     for kind, body in drafts:
         try:
-            intake.check_source(ledger.store, body)
+            ledger.check_source(body)
         except intake.AlreadyRecorded as exc:
             refused.append(exc)
             continue

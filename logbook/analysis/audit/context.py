@@ -16,7 +16,7 @@ from typing import Any
 from logbook.analysis.bands import latest_bands
 from logbook.analysis.view import LedgerView, PlanView, RunView, is_identity
 from logbook.format.metrics import BOUNDED_KINDS
-from logbook.ledger.service import Entry
+from logbook.ledger.entry import Entry
 from logbook.model import apply_amendments
 
 
@@ -109,7 +109,7 @@ class Context:
         """Sizes of the checkpoints kept beside the ledger whose root matches the ledger."""
         ledger = self.view.ledger
         out = set()
-        for _id, size, root, _note, _created in ledger.store.checkpoints():
+        for _id, size, root, _note, _created in ledger.checkpoints():
             if 0 < size <= self.view.size and ledger.root(size).hex() == root:
                 out.add(size)
         return sorted(out)

@@ -17,7 +17,7 @@ from logbook.analysis.audit.registry import rule
 from logbook.analysis.retractions import plan_verdict, restored
 from logbook.analysis.view import PlanView, RunView
 from logbook.findings import Finding
-from logbook.ledger.service import Entry
+from logbook.ledger.entry import Entry
 
 EPS = 1e-9
 
