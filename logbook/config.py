@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from logbook.errors import InputError
@@ -101,3 +103,21 @@ def read_timeout() -> float:
 def test_fault() -> str | None:
     """LOGBOOK_TEST_FAULT: the fault a crash test asks for, or None (always, outside tests)."""
     return _get("LOGBOOK_TEST_FAULT") or None
+
+
+@contextmanager
+def overridden(**values: str) -> Iterator[None]:
+    """Set these variables for the duration (a command that runs others in this process, as
+    `logbook demo` does), then put back what was there."""
+    for name in values:
+        assert name in VARIABLES, name
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, old in saved.items():
+            if old is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = old

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import random
 import tempfile
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
 import orjson
 import typer
 
+from logbook import config
+from logbook.cli import state
 from logbook.errors import CheckFailed, LogbookError
 
 
@@ -58,18 +60,11 @@ def demo(
     if keep is not None:
         _make_folder(keep)
     folder = Path(tempfile.mkdtemp(prefix="logbook-demo-")) if keep is None else keep
-    saved = {k: os.environ.get(k) for k in ("LOGBOOK_KEY", "LOGBOOK_DIR")}
+    run = state.options().run
+    assert run is not None, "the demo runs inside the command line"
     # the demo signs with its own key in its own folder, never the user's default key
-    os.environ["LOGBOOK_KEY"] = str(folder / "demo.key")
-    os.environ["LOGBOOK_DIR"] = str(folder)
-    try:
-        _steps(folder)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    with config.overridden(LOGBOOK_KEY=str(folder / "demo.key"), LOGBOOK_DIR=str(folder)):
+        _steps(folder, run)
 
 
 def _make_folder(folder: Path) -> None:
@@ -99,9 +94,7 @@ def _make_folder(folder: Path) -> None:
         raise cls(f"--dir {folder} cannot be created ({exc.strerror})") from None
 
 
-def _steps(folder: Path) -> None:
-    from logbook.cli.main import run
-
+def _steps(folder: Path, run: Callable[[list[str]], int]) -> None:
     plan_file = folder / "plan.toml"
     plan_file.write_text(resources.files("logbook.examples").joinpath("plan.toml").read_text())
     # the plan first, anchored by a checkpoint: anyone can later see it came before the runs

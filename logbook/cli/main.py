@@ -6,12 +6,12 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import traceback
 
 import typer
 
+from logbook import config
 from logbook.cli import state
 
 app = typer.Typer(
@@ -26,11 +26,12 @@ app = typer.Typer(
 
 @app.callback()
 def _global(
+    ctx: typer.Context,
     ledger: str = typer.Option(None, "--ledger", help="The ledger: a folder holding .logbook/, "
                                "the .logbook folder, or the ledger.db file (or LOGBOOK_DIR)."),
     debug: bool = typer.Option(False, "--debug", help="Show the traceback of a user error."),
 ) -> None:
-    state.LEDGER = ledger
+    ctx.obj = state.Options(ledger=ledger, debug=debug, run=run)
 
 
 _REGISTERED = False
@@ -70,7 +71,7 @@ def run(argv: list[str] | None = None) -> int:
     args = [escape_text(a) for a in (sys.argv[1:] if argv is None else argv)]
     _register()
     command = typer.main.get_command(app)
-    debug = "--debug" in args or os.environ.get("LOGBOOK_DEBUG") == "1"
+    debug = "--debug" in args or config.debug()
     try:
         rv = command.main(args=args, prog_name="logbook", standalone_mode=False)
         code = rv if isinstance(rv, int) else 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import sys
 from contextlib import nullcontext
 from typing import Any
@@ -28,8 +27,7 @@ def checkpoint(
     """
     from logbook.crypto.signing import load_key
     from logbook.files import atomic_writer
-    from logbook.ledger.checkpoints import make_checkpoint
-    from logbook.tlog.note import parse_checkpoint, verifier_key
+    from logbook.ledger.checkpoints import describe, make_checkpoint
 
     # --out is opened (as a temporary file beside it, or written through when it is a device
     # or FIFO) before anything is signed or kept: a path that cannot be written is refused with
@@ -44,16 +42,11 @@ def checkpoint(
         key = load_key()
         with state.open_ledger(write=True) as ledger:
             note = make_checkpoint(ledger, key, publish)  # exit 1 if it does not verify
-    cp, _ = parse_checkpoint(note)
+    made = describe(note, key.public)
     if out is not None:
-        print(f"wrote checkpoint of size {cp.size} to {out}", file=sys.stderr)
+        print(f"wrote checkpoint of size {made['size']} to {out}", file=sys.stderr)
     if as_json:
-        state.emit_json({"origin": cp.origin, "ledger": cp.origin.split("/", 1)[1],
-                         "size": cp.size, "root": cp.root.hex(),
-                         "root_base64": base64.b64encode(cp.root).decode(),
-                         "signer": key.public.fingerprint,
-                         "verifier_key": verifier_key(cp.origin, key.public.raw),
-                         "note": note})
+        state.emit_json(made)
     elif out is None:
         sys.stdout.write(note)
 

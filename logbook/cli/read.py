@@ -49,7 +49,7 @@ def log(
     """List entries in ledger order (or the checkpoints made)."""
     if n is not None and n < 0:
         raise InputError("-n must not be negative")
-    from logbook.model import KINDS
+    from logbook.format.kinds import KINDS
 
     if kind is not None and kind not in KINDS:
         raise InputError(f"--kind {kind!r} is not one of {', '.join(KINDS)}")

@@ -1,19 +1,40 @@
-"""Global options shared by the command modules, and small helpers they all use."""
+"""The global options of one command, carried in typer's context, and small helpers every
+command module uses."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
-LEDGER: str | None = None
+
+@dataclass(frozen=True)
+class Options:
+    """What `logbook [--ledger L] [--debug]` set for this command (the root context's ``obj``);
+    ``run`` is the command line itself, for a command that runs others (`logbook demo`)."""
+
+    ledger: str | None = None
+    debug: bool = False
+    run: Callable[[list[str]], int] | None = None
+
+
+def options() -> Options:
+    """The options of the command being run (defaults outside a command)."""
+    try:
+        from typer._click.globals import get_current_context
+    except ImportError:  # pragma: no cover - typer before 0.26 uses click itself
+        from click.globals import get_current_context  # type: ignore[no-redef]
+    ctx = get_current_context(silent=True)
+    found = ctx.find_root().obj if ctx is not None else None
+    return found if isinstance(found, Options) else Options()
 
 
 def open_ledger(write: bool = False) -> Any:
     from logbook.ledger.service import Ledger
 
-    return Ledger.open(LEDGER, write=write)
+    return Ledger.open(options().ledger, write=write)
 
 
 @contextmanager

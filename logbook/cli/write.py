@@ -9,6 +9,7 @@ from typing import Any
 
 import typer
 
+from logbook import config
 from logbook.cli import state
 from logbook.errors import InputError
 
@@ -110,7 +111,7 @@ def append(
             raise InputError(f"{name} holds no drafts")
     else:
         drafts = [_draft(state.parse_json(data, name), name)]
-    session = os.environ.get("LOGBOOK_SESSION")
+    session = config.session()
     if session:  # as `run` and `append --from` do: a run without a session joins this one
         for kind, body in drafts:
             if kind == "run" and isinstance(body, dict) and "session" not in body:

@@ -12,15 +12,17 @@ checkpoints (checking one is logbook.verify.checkpoint's).
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from typing import Any
 
+from logbook.crypto.public import PublicKey
 from logbook.crypto.signing import SigningKey
 from logbook.errors import EnvironmentProblem, InputError
 from logbook.ledger.entry import now_rfc3339
 from logbook.ledger.service import Ledger
 from logbook.tlog import merkle
-from logbook.tlog.note import Checkpoint, parse_checkpoint, sign_checkpoint
+from logbook.tlog.note import Checkpoint, parse_checkpoint, sign_checkpoint, verifier_key
 from logbook.verify.proofs import Parsed, origin_of
 from logbook.verify.tree import Tree, recomputed_tree
 
@@ -49,6 +51,16 @@ def make_checkpoint(ledger: Ledger, key: SigningKey,
         publish(note)
     ledger.add_checkpoint(size, root.hex(), note, now_rfc3339())
     return note
+
+
+def describe(note: str, public: PublicKey) -> dict[str, Any]:
+    """What `logbook checkpoint --json` says of a note signed with ``public``: its origin,
+    ledger, size, root (hex and base64), signer, C2SP verifier key, and the note."""
+    cp, _ = parse_checkpoint(note)
+    return {"origin": cp.origin, "ledger": cp.origin.split("/", 1)[1], "size": cp.size,
+            "root": cp.root.hex(), "root_base64": base64.b64encode(cp.root).decode(),
+            "signer": public.fingerprint, "verifier_key": verifier_key(cp.origin, public.raw),
+            "note": note}
 
 
 def latest_checkpoint(ledger: Ledger) -> tuple[str, Parsed] | None:

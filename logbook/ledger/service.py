@@ -8,7 +8,6 @@ The store stays private: callers read through the methods here and the narrow re
 from __future__ import annotations
 
 import base64
-import os
 import re
 import uuid as uuidlib
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from logbook import config
 from logbook.crypto.signing import SigningKey, load_key
 from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
 from logbook.format import canonical, kinds
@@ -47,7 +47,7 @@ _HEX = re.compile(r"^[0-9a-f]+$")
 def locate(start: Path | str | None = None) -> Path | str:
     """Where the ledger is: a URL given to --ledger or LOGBOOK_DIR as it is (open_store says
     which backends serve one), else the database file ``find_db`` finds."""
-    named = start if start is not None else os.environ.get("LOGBOOK_DIR")
+    named = start if start is not None else config.ledger_dir()
     if isinstance(named, str) and is_url(named):
         return named
     return find_db(Path(start) if start is not None else None)
@@ -55,7 +55,7 @@ def locate(start: Path | str | None = None) -> Path | str:
 
 def find_db(start: Path | None = None) -> Path:
     """The ledger database: --ledger / LOGBOOK_DIR, else walking up from the working directory."""
-    named = os.environ.get("LOGBOOK_DIR")
+    named = config.ledger_dir()
     if start is not None or named:
         p = Path(start if start is not None else named or ".").expanduser()
         for cand in (p, p / DB_NAME, p / LEDGER_DIR / DB_NAME):

@@ -24,7 +24,6 @@ database that cannot be opened or written.
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import sqlite3
@@ -32,9 +31,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
+from logbook import config
+from logbook.errors import EnvironmentProblem, StorageDamaged
 
-MAX_LOCK_WAIT = 86_400.0  # a day: longer is a typo (and SQLite needs a finite wait)
 _DAMAGE = ("no such table", "no such column", "malformed", "file is not a database")
 
 
@@ -130,15 +129,8 @@ def connect_read(path: Path, timeout: float) -> Connection:
 
 
 def lock_timeout() -> float:
-    text = os.environ.get("LOGBOOK_LOCK_TIMEOUT", "30")
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0.0 <= value <= MAX_LOCK_WAIT:
-        raise InputError(f"LOGBOOK_LOCK_TIMEOUT={text!r} must be a number of seconds from 0 "
-                         f"to {MAX_LOCK_WAIT:g}")
-    return value
+    """LOGBOOK_LOCK_TIMEOUT, through logbook.config."""
+    return config.lock_timeout()
 
 
 def opening_cause(exc: BaseException) -> BaseException:

@@ -1,0 +1,275 @@
+"""The shape of the code (DESIGN §3), held by reading every module's imports.
+
+Every import counts, the ones inside functions too (a lazy import is still an arrow). The
+packages are ranked; an import may only point down the ranks or within its own package, so
+adding an arrow that runs back up fails here, naming the file and the import.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "logbook"
+
+# the order of DESIGN §3's arrows, bottom first: a module may import its own package or a
+# package of a lower rank, never one of the same or a higher rank
+RANKS: dict[str, int] = {
+    "errors": 0,
+    "config": 1, "format": 1, "limits": 1, "findings": 1, "examples": 1,
+    "reading": 2, "stats": 2,
+    "files": 3,
+    "crypto": 4,
+    "tlog": 5,
+    "model": 6, "storage": 6, "capture": 6,
+    "verify": 7,
+    "ledger": 8,
+    "ingest": 9, "analysis": 9,
+    "integrations": 10,
+    "cli": 11, "web": 11,
+    "__init__": 12, "__main__": 12,
+}
+# what each pure package may take from the rest of logbook (nothing else)
+PURE: dict[str, set[str]] = {
+    "stats": set(),
+    "tlog": {"errors", "crypto.points"},
+}
+# the command line parses and prints: it reaches the product through these, never the
+# store, the tree, the statistics or the models directly
+CLI_MAY_IMPORT = {"cli", "analysis", "ledger", "verify", "ingest", "capture", "crypto",
+                  "config", "errors", "files", "reading", "limits", "format", "integrations"}
+# the auditor reads a store through the protocol and recomputes derived rows; the analysis
+# names the read ports the ledger hands it (brief's): nothing else outside storage/ and
+# ledger/ imports storage/
+STORAGE_FOR = {"verify": {"logbook.storage.base", "logbook.storage.index"},
+               "analysis": {"logbook.storage.base"}}
+SIGNING = {"logbook.crypto.signing", "logbook.ledger"}
+SQL_WORDS = ("SELECT ", "INSERT INTO", "CREATE TABLE", "CREATE INDEX", "CREATE TRIGGER",
+             "PRAGMA ", "BEGIN IMMEDIATE", "DELETE FROM", "UPDATE ")
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(ROOT).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+@cache
+def _tree(name: str) -> ast.Module:
+    return ast.parse(MODULES[name].read_text(), str(MODULES[name]))
+
+
+def _resolve(name: str, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = name.split(".")
+    is_package = MODULES[name].name == "__init__.py"
+    base = base if is_package else base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+@cache
+def imports(name: str) -> tuple[tuple[str, int], ...]:
+    """Every logbook module `name` imports (dotted, resolved to a module of this tree), with
+    the line of the import."""
+    found: list[tuple[str, int]] = []
+    for node in ast.walk(_tree(name)):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            mod = _resolve(name, node)
+            targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in MODULES else mod
+                       for a in node.names]
+        for t in targets:
+            if t == "logbook" or t.startswith("logbook."):
+                while t not in MODULES and "." in t:
+                    t = t.rsplit(".", 1)[0]
+                found.append((t, node.lineno))
+    return tuple(found)
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _where(module: str, line: int) -> str:
+    return f"{MODULES[module].relative_to(ROOT)}:{line}"
+
+
+def test_every_package_is_ranked() -> None:
+    assert {_package(m) for m in MODULES} <= set(RANKS)
+
+
+def test_arrows_point_down() -> None:
+    bad = []
+    for module in MODULES:
+        own = _package(module)
+        for target, line in imports(module):
+            other = _package(target)
+            if other != own and other != "__init__" and RANKS[other] >= RANKS[own]:
+                bad.append(f"{_where(module, line)} ({own}) imports {target} ({other})")
+    assert not bad, "imports that run back up DESIGN §3's arrows:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("package", sorted(PURE))
+def test_pure_packages_import_nothing_else(package: str) -> None:
+    allowed = PURE[package]
+    bad = [f"{_where(m, line)} imports {t}"
+           for m in MODULES if _package(m) == package
+           for t, line in imports(m)
+           if _package(t) != package and t.removeprefix("logbook.") not in allowed]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_command_line_reaches_only_what_it_may() -> None:
+    bad = [f"{_where(m, line)} imports {t}"
+           for m in MODULES if _package(m) == "cli"
+           for t, line in imports(m) if _package(t) not in CLI_MAY_IMPORT]
+    assert not bad, "\n".join(bad)
+
+
+def _closure(start: list[str]) -> dict[str, str]:
+    """Every module reachable from `start`, each with the module that first reached it."""
+    seen = {s: s for s in start}
+    todo = list(start)
+    while todo:
+        m = todo.pop()
+        for t, _ in imports(m):
+            if t not in seen:
+                seen[t] = m
+                todo.append(t)
+    return seen
+
+
+def test_the_verifier_imports_nothing_that_signs() -> None:
+    verify = [m for m in MODULES if _package(m) == "verify"]
+    reached = _closure(verify)
+    bad = sorted(f"{m} (through {via})" for m, via in reached.items()
+                 if any(m == s or m.startswith(s + ".") for s in SIGNING))
+    assert not bad, "verify/ reaches signing code: " + ", ".join(bad)
+    private = [f"{MODULES[m].relative_to(ROOT)}" for m in reached
+               if "Ed25519PrivateKey" in MODULES[m].read_text()]
+    assert not private, f"verify/ reaches private-key code in {private}"
+
+
+def _outside_storage() -> list[str]:
+    return [m for m in MODULES if _package(m) != "storage"]
+
+
+def test_only_storage_speaks_sql() -> None:
+    bad = []
+    for module in _outside_storage():
+        for node in ast.walk(_tree(module)):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module or ""])
+                if any(n.split(".")[0] in {"sqlite3", "sqlite_utils", "psycopg"} for n in names):
+                    bad.append(f"{_where(module, node.lineno)} imports {names}")
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value.upper()
+                if any(w in text for w in SQL_WORDS) and (" FROM " in text or "INTO" in text
+                                                         or "TABLE" in text or "PRAGMA" in text
+                                                         or "BEGIN" in text):
+                    bad.append(f"{_where(module, node.lineno)}: SQL {node.value[:40]!r}")
+    assert not bad, "SQL outside storage/:\n" + "\n".join(bad)
+
+
+def test_only_storage_and_the_ledger_reach_a_store() -> None:
+    bad = []
+    for module in _outside_storage():
+        pkg = _package(module)
+        for target, line in imports(module):
+            read_port = target in STORAGE_FOR.get(pkg, set())
+            if target.startswith("logbook.storage.") and pkg != "ledger" and not read_port:
+                bad.append(f"{_where(module, line)} imports {target}")
+        if pkg == "ledger":
+            continue
+        for node in ast.walk(_tree(module)):
+            if isinstance(node, ast.Attribute) and node.attr in {"store", "_store"}:
+                bad.append(f"{_where(module, node.lineno)} reaches .{node.attr}")
+    assert not bad, "store access outside storage/ and ledger/:\n" + "\n".join(bad)
+
+
+def _environ(node: ast.AST) -> bool:
+    """`os.environ` / `environ` (the mapping itself)."""
+    return (isinstance(node, ast.Attribute) and node.attr == "environ") or \
+        (isinstance(node, ast.Name) and node.id == "environ")
+
+
+def _logbook_name(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) \
+        and node.value.startswith("LOGBOOK_")
+
+
+def test_environment_variables_are_read_in_config_only() -> None:
+    bad = []
+    for module in MODULES:
+        if module == "logbook.config":
+            continue
+        for node in ast.walk(_tree(module)):
+            hit = None
+            if isinstance(node, ast.Subscript) and _environ(node.value) \
+                    and _logbook_name(node.slice):
+                hit = node.slice
+            elif isinstance(node, ast.Call) and node.args and _logbook_name(node.args[0]):
+                f = node.func
+                if (isinstance(f, ast.Attribute) and _environ(f.value)) or \
+                        (isinstance(f, ast.Attribute) and f.attr in {"getenv", "putenv"}):
+                    hit = node.args[0]
+            if hit is not None:
+                bad.append(f"{_where(module, node.lineno)}: {hit.value}")  # type: ignore[attr-defined]
+    assert not bad, ("LOGBOOK_* variables read or set outside logbook/config.py (go through "
+                     "it):\n" + "\n".join(bad))
+
+
+def test_no_import_circles_between_modules() -> None:
+    graph = {m: {t for t, _ in imports(m) if t != m and MODULES[t].name != "__init__.py"}
+             for m in MODULES}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    circles: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                circles.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    assert not circles, "import circles: " + "; ".join(" <-> ".join(c) for c in circles)
