@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from logbook.analysis import display
-from logbook.analysis.report import PAIRED_RESAMPLES, SEED, item_mean_arrays, paired_arrays
+from logbook.analysis.report.arms import SEED
+from logbook.analysis.report.effects import PAIRED_RESAMPLES
 from logbook.analysis.selectors import select
-from logbook.analysis.view import LedgerView, RunView, is_identity
+from logbook.analysis.view import LedgerView, RunView, is_identity, item_mean_arrays, paired_arrays
 from logbook.errors import InputError
 
 
@@ -33,6 +34,7 @@ def confounds(a: list[RunView], b: list[RunView], variable: list[str]) -> dict[s
 def compare(view: LedgerView, sel_a: str, sel_b: str, variable: list[str],
             confidence: float = 0.95) -> dict[str, Any]:
     from logbook import stats
+    from logbook.stats.items import complete
 
     runs_a, runs_b = select(view, sel_a), select(view, sel_b)
     for field in variable:
@@ -63,9 +65,9 @@ def compare(view: LedgerView, sel_a: str, sel_b: str, variable: list[str],
         out["verdict"] = "no completed, unretracted runs on one side"
         return out
     _ids, a, b = paired_arrays(use_a, use_b)
-    complete = int(((a == a) & (b == b)).sum())
+    n_complete = int(complete(a, b).sum())
     unshared = len(set(item_mean_arrays(use_a)[0]) ^ set(item_mean_arrays(use_b)[0]))
-    if complete >= 2:
+    if n_complete >= 2:
         # already on one id axis: pairing by position is pairing by id
         est = stats.paired(a, b, method="bootstrap", confidence=confidence, seed=SEED,
                            n_resamples=PAIRED_RESAMPLES)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from logbook.analysis.view import PlanView, RunView
+from logbook.analysis.view import PlanView, RunView, item_mean_arrays, paired_arrays
 
 SEED = 0  # the report's seed: the same ledger gives the same figures
 
@@ -29,8 +29,6 @@ def component_of(runs: list[RunView]) -> dict[str, str]:
 def _arm_figure(runs: list[RunView], members: set[str]) -> dict[str, Any]:
     import numpy as np
 
-    from logbook.analysis.report import item_mean_arrays
-
     ids, means, _ = item_mean_arrays(runs)
     mask = np.array([i in members for i in ids], dtype=bool)
     vals = means[mask] if len(ids) else means
@@ -43,12 +41,12 @@ def _effect(c_runs: list[RunView], t_runs: list[RunView], members: set[str],
     import numpy as np
 
     from logbook import stats
-    from logbook.analysis.report import paired_arrays
+    from logbook.stats.items import complete
 
     ids, a, b = paired_arrays(c_runs, t_runs)
     mask = np.array([i in members for i in ids], dtype=bool)
     a, b = a[mask], b[mask]
-    if int(((a == a) & (b == b)).sum()) < 2:
+    if int(complete(a, b).sum()) < 2:
         return {"point": None, "reason": "fewer than two items scored in both arms"}
     est = stats.paired(a, b, method=method, confidence=confidence, seed=SEED)
     return {"point": est.point, "low": est.low, "high": est.high, "pvalue": est.pvalue,
@@ -82,27 +80,3 @@ def components(plan: PlanView, confidence: float) -> list[dict[str, Any]]:
         rows.append(row)
     return rows
 
-
-def _shown(x: float | None, scale: float) -> str:
-    return "—" if x is None else f"{x * scale:.1f}"
-
-
-def component_lines(rep: dict[str, Any], scale: float) -> list[str]:
-    """The report's text section: each component's figure per arm and its paired effect."""
-    rows = rep.get("components") or []
-    if not rows:
-        return []
-    out = ["Components (beside the roll-up above)"]
-    for row in rows:
-        figures = ", ".join(f"{a['name']} {_shown(a['figure'], scale)} (n={a['n']})"
-                            for a in row["arms"])
-        out.append(f"  {row['name']}: {figures}")
-        for e in row["effects"]:
-            if e.get("point") is None:
-                out.append(f"    {e['treatment']} − {e['control']}: {e.get('reason')}")
-            else:
-                out.append(f"    {e['treatment']} − {e['control']}: {e['point'] * scale:+.2f}, "
-                           f"{e['low'] * scale:+.2f} to {e['high'] * scale:+.2f} "
-                           f"({e['method']}), n={e['n']} paired items")
-    out.append("")
-    return out

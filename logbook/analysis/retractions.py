@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from logbook.analysis.report.figures import plan_figures
+from logbook.analysis.verdict import judge
 from logbook.analysis.view import LedgerView, PlanView, RunView
 
 
@@ -23,15 +25,9 @@ def restored(plan: PlanView, digests: Iterable[str]) -> PlanView:
 
 def plan_verdict(plan: PlanView) -> dict[str, Any]:
     """The verdict against the plan's criteria from the runs that count in `plan`."""
-    from logbook.analysis.report import arm_report, effect
-    from logbook.analysis.verdict import judge
-
     body = plan.body
     confidence = 1 - float(body.get("alpha", 0.05))
-    arms = [arm_report(plan, a, confidence) for a in plan.arms()]
-    controls = [a["name"] for a in plan.arms() if a["role"] == "control"]
-    treatments = [a["name"] for a in plan.arms() if a["role"] == "treatment"]
-    effects = [effect(plan, controls[0], t, confidence) for t in treatments] if controls else []
+    arms, effects = plan_figures(plan, confidence)
     return judge(body, arms, effects, confidence)
 
 
@@ -58,14 +54,3 @@ def retraction_review(view: LedgerView, plan: PlanView,
                   "score": r.score, "retraction": retraction_of(view, r)} for r in gone],
     }
 
-
-def review_lines(review: dict[str, Any] | None) -> list[str]:
-    """The report's lines for a review: both verdicts side by side."""
-    if not review:
-        return []
-    n = len(review["runs"])
-    which = ", ".join(f"@{r['seq']}" for r in review["runs"])
-    tail = ("the retraction(s) change the verdict" if review["changes_verdict"]
-            else "the retraction(s) leave the verdict as it is")
-    return [f"  without the {n} retracted run(s): {review['without']['status']} | with them "
-            f"({which}): {review['with']['status']} — {tail}"]

@@ -21,24 +21,19 @@ def report(
 ) -> None:
     """Report on every run of a plan: intervals, the paired effect, the verdict."""
     from logbook.analysis.report import build_report
+    from logbook.analysis.report.formats import render, write
     from logbook.analysis.view import LedgerView
 
-    if sum([as_json, markdown]) > 1:
+    chosen = [form for form, on in (("json", as_json), ("markdown", markdown)) if on]
+    if len(chosen) > 1:
         raise InputError("choose one of --json and --markdown")
     with state.open_verified() as (ledger, _):
         view = LedgerView(ledger)
         rep = build_report(view, plan)
         rep["findings"] = _plan_findings(view, rep["plan"]["digest"])
     if html is not None:
-        from logbook.analysis.html import write_html
-
-        write_html(rep, html)
-    if as_json:
-        state.emit_json(rep)
-    else:
-        from logbook.analysis.render import report_lines
-
-        print("\n".join(report_lines(rep, markdown=markdown)))
+        write(rep, "html", html, "--html")
+    sys.stdout.write(render(rep, chosen[0] if chosen else "text"))
     if strict and rep["verdict"]["status"] != "success":
         raise typer.Exit(1)
 
