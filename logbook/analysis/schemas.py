@@ -1,13 +1,18 @@
-"""JSON Schemas of command outputs (`report --json`, `brief --json`), generated into schemas/.
+"""JSON Schemas of command outputs (`report --json`, `brief --json`), and the export that
+writes them into schemas/ beside the entry kinds' (`python -m logbook.analysis.schemas schemas/`).
 
-The models here document the output's shape; a test validates real output against them.
+The models here document the output's shape; a test validates real output against them, and
+another keeps schemas/ fresh.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from logbook.model.schemas import entry_schemas, render
 
 
 class _Out(BaseModel):
@@ -237,14 +242,32 @@ class Report(_Out):
 
 
 def output_schemas() -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+    """The command outputs' schemas, keyed by file name."""
+    from logbook.analysis.brief import brief_schema
+
     schema = Report.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://logbook.dev/schemas/report.json"
-    out["report.json"] = schema
-    try:
-        from logbook.analysis.brief import brief_schema
-    except ImportError:
-        return out
-    out["brief.json"] = brief_schema()
-    return out
+    return {"report.json": schema, "brief.json": brief_schema()}
+
+
+def all_schemas() -> dict[str, dict[str, Any]]:
+    """Every schema that schemas/ holds: the entry kinds' bodies, then the command outputs."""
+    return {**entry_schemas(), **output_schemas()}
+
+
+def write_all(folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, schema in all_schemas().items():
+        path = folder / name
+        path.write_text(render(schema))
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":  # python -m logbook.analysis.schemas schemas/
+    import sys
+
+    for p in write_all(Path(sys.argv[1] if len(sys.argv) > 1 else "schemas")):
+        print(p)

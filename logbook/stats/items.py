@@ -27,11 +27,16 @@ def sample_means(ids: Sequence[str], values: Scores) -> tuple[list[str], Scores,
     index = {i: k for k, i in enumerate(order)}
     codes = np.fromiter((index[i] for i in ids), dtype=np.intp, count=len(ids))
     present = ~np.isnan(values)
-    sums = np.bincount(codes, weights=np.where(present, values, 0.0), minlength=len(order))
-    counts = np.bincount(codes, weights=present.astype(float), minlength=len(order))
+    sums = _weighted(codes, np.where(present, values, 0.0), len(order))
+    counts = _weighted(codes, present.astype(float), len(order))
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
     return order, means, counts
+
+
+def _weighted(codes: NDArray[np.intp], weights: Scores, size: int) -> Scores:
+    """Per code, the sum of its weights (np.bincount with weights, which returns floats)."""
+    return np.asarray(np.bincount(codes, weights=weights, minlength=size), dtype=np.float64)
 
 
 def sample_passes(ids: Sequence[str], values: Scores, order: Sequence[str]) -> Scores:
@@ -39,8 +44,7 @@ def sample_passes(ids: Sequence[str], values: Scores, order: Sequence[str]) -> S
     index = {i: k for k, i in enumerate(order)}
     codes = np.fromiter((index[i] for i in ids), dtype=np.intp, count=len(ids))
     present = ~np.isnan(values)
-    return np.bincount(codes, weights=(present & (values == 1.0)).astype(float),
-                       minlength=len(order))
+    return _weighted(codes, (present & (values == 1.0)).astype(float), len(order))
 
 
 def mean_over_runs(id_lists: Sequence[list[str]],
