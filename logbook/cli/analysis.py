@@ -62,7 +62,7 @@ def compare(
     with state.open_verified() as (ledger, _):
         res = do_compare(LedgerView(ledger), a, b, variable)
     if as_json:
-        state.emit_json(res)
+        state.emit_json(res.as_json())
     else:
         print("\n".join(compare_lines(res)))
 
