@@ -8,8 +8,9 @@ arm's usable runs, and items are paired by id, complete-case, with the plan's me
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
+from logbook.analysis.schemas import Component, ComponentArm
 from logbook.analysis.view import PlanView, RunView, item_mean_arrays, paired_arrays
 
 SEED = 0  # the report's seed: the same ledger gives the same figures
@@ -37,7 +38,7 @@ def _arm_figure(runs: list[RunView], members: set[str]) -> dict[str, Any]:
 
 
 def _effect(c_runs: list[RunView], t_runs: list[RunView], members: set[str],
-            method: str, confidence: float) -> dict[str, Any]:
+            method: Literal["normal", "bootstrap"], confidence: float) -> dict[str, Any]:
     import numpy as np
 
     from logbook import stats
@@ -53,9 +54,9 @@ def _effect(c_runs: list[RunView], t_runs: list[RunView], members: set[str],
             "method": est.method, "n": est.n, "n_dropped": est.n_dropped}
 
 
-def components(plan: PlanView, confidence: float) -> list[dict[str, Any]]:
-    """One row per component: {name, arms: [{name, figure, n}], effects: [{control,
-    treatment, point, low, high, ...}]}; empty when no run of the plan names components."""
+def components(plan: PlanView, confidence: float) -> list[Component]:
+    """One row per component: its figure per arm, and effects [{control, treatment, point,
+    low, high, ...}]; empty when no run of the plan names components."""
     arms = plan.arms()
     usable = {a["name"]: [r for r in plan.arm_runs(a["name"]) if r.usable] for a in arms}
     where = component_of([r for runs in usable.values() for r in runs])
@@ -65,18 +66,21 @@ def components(plan: PlanView, confidence: float) -> list[dict[str, Any]]:
     controls = [a["name"] for a in arms if a["role"] == "control"]
     treatments = [a["name"] for a in arms if a["role"] == "treatment"]
     analysis = plan.body.get("analysis", "paired_bootstrap")
-    method = "normal" if analysis == "paired_normal" else "bootstrap"
+    method: Literal["normal", "bootstrap"] = ("normal" if analysis == "paired_normal"
+                                              else "bootstrap")
     rows = []
     for name in names:
         members = {i for i, c in where.items() if c == name}
-        row: dict[str, Any] = {"name": name, "n_items": len(members), "arms": [
-            {"name": a["name"], **_arm_figure(usable[a["name"]], members)} for a in arms],
-            "effects": []}
+        effects = []
         for t in treatments if controls else []:
             c_runs, t_runs = usable[controls[0]], usable[t]
             eff = (_effect(c_runs, t_runs, members, method, confidence) if c_runs and t_runs
                    else {"point": None, "reason": "an arm has no completed runs"})
-            row["effects"].append({"control": controls[0], "treatment": t, **eff})
-        rows.append(row)
+            effects.append({"control": controls[0], "treatment": t, **eff})
+        rows.append(Component.model_construct(
+            name=name, n_items=len(members),
+            arms=[ComponentArm.model_construct(name=a["name"],
+                                               **_arm_figure(usable[a["name"]], members))
+                  for a in arms],
+            effects=effects))
     return rows
-

@@ -10,13 +10,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from logbook.model.schemas import entry_schemas, render
 
 
 class _Out(BaseModel):
+    """A part of a command's output. The analysis builds these without validation
+    (``model_construct``: figures are computed, not parsed, and a plan's integer thresholds
+    stay integers), and ``as_json`` gives exactly the fields it set, in declaration order."""
+
     model_config = ConfigDict(extra="forbid")
+
+    def as_json(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_unset=True)
 
 
 class Interval(_Out):
@@ -147,17 +161,33 @@ class Effect(_Out):
     n_resamples: int | None = None  # a bootstrap p-value is never below 1 / n_resamples
     higher_is_better: bool | None = None
     worst_case: WorstCase | None = None
-    clusters: int | None = None
     design_effect: float | None = None
+    clusters: int | None = None
 
 
-class Condition(_Out):
+class Condition(_Out):  # a pre-registered criterion and what the report observed for it
     stat: str
     op: str
     value: float
     arm: str | None = None
     observed: float | None
     holds: bool | None
+    _planned: tuple[str, ...] = PrivateAttr(default=())  # the criterion's keys, as the plan has
+
+    @classmethod
+    def judged(cls, spec: dict[str, Any], observed: float | None,
+               holds: bool | None) -> Condition:
+        c = cls.model_construct(**spec, observed=observed, holds=holds)
+        c._planned = tuple(spec)
+        return c
+
+    @model_serializer(mode="wrap")
+    def _as_planned(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The criterion as the plan states it (its keys in the plan's order), then what was
+        observed."""
+        out: dict[str, Any] = handler(self)
+        head = {k: out[k] for k in self._planned if k in out}
+        return {**head, **{k: v for k, v in out.items() if k not in head}}
 
 
 class Verdict(_Out):

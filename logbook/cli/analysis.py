@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from logbook.cli import state
 from logbook.errors import InputError
+
+if TYPE_CHECKING:
+    from logbook.analysis.view import LedgerView
 
 
 def report(
@@ -38,7 +42,7 @@ def report(
         raise typer.Exit(1)
 
 
-def _plan_findings(view: object, plan_digest: str) -> list[dict[str, object]]:
+def _plan_findings(view: LedgerView, plan_digest: str) -> list[dict[str, object]]:
     """Audit findings that concern this plan."""
     from logbook.analysis.audit import findings_for_plan
 

@@ -16,6 +16,7 @@ from typing import Any
 from logbook.analysis.bands import band_of, latest_bands
 from logbook.analysis.components import components
 from logbook.analysis.report.figures import plan_figures
+from logbook.analysis.schemas import ArmReport, Excluded, Report
 from logbook.analysis.verdict import judge
 from logbook.analysis.view import LedgerView, PlanView, RunView, item_mean_arrays
 
@@ -27,19 +28,20 @@ def item_means(runs: list[RunView]) -> tuple[dict[str, float | None], dict[str, 
                                                                strict=True)}, clusters)
 
 
-def _excluded(view: LedgerView, arms: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _excluded(view: LedgerView, arms: list[ArmReport]) -> list[Excluded]:
     """The retracted runs, each with what withdrew it."""
     excluded = []
     for a in arms:
-        for row in a["runs"]:
-            if row["retracted"]:
-                bodies = [view.ledger.get(d).body for d in row["retracted_by"]]
-                excluded.append({"seq": row["seq"], "digest": row["digest"], "arm": a["name"],
-                                 "reason": "; ".join(str(b.get("reason")) for b in bodies),
-                                 "retracted_by": row["retracted_by"],
-                                 "category": "; ".join(str(b.get("category")) for b in bodies),
-                                 "correction": "; ".join(str(b["correction"]) for b in bodies
-                                                         if b.get("correction")) or None})
+        for row in a.runs:
+            if row.retracted:
+                bodies = [view.ledger.get(d).body for d in row.retracted_by]
+                excluded.append(Excluded.model_construct(
+                    seq=row.seq, digest=row.digest, arm=a.name,
+                    reason="; ".join(str(b.get("reason")) for b in bodies),
+                    retracted_by=row.retracted_by,
+                    category="; ".join(str(b.get("category")) for b in bodies),
+                    correction="; ".join(str(b["correction"]) for b in bodies
+                                         if b.get("correction")) or None))
     return excluded
 
 
@@ -69,16 +71,10 @@ def build_report(view: LedgerView, plan_ref: str) -> dict[str, Any]:
     bands = latest_bands(view)
     arms, effects = plan_figures(plan, confidence, lambda runs: band_of(view, runs, bands))
     verdict = judge(body, arms, effects, confidence)
-    line = next((a["line"] for a in arms if a["role"] == "treatment" and a["line"]),
-                next((a["line"] for a in arms if a["line"]), None))
-    return {
-        "plan": _plan_header(plan),
-        "ledger": {"size": view.size},
-        "arms": arms,
-        "effects": effects,
-        "verdict": verdict,
-        "line": line,
-        "excluded": _excluded(view, arms),
-        "components": components(plan, confidence),
-        "retractions": retraction_review(view, plan, verdict),
-    }
+    line = next((a.line for a in arms if a.role == "treatment" and a.line),
+                next((a.line for a in arms if a.line), None))
+    return Report.model_construct(
+        plan=_plan_header(plan), ledger={"size": view.size}, arms=arms, effects=effects,
+        verdict=verdict, line=line, excluded=_excluded(view, arms),
+        components=components(plan, confidence),
+        retractions=retraction_review(view, plan, verdict)).as_json()

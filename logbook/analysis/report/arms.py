@@ -7,27 +7,35 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from logbook.analysis.schemas import (
+    ArmBand,
+    ArmReport,
+    ChosenInterval,
+    Interval,
+    ItemLevel,
+    RunLevel,
+    RunRow,
+    SampleComponents,
+    Spread,
+)
 from logbook.analysis.view import PlanView, RunView, is_identity, item_mean_arrays
 from logbook.format.metrics import BOUNDED_KINDS
+from logbook.stats import Estimate
 
 SEED = 0  # explicit: the same ledger gives the same report
 ITEM_RESAMPLES = 2000  # the item-level bootstrap's resamples
 
 
 def _interval(values: Any, kind: str, confidence: float,
-              clusters: list[str] | None) -> dict[str, Any] | None:
+              clusters: list[str] | None) -> Estimate | None:
     from logbook.stats.items import item_interval
 
-    est = item_interval(values, kind == "proportion", confidence, clusters, ITEM_RESAMPLES,
-                        SEED)
-    if est is None:
-        return None
-    return {"point": est.point, "low": est.low, "high": est.high, "method": est.method,
-            "n": est.n}
+    return item_interval(values, kind == "proportion", confidence, clusters, ITEM_RESAMPLES,
+                         SEED)
 
 
 def run_interval(run: RunView, kind: str, confidence: float,
-                 cluster_field: str | None) -> dict[str, Any] | None:
+                 cluster_field: str | None) -> Interval | None:
     """A run's item-level interval: Wilson for a binary proportion, BCa bootstrap otherwise,
     the cluster bootstrap when the suite names a cluster field."""
     import numpy as np
@@ -38,11 +46,15 @@ def run_interval(run: RunView, kind: str, confidence: float,
     if cluster_field and run.clusters:
         clusters = [run.clusters.get(i, f"_item:{i}") for i, k in zip(ids, keep.tolist(),
                                                                        strict=True) if k]
-    return _interval(values[keep], kind, confidence, clusters)
+    est = _interval(values[keep], kind, confidence, clusters)
+    if est is None:
+        return None
+    return Interval.model_construct(point=est.point, low=est.low, high=est.high,
+                                    method=est.method, n=est.n)
 
 
 def arm_item_level(runs: list[RunView], kind: str, confidence: float,
-                   cluster_field: str | None) -> dict[str, Any] | None:
+                   cluster_field: str | None) -> ItemLevel | None:
     """Interval over items, each item averaged over the arm's usable runs."""
     import numpy as np
 
@@ -56,17 +68,20 @@ def arm_item_level(runs: list[RunView], kind: str, confidence: float,
               if k]
         if len(set(cl)) < 2:
             cl = None
-    iv = _interval(means[keep], kind, confidence, cl)
-    if iv is not None and cl is not None:
+    est = _interval(means[keep], kind, confidence, cl)
+    if est is None:
+        return None
+    iv: dict[str, Any] = {"point": est.point, "low": est.low, "high": est.high,
+                          "method": est.method, "n": est.n}
+    if cl is not None:
         from logbook import stats
 
         deff = stats.clustered_se(means[keep], cl)
         iv.update(clusters=deff.n_clusters, design_effect=deff.design_effect)
-    return iv
+    return ItemLevel.model_construct(**iv)
 
 
-def run_level(runs: list[RunView], confidence: float,
-              kind: str = "mean") -> dict[str, Any] | None:
+def run_level(runs: list[RunView], confidence: float, kind: str = "mean") -> RunLevel | None:
     """Mean over runs with its interval: the t-interval, or for a proportion or pass@k the
     t-interval on the runs' logits (stats.logit_t_interval), which stays inside [0, 1]."""
     from logbook.stats.items import run_mean
@@ -75,8 +90,8 @@ def run_level(runs: list[RunView], confidence: float,
     if len(scores) < 2:
         return None
     est = run_mean(scores, confidence, kind in BOUNDED_KINDS)
-    return {"mean": est.point, "sd": est.sd, "low": est.low, "high": est.high,
-            "method": est.method, "k": len(scores)}
+    return RunLevel.model_construct(mean=est.point, sd=est.sd, low=est.low, high=est.high,
+                                    method=est.method, k=len(scores))
 
 
 def differing_fields(runs: list[RunView]) -> dict[str, list[Any]]:
@@ -114,11 +129,11 @@ def describe_apparatus(runs: list[RunView]) -> str:
     return ", ".join(parts)
 
 
-def reporting_line(point: float, chosen: dict[str, Any], label: str, k: int, n: int | None,
-                   runs: list[RunView], scale: float) -> str:
+def reporting_line(point: float, chosen: RunLevel | ItemLevel, label: str, k: int,
+                   n: int | None, runs: list[RunView], scale: float) -> str:
     from logbook import stats
 
-    f = stats.format_estimate(point, chosen["low"], chosen["high"], scale=scale)
+    f = stats.format_estimate(point, chosen.low, chosen.high, scale=scale)
     sep = " to " if f.low.startswith("-") or f.high.startswith("-") else "–"
     bits = [f"{f.point}, {label} {f.low}{sep}{f.high} over {k} run{'s' if k != 1 else ''}"]
     if n:
@@ -130,22 +145,19 @@ def reporting_line(point: float, chosen: dict[str, Any], label: str, k: int, n: 
 
 
 def _run_row(r: RunView, kind: str, n_items: int | None, confidence: float,
-             cluster_field: str | None) -> dict[str, Any]:
+             cluster_field: str | None) -> RunRow:
     m, total = r.missing(n_items)
-    return {
-        "seq": r.seq, "digest": r.digest, "status": r.status, "session": r.session,
-        "score": r.score, "missing": m, "missing_rate": (m / total) if total else None,
-        "retracted": r.retracted,
-        "retracted_by": [e.digest for e in r.retracted_by],
-        "reason": r.body.get("reason"),
-        "interval": (run_interval(r, kind, confidence, cluster_field)
-                     if r.status == "completed" else None),
-    }
+    return RunRow.model_construct(
+        seq=r.seq, digest=r.digest, status=r.status, session=r.session, score=r.score,
+        missing=m, missing_rate=(m / total) if total else None, retracted=r.retracted,
+        retracted_by=[e.digest for e in r.retracted_by], reason=r.body.get("reason"),
+        interval=(run_interval(r, kind, confidence, cluster_field)
+                  if r.status == "completed" else None))
 
 
 def arm_report(plan: PlanView, arm: dict[str, Any], confidence: float,
                band: Callable[[list[RunView]], dict[str, Any] | None] | None = None
-               ) -> dict[str, Any]:
+               ) -> ArmReport:
     body = plan.body
     kind = body["metric"]["kind"]
     n_items = body["suite"].get("n_items")
@@ -156,37 +168,38 @@ def arm_report(plan: PlanView, arm: dict[str, Any], confidence: float,
     rows = [_run_row(r, kind, n_items, confidence, cluster_field) for r in runs]
     rl = run_level(usable, confidence, kind)
     il = arm_item_level(usable, kind, confidence, cluster_field)
-    wider, chosen, label = None, None, ""
+    wider: str | None = None
+    chosen: RunLevel | ItemLevel | None = None
+    label = ""
     if rl and il:
-        wider = "run_level" if rl["high"] - rl["low"] >= il["high"] - il["low"] else "item_level"
+        wider = "run_level" if rl.high - rl.low >= il.high - il.low else "item_level"
     elif rl or il:
         wider = "run_level" if rl else "item_level"
     if wider:
         chosen = rl if wider == "run_level" else il
         label = "run-level" if wider == "run_level" else "item-level"
-    point = rl["mean"] if rl else (il["point"] if il else None)
+    point = rl.mean if rl else (il.point if il else None)
     line = None
     if chosen is not None and point is not None:
         line = reporting_line(point, chosen, label, len(usable), n_items, usable, scale)
-    return {
-        "name": arm["name"], "role": arm["role"], "expected": arm.get("expected"),
-        "tolerance": arm.get("tolerance"),
-        "planned_runs": body["runs_per_arm"], "completed": len(usable),
-        "failed": sum(1 for r in runs if r.status == "failed"),
-        "aborted": sum(1 for r in runs if r.status == "aborted"),
-        "retracted": sum(1 for r in runs if r.retracted),
-        "runs": rows, "run_level": rl, "item_level": il, "wider": wider,
-        "mean": point, "interval": None if chosen is None else
-        {"low": chosen["low"], "high": chosen["high"], "kind": label},
-        "differing_apparatus": differing_fields(usable),
-        "band": band(usable) if band is not None and usable else None,
-        "samples": sample_components(usable),
-        "spread": spread_over_runs(usable, rl, bool(body.get("total_spread"))),
-        "line": line,
-    }
+    measured = band(usable) if band is not None and usable else None
+    return ArmReport.model_construct(
+        name=arm["name"], role=arm["role"], expected=arm.get("expected"),
+        tolerance=arm.get("tolerance"), planned_runs=body["runs_per_arm"],
+        completed=len(usable), failed=sum(1 for r in runs if r.status == "failed"),
+        aborted=sum(1 for r in runs if r.status == "aborted"),
+        retracted=sum(1 for r in runs if r.retracted),
+        runs=rows, run_level=rl, item_level=il, wider=wider, mean=point,
+        interval=None if chosen is None else
+        ChosenInterval.model_construct(low=chosen.low, high=chosen.high, kind=label),
+        differing_apparatus=differing_fields(usable),
+        band=None if measured is None else ArmBand.model_construct(**measured),
+        samples=sample_components(usable),
+        spread=spread_over_runs(usable, rl, bool(body.get("total_spread"))),
+        line=line)
 
 
-def sample_components(runs: list[RunView]) -> dict[str, Any] | None:
+def sample_components(runs: list[RunView]) -> SampleComponents | None:
     """Items scored several times (the `sample` column): the between-item and within-item
     variance of single scores (stats.variance_components, over the arm's runs' samples)."""
     from logbook.stats.items import repeated_components
@@ -206,12 +219,12 @@ def sample_components(runs: list[RunView]) -> dict[str, Any] | None:
     vc = repeated_components(ids, scores) if scores else None
     if vc is None:
         return None
-    return {"k": vc.k_mean, "n_items": vc.n_items, "between": vc.between,
-            "within": vc.within, "se_mean": vc.se_mean, "dominant": vc.dominant}
+    return SampleComponents.model_construct(k=vc.k_mean, n_items=vc.n_items, between=vc.between,
+                                            within=vc.within, se_mean=vc.se_mean,
+                                            dominant=vc.dominant)
 
 
-def spread_over_runs(runs: list[RunView], rl: dict[str, Any] | None,
-                     total: bool) -> dict[str, Any] | None:
+def spread_over_runs(runs: list[RunView], rl: RunLevel | None, total: bool) -> Spread | None:
     """Seed (run-to-run) spread beside item spread (the finite suite: each run's item-level
     standard error, root mean square over runs), and with ``total`` their sum in quadrature,
     the spread of a single run on a fresh sample of items (003)."""
@@ -222,5 +235,6 @@ def spread_over_runs(runs: list[RunView], rl: dict[str, Any] | None,
     items = finite_suite_sd([r.item_arrays[1] for r in runs])
     if items is None:
         return None
-    seeds = float(rl["sd"])
-    return {"seeds": seeds, "items": items, "total": quadrature(seeds, items) if total else None}
+    seeds = float(rl.sd)
+    return Spread.model_construct(seeds=seeds, items=items,
+                                  total=quadrature(seeds, items) if total else None)

@@ -7,13 +7,14 @@ from typing import Any
 
 from logbook.analysis.report.arms import arm_report
 from logbook.analysis.report.effects import effect
+from logbook.analysis.schemas import ArmReport, Effect
 from logbook.analysis.view import PlanView, RunView
 
 Band = Callable[[list[RunView]], dict[str, Any] | None]
 
 
 def plan_figures(plan: PlanView, confidence: float, band: Band | None = None
-                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                 ) -> tuple[list[ArmReport], list[Effect]]:
     """(arms, effects) from the runs that count in ``plan``; ``band`` gives an arm's band."""
     arms = [arm_report(plan, a, confidence, band) for a in plan.arms()]
     controls = [a["name"] for a in plan.arms() if a["role"] == "control"]
