@@ -108,10 +108,11 @@ def _mde(plan: dict[str, Any], arms: list[ArmReport]) -> float | None:
     n = plan["suite"].get("n_items")
     if control is None or control.mean is None or not n:
         return None
-    p = min(max(control.mean, 0.01), 0.99)
-    try:
-        from logbook import stats
+    from logbook import stats
+    from logbook.stats.planning import working_baseline
 
+    p = working_baseline(control.mean)
+    try:
         return float(stats.min_detectable_effect(n, p, alpha=float(plan.get("alpha", 0.05)),
                                                  paired=True))
     except ValueError:
