@@ -77,9 +77,9 @@ def components(plan: PlanView, confidence: float) -> list[Component]:
             eff = (_effect(c_runs, t_runs, members, method, confidence) if c_runs and t_runs
                    else {"point": None, "reason": "an arm has no completed runs"})
             effects.append({"control": controls[0], "treatment": t, **eff})
-        rows.append(Component.model_construct(
+        rows.append(Component(
             name=name, n_items=len(members),
-            arms=[ComponentArm.model_construct(name=a["name"],
+            arms=[ComponentArm(name=a["name"],
                                                **_arm_figure(usable[a["name"]], members))
                   for a in arms],
             effects=effects))

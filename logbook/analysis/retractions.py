@@ -52,11 +52,11 @@ def retraction_review(view: LedgerView, plan: PlanView,
     if not gone:
         return None
     with_them = verdict_of(restored(plan, (r.digest for r in gone)))
-    return RetractionReview.model_construct(
-        without=VerdictStatus.model_construct(status=verdict.status, wording=verdict.wording),
-        with_=VerdictStatus.model_construct(status=with_them.status, wording=with_them.wording),
+    return RetractionReview(
+        without=VerdictStatus(status=verdict.status, wording=verdict.wording),
+        with_=VerdictStatus(status=with_them.status, wording=with_them.wording),
         changes_verdict=with_them.status != verdict.status,
-        runs=[RetractedRun.model_construct(seq=r.seq, digest=r.digest, arm=r.arm,
+        runs=[RetractedRun(seq=r.seq, digest=r.digest, arm=r.arm,
                                            status=r.status, score=r.score,
                                            retraction=retraction_of(view, r))
               for r in gone])

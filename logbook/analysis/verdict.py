@@ -10,7 +10,7 @@ from __future__ import annotations
 import operator
 from typing import Any, cast
 
-from logbook.analysis.schemas import ArmReport, Condition, Effect, Verdict
+from logbook.analysis.schemas import ABSENT, ArmReport, Condition, Effect, Verdict
 
 OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 
@@ -85,19 +85,19 @@ def judge(plan: dict[str, Any], arms: list[ArmReport], effects: list[Effect],
         wording = "inconclusive: indistinguishable at this suite and run budget"
     unknown = [c for c in (*success, *failure) if c.observed is None]
     if status == "inconclusive" and unknown:
-        reasons = sorted({str(why) for e in effects if e.point is None
-                          and (why := (e.model_extra or {}).get("reason"))})
+        reasons = sorted({str(e.reason) for e in effects
+                          if e.point is None and e.reason is not ABSENT and e.reason})
         wording = ("inconclusive: a pre-registered criterion could not be computed ("
                    + ", ".join(sorted({c.stat for c in unknown}))
                    + (f": {'; '.join(reasons)}" if reasons else "") + ")")
     mde = _mde(plan, arms) if status == "inconclusive" and not unknown else None
     if mde is None:
-        return Verdict.model_construct(status=status, wording=wording, success=success,
+        return Verdict(status=status, wording=wording, success=success,
                                        failure=failure, suspect=suspect)
     wording += (f"; this suite and run count can detect an effect of about "
                 f"{mde * scale:.3g} points at 80% power (the plan's min_effect "
                 f"is {plan.get('min_effect', 0) * scale:g})")
-    return Verdict.model_construct(status=status, wording=wording, success=success,
+    return Verdict(status=status, wording=wording, success=success,
                                    failure=failure, suspect=suspect, min_detectable_effect=mde)
 
 

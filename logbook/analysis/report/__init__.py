@@ -16,7 +16,7 @@ from typing import Any
 from logbook.analysis.bands import band_of, latest_bands
 from logbook.analysis.components import components
 from logbook.analysis.report.figures import plan_figures
-from logbook.analysis.schemas import ArmReport, Excluded, Report
+from logbook.analysis.schemas import ABSENT, ArmReport, Excluded, Report
 from logbook.analysis.verdict import judge
 from logbook.analysis.view import LedgerView, PlanView, RunView, item_mean_arrays
 
@@ -35,7 +35,7 @@ def _excluded(view: LedgerView, arms: list[ArmReport]) -> list[Excluded]:
         for row in a.runs:
             if row.retracted:
                 bodies = [view.ledger.get(d).body for d in row.retracted_by]
-                excluded.append(Excluded.model_construct(
+                excluded.append(Excluded(
                     seq=row.seq, digest=row.digest, arm=a.name,
                     reason="; ".join(str(b.get("reason")) for b in bodies),
                     retracted_by=row.retracted_by,
@@ -73,8 +73,8 @@ def build_report(view: LedgerView, plan_ref: str) -> dict[str, Any]:
     verdict = judge(body, arms, effects, confidence)
     line = next((a.line for a in arms if a.role == "treatment" and a.line),
                 next((a.line for a in arms if a.line), None))
-    return Report.model_construct(
+    return Report(
         plan=_plan_header(plan), ledger={"size": view.size}, arms=arms, effects=effects,
-        verdict=verdict, line=line, excluded=_excluded(view, arms),
+        verdict=verdict, line=line, excluded=_excluded(view, arms), findings=ABSENT,
         components=components(plan, confidence),
         retractions=retraction_review(view, plan, verdict)).as_json()

@@ -5,7 +5,7 @@ the runs and says which interval the line uses."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from logbook.analysis.schemas import (
     ArmBand,
@@ -20,7 +20,9 @@ from logbook.analysis.schemas import (
 )
 from logbook.analysis.view import PlanView, RunView, is_identity, item_mean_arrays
 from logbook.format.metrics import BOUNDED_KINDS
-from logbook.stats import Estimate
+
+if TYPE_CHECKING:
+    from logbook.stats import Estimate
 
 SEED = 0  # explicit: the same ledger gives the same report
 ITEM_RESAMPLES = 2000  # the item-level bootstrap's resamples
@@ -49,7 +51,7 @@ def run_interval(run: RunView, kind: str, confidence: float,
     est = _interval(values[keep], kind, confidence, clusters)
     if est is None:
         return None
-    return Interval.model_construct(point=est.point, low=est.low, high=est.high,
+    return Interval(point=est.point, low=est.low, high=est.high,
                                     method=est.method, n=est.n)
 
 
@@ -78,7 +80,7 @@ def arm_item_level(runs: list[RunView], kind: str, confidence: float,
 
         deff = stats.clustered_se(means[keep], cl)
         iv.update(clusters=deff.n_clusters, design_effect=deff.design_effect)
-    return ItemLevel.model_construct(**iv)
+    return ItemLevel(**iv)
 
 
 def run_level(runs: list[RunView], confidence: float, kind: str = "mean") -> RunLevel | None:
@@ -90,7 +92,7 @@ def run_level(runs: list[RunView], confidence: float, kind: str = "mean") -> Run
     if len(scores) < 2:
         return None
     est = run_mean(scores, confidence, kind in BOUNDED_KINDS)
-    return RunLevel.model_construct(mean=est.point, sd=est.sd, low=est.low, high=est.high,
+    return RunLevel(mean=est.point, sd=est.sd, low=est.low, high=est.high,
                                     method=est.method, k=len(scores))
 
 
@@ -147,7 +149,7 @@ def reporting_line(point: float, chosen: RunLevel | ItemLevel, label: str, k: in
 def _run_row(r: RunView, kind: str, n_items: int | None, confidence: float,
              cluster_field: str | None) -> RunRow:
     m, total = r.missing(n_items)
-    return RunRow.model_construct(
+    return RunRow(
         seq=r.seq, digest=r.digest, status=r.status, session=r.session, score=r.score,
         missing=m, missing_rate=(m / total) if total else None, retracted=r.retracted,
         retracted_by=[e.digest for e in r.retracted_by], reason=r.body.get("reason"),
@@ -183,7 +185,7 @@ def arm_report(plan: PlanView, arm: dict[str, Any], confidence: float,
     if chosen is not None and point is not None:
         line = reporting_line(point, chosen, label, len(usable), n_items, usable, scale)
     measured = band(usable) if band is not None and usable else None
-    return ArmReport.model_construct(
+    return ArmReport(
         name=arm["name"], role=arm["role"], expected=arm.get("expected"),
         tolerance=arm.get("tolerance"), planned_runs=body["runs_per_arm"],
         completed=len(usable), failed=sum(1 for r in runs if r.status == "failed"),
@@ -191,9 +193,9 @@ def arm_report(plan: PlanView, arm: dict[str, Any], confidence: float,
         retracted=sum(1 for r in runs if r.retracted),
         runs=rows, run_level=rl, item_level=il, wider=wider, mean=point,
         interval=None if chosen is None else
-        ChosenInterval.model_construct(low=chosen.low, high=chosen.high, kind=label),
+        ChosenInterval(low=chosen.low, high=chosen.high, kind=label),
         differing_apparatus=differing_fields(usable),
-        band=None if measured is None else ArmBand.model_construct(**measured),
+        band=None if measured is None else ArmBand(**measured),
         samples=sample_components(usable),
         spread=spread_over_runs(usable, rl, bool(body.get("total_spread"))),
         line=line)
@@ -219,7 +221,7 @@ def sample_components(runs: list[RunView]) -> SampleComponents | None:
     vc = repeated_components(ids, scores) if scores else None
     if vc is None:
         return None
-    return SampleComponents.model_construct(k=vc.k_mean, n_items=vc.n_items, between=vc.between,
+    return SampleComponents(k=vc.k_mean, n_items=vc.n_items, between=vc.between,
                                             within=vc.within, se_mean=vc.se_mean,
                                             dominant=vc.dominant)
 
@@ -236,5 +238,5 @@ def spread_over_runs(runs: list[RunView], rl: RunLevel | None, total: bool) -> S
     if items is None:
         return None
     seeds = float(rl.sd)
-    return Spread.model_construct(seeds=seeds, items=items,
+    return Spread(seeds=seeds, items=items,
                                   total=quadrature(seeds, items) if total else None)

@@ -25,22 +25,22 @@ def effect(plan: PlanView, control: str, treatment: str, confidence: float) -> E
     t_runs = [r for r in plan.arm_runs(treatment) if r.usable]
     out: dict[str, Any] = {"control": control, "treatment": treatment}
     if not c_runs or not t_runs:
-        return Effect.model_construct(**out, point=None, reason="an arm has no completed runs")
+        return Effect(**out, point=None, reason="an arm has no completed runs")
     analysis = body.get("analysis", "paired_bootstrap")
     if analysis == "welch":
         a = [r.score for r in c_runs if r.score is not None]
         b = [r.score for r in t_runs if r.score is not None]
         if len(a) < 2 or len(b) < 2:
-            return Effect.model_construct(**out, point=None,
+            return Effect(**out, point=None,
                                           reason="welch needs two runs per arm")
         w = stats.welch(a, b, confidence=confidence)
-        return Effect.model_construct(**out, point=w.point, low=w.low, high=w.high,
+        return Effect(**out, point=w.point, low=w.low, high=w.high,
                                       pvalue=w.pvalue, method=w.method, n=w.n, unit="runs",
                                       n_dropped=0)
     ids, a, b = paired_arrays(c_runs, t_runs)
     keep = complete(a, b)
     if int(keep.sum()) < 2:
-        return Effect.model_construct(**out, point=None,
+        return Effect(**out, point=None,
                                       reason="fewer than two items scored in both arms")
     method: Literal["normal", "bootstrap"] = ("normal" if analysis == "paired_normal"
                                               else "bootstrap")
@@ -65,7 +65,7 @@ def effect(plan: PlanView, control: str, treatment: str, confidence: float) -> E
             res["mcnemar"] = {"statistic": m.statistic, "pvalue": m.pvalue, "n": m.n,
                               "treatment_better": m.b_better, "control_better": m.a_better,
                               "note": "secondary: exact McNemar over one run per arm"}
-    return Effect.model_construct(**res)
+    return Effect(**res)
 
 
 def _cluster_labels(body: dict[str, Any], runs: list[RunView],
@@ -93,4 +93,4 @@ def _worst_case(body: dict[str, Any], c_runs: list[RunView], t_runs: list[RunVie
     if not (in_unit(sa) and in_unit(sb)):
         return None
     wc = stats.worst_case_bounds(sa, sb, direction=1 if point >= 0 else -1, low=0.0, high=1.0)
-    return WorstCase.model_construct(low=wc.low, high=wc.high, missing=wc.n_dropped)
+    return WorstCase(low=wc.low, high=wc.high, missing=wc.n_dropped)
