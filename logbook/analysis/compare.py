@@ -19,7 +19,7 @@ from logbook.errors import InputError
 
 
 @dataclass(frozen=True)
-class RunRow:
+class SelectedRun:
     seq: int
     digest: str
     plan: str | None
@@ -30,7 +30,7 @@ class RunRow:
     retracted: bool
 
     @classmethod
-    def of(cls, r: RunView) -> RunRow:
+    def of(cls, r: RunView) -> SelectedRun:
         return cls(r.seq, r.digest, r.plan, r.arm, r.status, r.session, r.score, r.retracted)
 
 
@@ -39,7 +39,7 @@ class Side:
     """One selector's runs (every run it matched) and how many of them count."""
 
     selector: str
-    runs: list[RunRow]
+    runs: list[SelectedRun]
     usable: int
 
 
@@ -67,7 +67,7 @@ class Comparison:
     variable: list[str]
     confounds: dict[str, dict[str, list[str]]]
     historical_baseline: bool
-    left_out: list[RunRow]
+    left_out: list[SelectedRun]
     effect: PairedEffect | None
     metric_kind: str | None
     verdict: str
@@ -109,10 +109,10 @@ def compare(view: LedgerView, sel_a: str, sel_b: str, variable: list[str],
     historical = bool(use_a and use_b and not (sess_a & sess_b))
     effect, verdict = _effect(use_a, use_b, confidence)
     return Comparison(
-        a=Side(sel_a, [RunRow.of(r) for r in runs_a], len(use_a)),
-        b=Side(sel_b, [RunRow.of(r) for r in runs_b], len(use_b)),
+        a=Side(sel_a, [SelectedRun.of(r) for r in runs_a], len(use_a)),
+        b=Side(sel_b, [SelectedRun.of(r) for r in runs_b], len(use_b)),
         variable=variable, confounds=confounds(use_a, use_b, variable),
-        historical_baseline=historical, left_out=[RunRow.of(r) for r in left_out],
+        historical_baseline=historical, left_out=[SelectedRun.of(r) for r in left_out],
         effect=effect, metric_kind=_metric_kind(view, plans), verdict=verdict)
 
 
