@@ -33,7 +33,7 @@ def _json(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class Out:
     """A part of a command's output: ``as_json`` gives its fields in declaration order, less
     those left ABSENT. ``EXTRA`` is what the schema says of keys it does not name."""
@@ -50,7 +50,7 @@ class Out:
         return out
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class Interval(Out):
     point: float | None = None
     low: float | None
@@ -59,7 +59,7 @@ class Interval(Out):
     n: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class RunRow(Out):
     seq: int
     digest: str
@@ -74,7 +74,7 @@ class RunRow(Out):
     interval: Interval | None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class RunLevel(Out):
     mean: float
     sd: float
@@ -84,7 +84,7 @@ class RunLevel(Out):
     k: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class ItemLevel(Out):
     point: float
     low: float
@@ -95,14 +95,14 @@ class ItemLevel(Out):
     design_effect: float | None = ABSENT  # (cluster-robust se / naive se) squared
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class ChosenInterval(Out):
     low: float
     high: float
     kind: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class ArmBand(Out):
     """The latest band measured on the apparatus the arm's runs share (`logbook band`)."""
 
@@ -116,7 +116,7 @@ class ArmBand(Out):
     outside: list[int]  # seqs of the arm's completed runs outside mean ± band
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class SampleComponents(Out):
     """Items scored k times: variance of single scores between items and within an item."""
 
@@ -128,7 +128,7 @@ class SampleComponents(Out):
     dominant: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class Spread(Out):
     """Standard deviations: between seeds (runs), between items (each run's item-level se),
     and their sum in quadrature when the plan sets total_spread."""
@@ -138,7 +138,7 @@ class Spread(Out):
     total: float | None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class ArmReport(Out):
     name: str
     role: str
@@ -162,7 +162,7 @@ class ArmReport(Out):
     line: str | None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class WorstCase(Out):
     """The effect with every missing item-run imputed against (low) and for (high) it."""
 
@@ -171,7 +171,7 @@ class WorstCase(Out):
     missing: int  # missing item-runs on both sides
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class Effect(Out):
     """Treatment minus control, a fraction of the metric's scale like every score here."""
 
@@ -195,7 +195,7 @@ class Effect(Out):
     mcnemar: dict[str, Any] = field(default=ABSENT, metadata=EXTRA_KEY)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class Condition(Out):  # a pre-registered criterion and what the report observed for it
     stat: str
     op: str
@@ -218,7 +218,7 @@ class Condition(Out):  # a pre-registered criterion and what the report observed
         return {**head, **{k: v for k, v in out.items() if k not in head}}
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class Verdict(Out):
     status: str
     wording: str
@@ -228,7 +228,7 @@ class Verdict(Out):
     min_detectable_effect: float | None = ABSENT
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class Excluded(Out):
     seq: int
     digest: str
@@ -239,13 +239,13 @@ class Excluded(Out):
     correction: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class VerdictStatus(Out):
     status: str
     wording: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class RetractedRun(Out):
     seq: int
     digest: str
@@ -255,7 +255,7 @@ class RetractedRun(Out):
     retraction: dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class RetractionReview(Out):
     """The verdict without the plan's retracted runs (as reported) and with them counted."""
 
@@ -265,7 +265,7 @@ class RetractionReview(Out):
     runs: list[RetractedRun]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class Finding(Out):
     check: str
     severity: str
@@ -274,14 +274,14 @@ class Finding(Out):
     entries: list[str]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class ComponentArm(Out):
     name: str
     figure: float | None
     n: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class Component(Out):
     """A part of a composite suite (an lm-eval group's subtask), beside the roll-up."""
 
@@ -291,7 +291,7 @@ class Component(Out):
     effects: list[dict[str, Any]]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class Report(Out):
     """`logbook report PLAN --json`. Scores, intervals, effects and thresholds are fractions
     of the metric's own scale (a proportion's 0.745 is what text forms print as 74.5 points)."""

@@ -2,17 +2,14 @@
 
 A renderer turns the report (from ``build_report``, with the command's audit findings) into
 the whole text of one form. A new form is one module with a renderer, its entry in
-``FORMATS`` and its lines in docs/reporting.md.
+``FORMATS`` (a function that imports it) and its lines in docs/reporting.md.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
-
-from logbook.analysis.report.html import HTML
-from logbook.analysis.report.json_form import JSON
-from logbook.analysis.report.text import MARKDOWN, TEXT
 
 
 class Renderer(Protocol):
@@ -26,12 +23,38 @@ class Renderer(Protocol):
         ...
 
 
-FORMATS: dict[str, Renderer] = {r.name: r for r in (TEXT, MARKDOWN, JSON, HTML)}
+# each form's module is imported only when that form is asked for
+def _text() -> Renderer:
+    from logbook.analysis.report.text import TEXT
+
+    return TEXT
+
+
+def _markdown() -> Renderer:
+    from logbook.analysis.report.text import MARKDOWN
+
+    return MARKDOWN
+
+
+def _json() -> Renderer:
+    from logbook.analysis.report.json_form import JSON
+
+    return JSON
+
+
+def _html() -> Renderer:
+    from logbook.analysis.report.html import HTML
+
+    return HTML
+
+
+FORMATS: dict[str, Callable[[], Renderer]] = {
+    "text": _text, "markdown": _markdown, "json": _json, "html": _html}
 
 
 def render(rep: dict[str, Any], form: str) -> str:
     """The report ``rep`` in the form named ``form`` (a key of FORMATS)."""
-    return FORMATS[form].render(rep)
+    return FORMATS[form]().render(rep)
 
 
 def write(rep: dict[str, Any], form: str, path: Path | str, what: str) -> None:
