@@ -20,7 +20,8 @@ def plan_power_warning(plan: dict[str, Any]) -> str | None:
     from logbook import stats
     from logbook.stats.planning import working_baseline
 
-    control = next((a for a in plan.get("arms") or [] if a.get("role") == "control"), {})
+    control: dict[str, Any] = next((a for a in plan.get("arms") or []
+                                    if a.get("role") == "control"), {})
     p = working_baseline(float(control.get("expected") or DEFAULT_P))
     alpha = float(plan.get("alpha", 0.05))
     try:
