@@ -142,7 +142,7 @@ def test_html_report_needs_matplotlib(ledger_dir: Path, tmp_path: Path,
 def test_html_report_warnings_findings_and_apparatus(ledger_dir: Path, tmp_path: Path) -> None:
     """Suspect warnings and audit findings come before the verdict; all of it is escaped."""
     pytest.importorskip("matplotlib", reason="the HTML report needs the html extra")
-    from logbook.analysis.html import render_html
+    from logbook.analysis.report.html import render_html
 
     body = plan_body(SLUG, runs_per_arm=1, n_items=40, arms=("f16", "q8", "q4"))
     assert run_cli("plan", str(write_json(tmp_path / "p.json", body))).code == 0

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from logbook.model.schemas import entry_schemas, extra_schemas, render
+from logbook.analysis.schemas import all_schemas
+from logbook.model.schemas import entry_schemas, render
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 
 
 def test_schemas_are_fresh() -> None:
-    expected = {**entry_schemas(), **extra_schemas()}
+    expected = all_schemas()
     for name, schema in expected.items():
         path = SCHEMAS / name
-        assert path.is_file(), f"{path} is missing: run `python -m logbook.model.schemas schemas/`"
+        assert path.is_file(), (
+            f"{path} is missing: run `python -m logbook.analysis.schemas schemas/`")
         assert path.read_text() == render(schema), (
-            f"{path} is stale: run `python -m logbook.model.schemas schemas/`")
+            f"{path} is stale: run `python -m logbook.analysis.schemas schemas/`")
     stray = {p.name for p in SCHEMAS.glob("*.json")} - set(expected)
     assert not stray, f"schemas/ holds files no model generates: {sorted(stray)}"
 

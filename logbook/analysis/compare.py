@@ -7,13 +7,73 @@ same plans and sessions that the selectors left out.
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from logbook.analysis import display
-from logbook.analysis.report import PAIRED_RESAMPLES, SEED, item_mean_arrays, paired_arrays
+from logbook.analysis.report.arms import SEED
+from logbook.analysis.report.effects import PAIRED_RESAMPLES
 from logbook.analysis.selectors import select
-from logbook.analysis.view import LedgerView, RunView, is_identity
+from logbook.analysis.view import LedgerView, RunView, is_identity, item_mean_arrays, paired_arrays
 from logbook.errors import InputError
+
+
+@dataclass(frozen=True)
+class SelectedRun:
+    seq: int
+    digest: str
+    plan: str | None
+    arm: str | None
+    status: str
+    session: str | None
+    score: float | None
+    retracted: bool
+
+    @classmethod
+    def of(cls, r: RunView) -> SelectedRun:
+        return cls(r.seq, r.digest, r.plan, r.arm, r.status, r.session, r.score, r.retracted)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One selector's runs (every run it matched) and how many of them count."""
+
+    selector: str
+    runs: list[SelectedRun]
+    usable: int
+
+
+@dataclass(frozen=True)
+class PairedEffect:
+    """B minus A over the items both sides scored (each item averaged over a side's runs)."""
+
+    point: float
+    low: float
+    high: float
+    pvalue: float
+    method: str
+    n: int
+    n_dropped: int
+    n_resamples: int
+    unshared_items: int
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """`logbook compare A B`; ``as_json`` is what `--json` prints."""
+
+    a: Side
+    b: Side
+    variable: list[str]
+    confounds: dict[str, dict[str, list[str]]]
+    historical_baseline: bool
+    left_out: list[SelectedRun]
+    effect: PairedEffect | None
+    metric_kind: str | None
+    verdict: str
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 def confounds(a: list[RunView], b: list[RunView], variable: list[str]) -> dict[str, Any]:
@@ -31,9 +91,7 @@ def confounds(a: list[RunView], b: list[RunView], variable: list[str]) -> dict[s
 
 
 def compare(view: LedgerView, sel_a: str, sel_b: str, variable: list[str],
-            confidence: float = 0.95) -> dict[str, Any]:
-    from logbook import stats
-
+            confidence: float = 0.95) -> Comparison:
     runs_a, runs_b = select(view, sel_a), select(view, sel_b)
     for field in variable:
         if not any(field in r.apparatus for r in runs_a + runs_b):
@@ -49,36 +107,35 @@ def compare(view: LedgerView, sel_a: str, sel_b: str, variable: list[str],
     sess_a = {r.session for r in use_a}
     sess_b = {r.session for r in use_b}
     historical = bool(use_a and use_b and not (sess_a & sess_b))
-    out: dict[str, Any] = {
-        "a": {"selector": sel_a, "runs": [_row(r) for r in runs_a], "usable": len(use_a)},
-        "b": {"selector": sel_b, "runs": [_row(r) for r in runs_b], "usable": len(use_b)},
-        "variable": variable,
-        "confounds": confounds(use_a, use_b, variable),
-        "historical_baseline": historical,
-        "left_out": [_row(r) for r in left_out],
-        "effect": None,
-        "metric_kind": _metric_kind(view, plans),
-    }
+    effect, verdict = _effect(use_a, use_b, confidence)
+    return Comparison(
+        a=Side(sel_a, [SelectedRun.of(r) for r in runs_a], len(use_a)),
+        b=Side(sel_b, [SelectedRun.of(r) for r in runs_b], len(use_b)),
+        variable=variable, confounds=confounds(use_a, use_b, variable),
+        historical_baseline=historical, left_out=[SelectedRun.of(r) for r in left_out],
+        effect=effect, metric_kind=_metric_kind(view, plans), verdict=verdict)
+
+
+def _effect(use_a: list[RunView], use_b: list[RunView],
+            confidence: float) -> tuple[PairedEffect | None, str]:
+    """The paired effect of B over A and the verdict it gives (or why there is none)."""
+    from logbook import stats
+    from logbook.stats.items import complete
+
     if not use_a or not use_b:
-        out["verdict"] = "no completed, unretracted runs on one side"
-        return out
+        return None, "no completed, unretracted runs on one side"
     _ids, a, b = paired_arrays(use_a, use_b)
-    complete = int(((a == a) & (b == b)).sum())
+    if int(complete(a, b).sum()) < 2:
+        return None, "the two sets share fewer than two scored items"
     unshared = len(set(item_mean_arrays(use_a)[0]) ^ set(item_mean_arrays(use_b)[0]))
-    if complete >= 2:
-        # already on one id axis: pairing by position is pairing by id
-        est = stats.paired(a, b, method="bootstrap", confidence=confidence, seed=SEED,
-                           n_resamples=PAIRED_RESAMPLES)
-        out["effect"] = {"point": est.point, "low": est.low, "high": est.high,
-                         "pvalue": est.pvalue, "method": est.method, "n": est.n,
-                         "n_dropped": est.n_dropped, "n_resamples": PAIRED_RESAMPLES,
-                         "unshared_items": unshared}
-        indist = est.low <= 0 <= est.high
-        out["verdict"] = ("indistinguishable: the difference is smaller than its own interval"
-                          if indist else ("b is higher" if est.point > 0 else "b is lower"))
-    else:
-        out["verdict"] = "the two sets share fewer than two scored items"
-    return out
+    # already on one id axis: pairing by position is pairing by id
+    est = stats.paired(a, b, method="bootstrap", confidence=confidence, seed=SEED,
+                       n_resamples=PAIRED_RESAMPLES)
+    eff = PairedEffect(est.point, est.low, est.high, est.pvalue, est.method, est.n,
+                       est.n_dropped, PAIRED_RESAMPLES, unshared)
+    if est.low <= 0 <= est.high:
+        return eff, "indistinguishable: the difference is smaller than its own interval"
+    return eff, "b is higher" if est.point > 0 else "b is lower"
 
 
 def _metric_kind(view: LedgerView, plans: set[str]) -> str | None:
@@ -89,38 +146,30 @@ def _metric_kind(view: LedgerView, plans: set[str]) -> str | None:
     return kinds.pop() if len(kinds) == 1 else None
 
 
-def _row(r: RunView) -> dict[str, Any]:
-    return {"seq": r.seq, "digest": r.digest, "plan": r.plan, "arm": r.arm,
-            "status": r.status, "session": r.session, "score": r.score,
-            "retracted": r.retracted}
-
-
-def compare_lines(res: dict[str, Any]) -> list[str]:
-    out = [f"A = {res['a']['selector']}: {len(res['a']['runs'])} runs "
-           f"({res['a']['usable']} usable)",
-           f"B = {res['b']['selector']}: {len(res['b']['runs'])} runs "
-           f"({res['b']['usable']} usable)"]
-    if res["confounds"]:
-        out.append("CONFOUNDS (differ besides " + (", ".join(res["variable"]) or "nothing named")
+def compare_lines(res: Comparison) -> list[str]:
+    out = [f"A = {res.a.selector}: {len(res.a.runs)} runs ({res.a.usable} usable)",
+           f"B = {res.b.selector}: {len(res.b.runs)} runs ({res.b.usable} usable)"]
+    if res.confounds:
+        out.append("CONFOUNDS (differ besides " + (", ".join(res.variable) or "nothing named")
                    + "):")
-        for k, v in res["confounds"].items():
+        for k, v in res.confounds.items():
             out.append(f"  {k}: A {', '.join(v['a'])} | B {', '.join(v['b'])}")
-    if res["historical_baseline"]:
+    if res.historical_baseline:
         out.append("HISTORICAL BASELINE: A and B come from different sessions; this is not a "
                    "controlled comparison")
-    if res["left_out"]:
-        out.append(f"left out by the selectors ({len(res['left_out'])} runs of the same plans "
+    if res.left_out:
+        out.append(f"left out by the selectors ({len(res.left_out)} runs of the same plans "
                    "and sessions):")
-        for r in res["left_out"]:
-            out.append(f"  @{r['seq']} {r['digest'][:12]} arm={r['arm']} {r['status']}"
-                       f"{' retracted' if r['retracted'] else ''}")
-    e = res["effect"]
+        for r in res.left_out:
+            out.append(f"  @{r.seq} {r.digest[:12]} arm={r.arm} {r.status}"
+                       f"{' retracted' if r.retracted else ''}")
+    e = res.effect
     if e:
-        scale = display.scale_of(res.get("metric_kind"))
-        unit = display.unit_of(res.get("metric_kind"))
-        out.append(f"effect B − A{unit}: {e['point'] * scale:+.2f} ({e['low'] * scale:+.2f} "
-                   f"to {e['high'] * scale:+.2f}, {e['method']}, "
-                   f"{display.pvalue(e['pvalue'], e.get('n_resamples'))}), n={e['n']} shared "
-                   f"items, {e['n_dropped']} dropped")
-    out.append(f"verdict: {res['verdict']}")
+        scale = display.scale_of(res.metric_kind)
+        unit = display.unit_of(res.metric_kind)
+        out.append(f"effect B − A{unit}: {e.point * scale:+.2f} ({e.low * scale:+.2f} "
+                   f"to {e.high * scale:+.2f}, {e.method}, "
+                   f"{display.pvalue(e.pvalue, e.n_resamples)}), n={e.n} shared "
+                   f"items, {e.n_dropped} dropped")
+    out.append(f"verdict: {res.verdict}")
     return out

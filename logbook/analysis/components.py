@@ -8,9 +8,10 @@ arm's usable runs, and items are paired by id, complete-case, with the plan's me
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from logbook.analysis.view import PlanView, RunView
+from logbook.analysis.schemas import Component, ComponentArm
+from logbook.analysis.view import PlanView, RunView, item_mean_arrays, paired_arrays
 
 SEED = 0  # the report's seed: the same ledger gives the same figures
 
@@ -29,8 +30,6 @@ def component_of(runs: list[RunView]) -> dict[str, str]:
 def _arm_figure(runs: list[RunView], members: set[str]) -> dict[str, Any]:
     import numpy as np
 
-    from logbook.analysis.report import item_mean_arrays
-
     ids, means, _ = item_mean_arrays(runs)
     mask = np.array([i in members for i in ids], dtype=bool)
     vals = means[mask] if len(ids) else means
@@ -39,25 +38,25 @@ def _arm_figure(runs: list[RunView], members: set[str]) -> dict[str, Any]:
 
 
 def _effect(c_runs: list[RunView], t_runs: list[RunView], members: set[str],
-            method: str, confidence: float) -> dict[str, Any]:
+            method: Literal["normal", "bootstrap"], confidence: float) -> dict[str, Any]:
     import numpy as np
 
     from logbook import stats
-    from logbook.analysis.report import paired_arrays
+    from logbook.stats.items import complete
 
     ids, a, b = paired_arrays(c_runs, t_runs)
     mask = np.array([i in members for i in ids], dtype=bool)
     a, b = a[mask], b[mask]
-    if int(((a == a) & (b == b)).sum()) < 2:
+    if int(complete(a, b).sum()) < 2:
         return {"point": None, "reason": "fewer than two items scored in both arms"}
     est = stats.paired(a, b, method=method, confidence=confidence, seed=SEED)
     return {"point": est.point, "low": est.low, "high": est.high, "pvalue": est.pvalue,
             "method": est.method, "n": est.n, "n_dropped": est.n_dropped}
 
 
-def components(plan: PlanView, confidence: float) -> list[dict[str, Any]]:
-    """One row per component: {name, arms: [{name, figure, n}], effects: [{control,
-    treatment, point, low, high, ...}]}; empty when no run of the plan names components."""
+def components(plan: PlanView, confidence: float) -> list[Component]:
+    """One row per component: its figure per arm, and effects [{control, treatment, point,
+    low, high, ...}]; empty when no run of the plan names components."""
     arms = plan.arms()
     usable = {a["name"]: [r for r in plan.arm_runs(a["name"]) if r.usable] for a in arms}
     where = component_of([r for runs in usable.values() for r in runs])
@@ -67,42 +66,21 @@ def components(plan: PlanView, confidence: float) -> list[dict[str, Any]]:
     controls = [a["name"] for a in arms if a["role"] == "control"]
     treatments = [a["name"] for a in arms if a["role"] == "treatment"]
     analysis = plan.body.get("analysis", "paired_bootstrap")
-    method = "normal" if analysis == "paired_normal" else "bootstrap"
+    method: Literal["normal", "bootstrap"] = ("normal" if analysis == "paired_normal"
+                                              else "bootstrap")
     rows = []
     for name in names:
         members = {i for i, c in where.items() if c == name}
-        row: dict[str, Any] = {"name": name, "n_items": len(members), "arms": [
-            {"name": a["name"], **_arm_figure(usable[a["name"]], members)} for a in arms],
-            "effects": []}
+        effects = []
         for t in treatments if controls else []:
             c_runs, t_runs = usable[controls[0]], usable[t]
             eff = (_effect(c_runs, t_runs, members, method, confidence) if c_runs and t_runs
                    else {"point": None, "reason": "an arm has no completed runs"})
-            row["effects"].append({"control": controls[0], "treatment": t, **eff})
-        rows.append(row)
+            effects.append({"control": controls[0], "treatment": t, **eff})
+        rows.append(Component(
+            name=name, n_items=len(members),
+            arms=[ComponentArm(name=a["name"],
+                                               **_arm_figure(usable[a["name"]], members))
+                  for a in arms],
+            effects=effects))
     return rows
-
-
-def _shown(x: float | None, scale: float) -> str:
-    return "—" if x is None else f"{x * scale:.1f}"
-
-
-def component_lines(rep: dict[str, Any], scale: float) -> list[str]:
-    """The report's text section: each component's figure per arm and its paired effect."""
-    rows = rep.get("components") or []
-    if not rows:
-        return []
-    out = ["Components (beside the roll-up above)"]
-    for row in rows:
-        figures = ", ".join(f"{a['name']} {_shown(a['figure'], scale)} (n={a['n']})"
-                            for a in row["arms"])
-        out.append(f"  {row['name']}: {figures}")
-        for e in row["effects"]:
-            if e.get("point") is None:
-                out.append(f"    {e['treatment']} − {e['control']}: {e.get('reason')}")
-            else:
-                out.append(f"    {e['treatment']} − {e['control']}: {e['point'] * scale:+.2f}, "
-                           f"{e['low'] * scale:+.2f} to {e['high'] * scale:+.2f} "
-                           f"({e['method']}), n={e['n']} paired items")
-    out.append("")
-    return out

@@ -18,10 +18,11 @@ def plan_power_warning(plan: dict[str, Any]) -> str | None:
     if metric.get("kind") != "proportion" or not min_effect or not n:
         return None
     from logbook import stats
+    from logbook.stats.planning import working_baseline
 
-    control = next((a for a in plan.get("arms") or [] if a.get("role") == "control"), {})
-    p = control.get("expected") or DEFAULT_P
-    p = min(max(float(p), 0.01), 0.99)
+    control: dict[str, Any] = next((a for a in plan.get("arms") or []
+                                    if a.get("role") == "control"), {})
+    p = working_baseline(float(control.get("expected") or DEFAULT_P))
     alpha = float(plan.get("alpha", 0.05))
     try:
         mde = stats.min_detectable_effect(int(n), p, alpha=alpha, paired=True)

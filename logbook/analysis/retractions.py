@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from logbook.analysis.report.figures import plan_figures
+from logbook.analysis.schemas import RetractedRun, RetractionReview, Verdict, VerdictStatus
+from logbook.analysis.verdict import judge
 from logbook.analysis.view import LedgerView, PlanView, RunView
 
 
@@ -21,18 +24,17 @@ def restored(plan: PlanView, digests: Iterable[str]) -> PlanView:
     return PlanView(plan.entry, plan.amendments, runs, plan.retracted_by)
 
 
-def plan_verdict(plan: PlanView) -> dict[str, Any]:
+def verdict_of(plan: PlanView) -> Verdict:
     """The verdict against the plan's criteria from the runs that count in `plan`."""
-    from logbook.analysis.report import arm_report, effect
-    from logbook.analysis.verdict import judge
-
     body = plan.body
     confidence = 1 - float(body.get("alpha", 0.05))
-    arms = [arm_report(plan, a, confidence) for a in plan.arms()]
-    controls = [a["name"] for a in plan.arms() if a["role"] == "control"]
-    treatments = [a["name"] for a in plan.arms() if a["role"] == "treatment"]
-    effects = [effect(plan, controls[0], t, confidence) for t in treatments] if controls else []
+    arms, effects = plan_figures(plan, confidence)
     return judge(body, arms, effects, confidence)
+
+
+def plan_verdict(plan: PlanView) -> dict[str, Any]:
+    """`verdict_of` as JSON data (what the audit's A22 compares)."""
+    return verdict_of(plan).as_json()
 
 
 def retraction_of(view: LedgerView, run: RunView) -> dict[str, Any]:
@@ -43,29 +45,18 @@ def retraction_of(view: LedgerView, run: RunView) -> dict[str, Any]:
 
 
 def retraction_review(view: LedgerView, plan: PlanView,
-                      verdict: dict[str, Any]) -> dict[str, Any] | None:
+                      verdict: Verdict) -> RetractionReview | None:
     """The verdict without the plan's retracted runs (`verdict`, as reported) and with them
     counted as they stood, and what each retraction withdrew; None when none was retracted."""
     gone = [r for r in plan.runs if r.retracted]
     if not gone:
         return None
-    with_them = plan_verdict(restored(plan, (r.digest for r in gone)))
-    return {
-        "without": {"status": verdict["status"], "wording": verdict["wording"]},
-        "with": {"status": with_them["status"], "wording": with_them["wording"]},
-        "changes_verdict": with_them["status"] != verdict["status"],
-        "runs": [{"seq": r.seq, "digest": r.digest, "arm": r.arm, "status": r.status,
-                  "score": r.score, "retraction": retraction_of(view, r)} for r in gone],
-    }
-
-
-def review_lines(review: dict[str, Any] | None) -> list[str]:
-    """The report's lines for a review: both verdicts side by side."""
-    if not review:
-        return []
-    n = len(review["runs"])
-    which = ", ".join(f"@{r['seq']}" for r in review["runs"])
-    tail = ("the retraction(s) change the verdict" if review["changes_verdict"]
-            else "the retraction(s) leave the verdict as it is")
-    return [f"  without the {n} retracted run(s): {review['without']['status']} | with them "
-            f"({which}): {review['with']['status']} — {tail}"]
+    with_them = verdict_of(restored(plan, (r.digest for r in gone)))
+    return RetractionReview(
+        without=VerdictStatus(status=verdict.status, wording=verdict.wording),
+        with_=VerdictStatus(status=with_them.status, wording=with_them.wording),
+        changes_verdict=with_them.status != verdict.status,
+        runs=[RetractedRun(seq=r.seq, digest=r.digest, arm=r.arm,
+                                           status=r.status, score=r.score,
+                                           retraction=retraction_of(view, r))
+              for r in gone])

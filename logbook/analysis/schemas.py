@@ -1,20 +1,57 @@
-"""JSON Schemas of command outputs (`report --json`, `brief --json`), generated into schemas/.
-
-The models here document the output's shape; a test validates real output against them.
+"""The shapes of command outputs, each written once: the analysis builds these dataclasses,
+``as_json`` gives the JSON a command prints, and the export derives schemas/ from the same
+fields (through pydantic, imported only then: `python -m logbook.analysis.schemas schemas/`,
+beside the entry kinds'). Tests validate real output against them and keep schemas/ fresh.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
-
-
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+from dataclasses import MISSING, dataclass, field, fields
+from pathlib import Path
+from typing import Any, ClassVar, Literal
 
 
-class Interval(_Out):
+class _Absent:
+    """A field the output leaves out, as opposed to one it gives as null."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
+INTERNAL = {"json": False, "schema": False}  # neither printed nor in the schema
+EXTRA_KEY = {"schema": False}  # printed when set; the schema leaves it to additionalProperties
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, Out):
+        return value.as_json()
+    if isinstance(value, list):
+        return [_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(kw_only=True, eq=False)
+class Out:
+    """A part of a command's output: ``as_json`` gives its fields in declaration order, less
+    those left ABSENT. ``EXTRA`` is what the schema says of keys it does not name."""
+
+    EXTRA: ClassVar[Literal["forbid", "allow"]] = "forbid"
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            key = f.metadata.get("json", f.name)
+            if value is not ABSENT and key is not False:
+                out[key] = _json(value)
+        return out
+
+
+@dataclass(kw_only=True, eq=False)
+class Interval(Out):
     point: float | None = None
     low: float | None
     high: float | None
@@ -22,7 +59,8 @@ class Interval(_Out):
     n: int
 
 
-class RunRow(_Out):
+@dataclass(kw_only=True, eq=False)
+class RunRow(Out):
     seq: int
     digest: str
     status: str
@@ -36,7 +74,8 @@ class RunRow(_Out):
     interval: Interval | None
 
 
-class RunLevel(_Out):
+@dataclass(kw_only=True, eq=False)
+class RunLevel(Out):
     mean: float
     sd: float
     low: float
@@ -45,23 +84,26 @@ class RunLevel(_Out):
     k: int
 
 
-class ItemLevel(_Out):
+@dataclass(kw_only=True, eq=False)
+class ItemLevel(Out):
     point: float
     low: float
     high: float
     method: str
     n: int
-    clusters: int | None = None  # with a cluster field: how many clusters were resampled
-    design_effect: float | None = None  # (cluster-robust se / naive se) squared
+    clusters: int | None = ABSENT  # with a cluster field: how many clusters were resampled
+    design_effect: float | None = ABSENT  # (cluster-robust se / naive se) squared
 
 
-class ChosenInterval(_Out):
+@dataclass(kw_only=True, eq=False)
+class ChosenInterval(Out):
     low: float
     high: float
     kind: str
 
 
-class ArmBand(_Out):
+@dataclass(kw_only=True, eq=False)
+class ArmBand(Out):
     """The latest band measured on the apparatus the arm's runs share (`logbook band`)."""
 
     seq: int
@@ -74,7 +116,8 @@ class ArmBand(_Out):
     outside: list[int]  # seqs of the arm's completed runs outside mean ± band
 
 
-class SampleComponents(_Out):
+@dataclass(kw_only=True, eq=False)
+class SampleComponents(Out):
     """Items scored k times: variance of single scores between items and within an item."""
 
     k: float  # mean samples per item
@@ -85,7 +128,8 @@ class SampleComponents(_Out):
     dominant: str
 
 
-class Spread(_Out):
+@dataclass(kw_only=True, eq=False)
+class Spread(Out):
     """Standard deviations: between seeds (runs), between items (each run's item-level se),
     and their sum in quadrature when the plan sets total_spread."""
 
@@ -94,7 +138,8 @@ class Spread(_Out):
     total: float | None
 
 
-class ArmReport(_Out):
+@dataclass(kw_only=True, eq=False)
+class ArmReport(Out):
     name: str
     role: str
     expected: float | None
@@ -117,7 +162,8 @@ class ArmReport(_Out):
     line: str | None
 
 
-class WorstCase(_Out):
+@dataclass(kw_only=True, eq=False)
+class WorstCase(Out):
     """The effect with every missing item-run imputed against (low) and for (high) it."""
 
     low: float
@@ -125,46 +171,65 @@ class WorstCase(_Out):
     missing: int  # missing item-runs on both sides
 
 
-class Effect(_Out):
+@dataclass(kw_only=True, eq=False)
+class Effect(Out):
     """Treatment minus control, a fraction of the metric's scale like every score here."""
 
-    model_config = ConfigDict(extra="allow")  # mcnemar, reason when present
+    EXTRA: ClassVar[Literal["forbid", "allow"]] = "allow"  # mcnemar, reason when present
     control: str
     treatment: str
     point: float | None
-    low: float | None = None
-    high: float | None = None
-    pvalue: float | None = None
-    method: str | None = None
-    n: int | None = None  # paired items, or runs when unit is "runs"
-    unit: str | None = None  # "items" (paired) or "runs" (Welch, unpaired)
-    n_dropped: int | None = None
-    n_resamples: int | None = None  # a bootstrap p-value is never below 1 / n_resamples
-    higher_is_better: bool | None = None
-    worst_case: WorstCase | None = None
-    clusters: int | None = None
-    design_effect: float | None = None
+    low: float | None = ABSENT
+    high: float | None = ABSENT
+    pvalue: float | None = ABSENT
+    method: str | None = ABSENT
+    n: int | None = ABSENT  # paired items, or runs when unit is "runs"
+    unit: str | None = ABSENT  # "items" (paired) or "runs" (Welch, unpaired)
+    n_dropped: int | None = ABSENT
+    n_resamples: int | None = ABSENT  # a bootstrap p-value is never below 1 / n_resamples
+    higher_is_better: bool | None = ABSENT
+    worst_case: WorstCase | None = ABSENT
+    design_effect: float | None = ABSENT
+    clusters: int | None = ABSENT
+    reason: str = field(default=ABSENT, metadata=EXTRA_KEY)  # why there is no point
+    mcnemar: dict[str, Any] = field(default=ABSENT, metadata=EXTRA_KEY)
 
 
-class Condition(_Out):
+@dataclass(kw_only=True, eq=False)
+class Condition(Out):  # a pre-registered criterion and what the report observed for it
     stat: str
     op: str
     value: float
-    arm: str | None = None
+    arm: str | None = ABSENT
     observed: float | None
     holds: bool | None
+    planned: tuple[str, ...] = field(default=(), metadata=INTERNAL)  # the plan's key order
+
+    @classmethod
+    def judged(cls, spec: dict[str, Any], observed: float | None,
+               holds: bool | None) -> Condition:
+        return cls(**spec, observed=observed, holds=holds, planned=tuple(spec))
+
+    def as_json(self) -> dict[str, Any]:
+        """The criterion as the plan states it (its keys in the plan's order), then what was
+        observed."""
+        out = super().as_json()
+        head = {k: out[k] for k in self.planned if k in out}
+        return {**head, **{k: v for k, v in out.items() if k not in head}}
 
 
-class Verdict(_Out):
+@dataclass(kw_only=True, eq=False)
+class Verdict(Out):
     status: str
     wording: str
     success: list[Condition]
     failure: list[Condition]
     suspect: list[str]
-    min_detectable_effect: float | None = None
+    min_detectable_effect: float | None = ABSENT
 
 
-class Excluded(_Out):
+@dataclass(kw_only=True, eq=False)
+class Excluded(Out):
     seq: int
     digest: str
     arm: str
@@ -174,12 +239,14 @@ class Excluded(_Out):
     correction: str | None = None
 
 
-class VerdictStatus(_Out):
+@dataclass(kw_only=True, eq=False)
+class VerdictStatus(Out):
     status: str
     wording: str
 
 
-class RetractedRun(_Out):
+@dataclass(kw_only=True, eq=False)
+class RetractedRun(Out):
     seq: int
     digest: str
     arm: str | None
@@ -188,16 +255,18 @@ class RetractedRun(_Out):
     retraction: dict[str, Any]
 
 
-class RetractionReview(_Out):
+@dataclass(kw_only=True, eq=False)
+class RetractionReview(Out):
     """The verdict without the plan's retracted runs (as reported) and with them counted."""
 
     without: VerdictStatus
-    with_: VerdictStatus = Field(alias="with")
+    with_: VerdictStatus = field(metadata={"json": "with"})
     changes_verdict: bool
     runs: list[RetractedRun]
 
 
-class Finding(_Out):
+@dataclass(kw_only=True, eq=False)
+class Finding(Out):
     check: str
     severity: str
     message: str
@@ -205,13 +274,15 @@ class Finding(_Out):
     entries: list[str]
 
 
-class ComponentArm(_Out):
+@dataclass(kw_only=True, eq=False)
+class ComponentArm(Out):
     name: str
     figure: float | None
     n: int
 
 
-class Component(_Out):
+@dataclass(kw_only=True, eq=False)
+class Component(Out):
     """A part of a composite suite (an lm-eval group's subtask), beside the roll-up."""
 
     name: str
@@ -220,7 +291,8 @@ class Component(_Out):
     effects: list[dict[str, Any]]
 
 
-class Report(_Out):
+@dataclass(kw_only=True, eq=False)
+class Report(Out):
     """`logbook report PLAN --json`. Scores, intervals, effects and thresholds are fractions
     of the metric's own scale (a proportion's 0.745 is what text forms print as 74.5 points)."""
 
@@ -231,20 +303,98 @@ class Report(_Out):
     verdict: Verdict
     line: str | None
     excluded: list[Excluded]
-    findings: list[Finding]
-    components: list[Component] = []
+    findings: list[Finding]  # the command adds them
+    components: list[Component] = field(default_factory=list)
     retractions: RetractionReview | None = None
 
 
+SHAPES: tuple[type[Out], ...] = (  # each after the shapes it holds
+    Interval, RunRow, RunLevel, ItemLevel, ChosenInterval, ArmBand, SampleComponents, Spread,
+    ArmReport, WorstCase, Effect, Condition, Verdict, Excluded, VerdictStatus, RetractedRun,
+    RetractionReview, Finding, ComponentArm, Component, Report)
+
+
+def _swap(t: Any, models: dict[Any, Any]) -> Any:
+    """A field's type with each shape replaced by its pydantic model."""
+    import functools
+    import operator
+    import types
+    import typing
+
+    if t in models:
+        return models[t]
+    origin, args = typing.get_origin(t), typing.get_args(t)
+    if origin in (types.UnionType, typing.Union):
+        return functools.reduce(operator.or_, [_swap(a, models) for a in args])
+    if origin in (list, dict):
+        return origin[tuple(_swap(a, models) for a in args)]
+    return t
+
+
+def _model(shape: type[Out], models: dict[Any, Any]) -> Any:
+    """The pydantic model of a shape: its fields (less those kept out of the schema), its
+    docstring as the description, its EXTRA policy; an ABSENT field defaults to null."""
+    import inspect
+    import typing
+
+    from pydantic import ConfigDict, Field, create_model
+
+    hints = typing.get_type_hints(shape)
+    defined: dict[str, Any] = {}
+    for f in fields(shape):
+        if not f.metadata.get("schema", True):
+            continue
+        if f.default is ABSENT:
+            default: Any = None
+        elif f.default is not MISSING:
+            default = f.default
+        elif f.default_factory is not MISSING:
+            default = f.default_factory()
+        else:
+            default = ...
+        alias = f.metadata.get("json")
+        defined[f.name] = (_swap(hints[f.name], models),
+                           Field(default, alias=alias) if alias else default)
+    generated = shape.__name__ + str(inspect.signature(shape)).replace(" -> None", "")
+    doc = None if shape.__doc__ == generated else shape.__doc__
+    return create_model(shape.__name__, __config__=ConfigDict(extra=shape.EXTRA), __doc__=doc,
+                        **defined)
+
+
 def output_schemas() -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    schema = Report.model_json_schema()
+    """The command outputs' schemas, keyed by file name."""
+    from logbook.analysis.brief import brief_schema
+
+    models: dict[Any, Any] = {}
+    for shape in SHAPES:
+        models[shape] = _model(shape, models)
+    schema: dict[str, Any] = models[Report].model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://logbook.dev/schemas/report.json"
-    out["report.json"] = schema
-    try:
-        from logbook.analysis.brief import brief_schema
-    except ImportError:
-        return out
-    out["brief.json"] = brief_schema()
-    return out
+    return {"report.json": schema, "brief.json": brief_schema()}
+
+
+def all_schemas() -> dict[str, dict[str, Any]]:
+    """Every schema that schemas/ holds: the entry kinds' bodies, then the command outputs."""
+    from logbook.model.schemas import entry_schemas
+
+    return {**entry_schemas(), **output_schemas()}
+
+
+def write_all(folder: Path) -> list[Path]:
+    from logbook.model.schemas import render
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, schema in all_schemas().items():
+        path = folder / name
+        path.write_text(render(schema))
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":  # python -m logbook.analysis.schemas schemas/
+    import sys
+
+    for p in write_all(Path(sys.argv[1] if len(sys.argv) > 1 else "schemas")):
+        print(p)

@@ -23,6 +23,18 @@ def _value_matches(have: Any, want: str) -> bool:
         return str(have) == want
 
 
+def _session_is(sid: str) -> Callable[[RunView], bool]:
+    return lambda r: r.session == sid
+
+
+def _field_is(name: str, value: str) -> Callable[[RunView], bool]:
+    return lambda r: _value_matches(r.apparatus.get(name), value)
+
+
+def _arm_is(plan: str, arm: str) -> Callable[[RunView], bool]:
+    return lambda r: r.plan == plan and r.arm == arm
+
+
 def parse(view: LedgerView, selector: str) -> Callable[[RunView], bool]:
     """A predicate over runs; InputError naming the term that cannot be read."""
     terms: list[Callable[[RunView], bool]] = []
@@ -34,20 +46,20 @@ def parse(view: LedgerView, selector: str) -> Callable[[RunView], bool]:
             sid = term.split(":", 1)[1].strip()
             if not sid:
                 raise InputError(f"selector term {term!r} names no session (session:ID)")
-            terms.append(lambda r, sid=sid: r.session == sid)
+            terms.append(_session_is(sid))
         elif "=" in term:
             field, value = (part.strip() for part in term.split("=", 1))
             if not field or not value:
                 raise InputError(f"selector term {term!r} needs a field and a value "
                                  "(FIELD=VALUE, e.g. engine_build=b1234)")
-            terms.append(lambda r, f=field, v=value: _value_matches(r.apparatus.get(f), v))
+            terms.append(_field_is(field, value))
         elif ":" in term:
             plan_ref, arm = term.rsplit(":", 1)
             plan = view.plan(plan_ref)
             if arm not in [a["name"] for a in plan.arms()]:
                 raise InputError(f"selector {term!r}: {arm!r} is not an arm of plan "
                                  f"{plan.slug}")
-            terms.append(lambda r, p=plan.digest, a=arm: r.plan == p and r.arm == a)
+            terms.append(_arm_is(plan.digest, arm))
         else:
             raise InputError(f"selector term {term!r} is not PLAN:ARM, session:ID or "
                              "FIELD=VALUE")

@@ -117,21 +117,15 @@ class RunView:
         values = np.array(raw, dtype=float)  # None (a missing score) becomes NaN
         if not oc.get("sample") and not self.pass_k:
             return ids, values  # ids are unique without a sample column (checked at append)
-        order = list(dict.fromkeys(ids))
-        index = {i: k for k, i in enumerate(order)}
-        codes = np.fromiter((index[i] for i in ids), dtype=np.intp, count=len(ids))
-        present = ~np.isnan(values)
-        sums = np.bincount(codes, weights=np.where(present, values, 0.0), minlength=len(order))
-        counts = np.bincount(codes, weights=present.astype(float), minlength=len(order))
+        from logbook.stats.items import sample_means, sample_passes
+
+        order, means, counts = sample_means(ids, values)
         if self.pass_k:
             from logbook.stats import pass_at_k_items
 
-            passed = np.bincount(codes, weights=(present & (values == 1.0)).astype(float),
-                                 minlength=len(order))
+            passed = sample_passes(ids, values, order)
             return order, pass_at_k_items(counts.astype(np.int64), passed.astype(np.int64),
                                           self.pass_k)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
         return order, means
 
     @property
@@ -168,9 +162,38 @@ class RunView:
         total = max(n_items or 0, len(ids))
         return total - present, total
 
-    def missing_rate(self, n_items: int | None) -> float | None:
-        m, total = self.missing(n_items)
-        return m / total if total else None
+
+def clusters_of(runs: list[RunView]) -> dict[str, str]:
+    """Item id -> cluster, over the runs (a later run's label wins, as each run's own does)."""
+    clusters: dict[str, str] = {}
+    for r in runs:
+        clusters.update(r.clusters)
+    return clusters
+
+
+def item_mean_arrays(runs: list[RunView]) -> tuple[list[str], Any, dict[str, str]]:
+    """(ids, each item's mean over the runs that scored it (NaN if none did), clusters)."""
+    from logbook.stats.items import mean_over_runs
+
+    ids, means = mean_over_runs([r.item_arrays[0] for r in runs],
+                                [r.item_arrays[1] for r in runs])
+    return ids, means, clusters_of(runs)
+
+
+def paired_arrays(a_runs: list[RunView], b_runs: list[RunView]) -> tuple[list[str], Any, Any]:
+    """Items of both sets on one id axis: each item's mean per set, NaN where a set lacks it."""
+    from logbook.stats.items import align
+
+    ids_a, ma, _ = item_mean_arrays(a_runs)
+    ids_b, mb, _ = item_mean_arrays(b_runs)
+    return align(ids_a, ma, ids_b, mb)
+
+
+def item_stack(runs: list[RunView], ids: list[str]) -> Any:
+    """Runs x items scores on the axis ``ids`` (NaN where a run has no score for an item)."""
+    from logbook.stats.items import stack_on
+
+    return stack_on([r.item_arrays[0] for r in runs], [r.item_arrays[1] for r in runs], ids)
 
 
 @dataclass
@@ -214,11 +237,9 @@ class LedgerView:
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
         self.size = ledger.size()
-        retractions = ledger.log(kind="retraction")
         self.retractions: dict[str, list[Entry]] = {}
-        for r in retractions:
+        for r in ledger.log(kind="retraction"):
             self.retractions.setdefault(str(r.body.get("target")), []).append(r)
-        self.retraction_entries = retractions
 
     def retracted_by(self, digest: str) -> list[Entry]:
         return self.retractions.get(digest, [])

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from logbook.cli import state
 from logbook.errors import InputError
+
+if TYPE_CHECKING:
+    from logbook.analysis.view import LedgerView
 
 
 def report(
@@ -21,29 +25,24 @@ def report(
 ) -> None:
     """Report on every run of a plan: intervals, the paired effect, the verdict."""
     from logbook.analysis.report import build_report
+    from logbook.analysis.report.formats import render, write
     from logbook.analysis.view import LedgerView
 
-    if sum([as_json, markdown]) > 1:
+    chosen = [form for form, on in (("json", as_json), ("markdown", markdown)) if on]
+    if len(chosen) > 1:
         raise InputError("choose one of --json and --markdown")
     with state.open_verified() as (ledger, _):
         view = LedgerView(ledger)
         rep = build_report(view, plan)
         rep["findings"] = _plan_findings(view, rep["plan"]["digest"])
     if html is not None:
-        from logbook.analysis.html import write_html
-
-        write_html(rep, html)
-    if as_json:
-        state.emit_json(rep)
-    else:
-        from logbook.analysis.render import report_lines
-
-        print("\n".join(report_lines(rep, markdown=markdown)))
+        write(rep, "html", html, "--html")
+    sys.stdout.write(render(rep, chosen[0] if chosen else "text"))
     if strict and rep["verdict"]["status"] != "success":
         raise typer.Exit(1)
 
 
-def _plan_findings(view: object, plan_digest: str) -> list[dict[str, object]]:
+def _plan_findings(view: LedgerView, plan_digest: str) -> list[dict[str, object]]:
     """Audit findings that concern this plan."""
     from logbook.analysis.audit import findings_for_plan
 
@@ -67,7 +66,7 @@ def compare(
     with state.open_verified() as (ledger, _):
         res = do_compare(LedgerView(ledger), a, b, variable)
     if as_json:
-        state.emit_json(res)
+        state.emit_json(res.as_json())
     else:
         print("\n".join(compare_lines(res)))
 

@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import io
 from html import escape
-from pathlib import Path
 from typing import Any
 
 from logbook.analysis import display
-from logbook.analysis.render import _interval, _pct, arm_summary
+from logbook.analysis.report.text import (
+    arm_summary,
+    component_lines,
+    interval_cell,
+    review_lines,
+    score_cell,
+)
 from logbook.errors import EnvironmentProblem
 
 ARM_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
@@ -68,21 +73,21 @@ def _short(s: Any, n: int = 60) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def write_html(rep: dict[str, Any], path: Path | str, what: str = "--html") -> None:
-    """Write the report ``rep`` (from ``build_report``) as one self-contained HTML file.
+class HtmlRenderer:
+    """One self-contained page (needs matplotlib, the ``html`` extra)."""
 
-    ``path`` is opened (a temporary file beside it) before matplotlib is imported or anything
-    is drawn, so a directory or a missing folder is refused first; the file is whole or absent.
-    """
-    from logbook.files import atomic_writer
+    name = "html"
 
-    with atomic_writer(path, what) as fh:
+    def render(self, rep: dict[str, Any]) -> str:
         try:
             import matplotlib  # noqa: F401
         except ImportError as exc:
             raise EnvironmentProblem(
                 "the HTML report needs matplotlib: pip install 'logbook[html]'") from exc
-        fh.write(render_html(rep))
+        return render_html(rep)
+
+
+HTML = HtmlRenderer()
 
 
 def forest_svg(rep: dict[str, Any]) -> str:
@@ -235,8 +240,8 @@ def _arm_section(arm: dict[str, Any], scale: float) -> str:
             badges += " <span class='badge b-retracted'>retracted</span>"
         miss = "—" if r["missing_rate"] is None else f"{r['missing_rate'] * 100:.1f}%"
         rows.append([f"<td>@{_e(r['seq'])}</td>", f"<td class='st'>{badges}</td>",
-                     f"<td class='num'>{_e(_pct(r['score'], scale))}</td>",
-                     f"<td>{_e(_interval(r['interval'], scale))}</td>",
+                     f"<td class='num'>{_e(score_cell(r['score'], scale))}</td>",
+                     f"<td>{_e(interval_cell(r['interval'], scale))}</td>",
                      f"<td class='num'>{_e(miss)}</td>", f"<td>{_e(r['session'])}</td>",
                      f"<td>{_e(r.get('reason') or '')}</td>"])
         classes.append("retracted" if r["retracted"] else "")
@@ -354,8 +359,6 @@ def render_html(rep: dict[str, Any]) -> str:
         unit = " (points)" if scale == 100 else ""
         body.append(f"<h2>Effect (treatment − control{unit})</h2>" + _effects(rep, scale))
     if rep.get("components"):
-        from logbook.analysis.components import component_lines
-
         lines = component_lines(rep, scale)
         body.append(f"<h2>{_e(lines[0])}</h2><pre>{_e(chr(10).join(lines[1:]))}</pre>")
     if rep["excluded"]:
@@ -365,8 +368,6 @@ def render_html(rep: dict[str, Any]) -> str:
               f"<td>{_e(x['arm'])}</td>", f"<td>{_e(x['reason'])}</td>",
               f"<td>{_e(x.get('correction') or '')}</td>"]
              for x in rep["excluded"]]))
-        from logbook.analysis.retractions import review_lines
-
         body.extend(f"<p>{_e(line.strip())}</p>" for line in review_lines(rep.get("retractions")))
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"

@@ -1,17 +1,18 @@
-"""Text and Markdown forms of a report (the JSON form is the report dict itself)."""
+"""Text and Markdown forms of a report; the lines shared with the HTML form."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from logbook.analysis import display
 
 
-def _pct(x: float | None, scale: float) -> str:
+def score_cell(x: float | None, scale: float) -> str:
     return "—" if x is None else f"{x * scale:.1f}"
 
 
-def _interval(iv: dict[str, Any] | None, scale: float) -> str:
+def interval_cell(iv: dict[str, Any] | None, scale: float) -> str:
     if not iv or iv.get("low") is None:
         return "—"
     return f"{iv['low'] * scale:.1f}–{iv['high'] * scale:.1f} ({iv.get('method', '')})"
@@ -81,8 +82,6 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
             out.append(f"  {label}: {display.condition(c, scale)}")
     if rep["line"]:
         out.append(f"  {rep['line']}")
-    from logbook.analysis.retractions import review_lines
-
     out += review_lines(rep.get("retractions"))
     out.append("")
     for arm in rep["arms"]:
@@ -96,8 +95,8 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
         for r in arm["runs"]:
             status = r["status"] + (" RETRACTED" if r["retracted"] else "")
             miss = "—" if r["missing_rate"] is None else f"{r['missing_rate'] * 100:.1f}%"
-            cells = [f"@{r['seq']}", status, _pct(r["score"], scale),
-                     _interval(r["interval"], scale), miss]
+            cells = [f"@{r['seq']}", status, score_cell(r["score"], scale),
+                     interval_cell(r["interval"], scale), miss]
             if markdown:
                 out.append("| " + " | ".join(cells) + " |")
             else:
@@ -131,8 +130,6 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
                 out.append(f"    secondary — exact McNemar: {m['treatment_better']} items "
                            f"better, {m['control_better']} worse, {display.pvalue(m['pvalue'])}")
         out.append("")
-    from logbook.analysis.components import component_lines
-
     if rep.get("components"):
         out += [(h + line if i == 0 else line)
                 for i, line in enumerate(component_lines(rep, scale))]
@@ -143,3 +140,55 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
                        + (f" ({x['category']})" if x.get("category") else "")
                        + (f"; correction: {x['correction']}" if x.get("correction") else ""))
     return out
+
+
+def _shown(x: float | None, scale: float) -> str:
+    return "—" if x is None else f"{x * scale:.1f}"
+
+
+def component_lines(rep: dict[str, Any], scale: float) -> list[str]:
+    """The report's text section: each component's figure per arm and its paired effect."""
+    rows = rep.get("components") or []
+    if not rows:
+        return []
+    out = ["Components (beside the roll-up above)"]
+    for row in rows:
+        figures = ", ".join(f"{a['name']} {_shown(a['figure'], scale)} (n={a['n']})"
+                            for a in row["arms"])
+        out.append(f"  {row['name']}: {figures}")
+        for e in row["effects"]:
+            if e.get("point") is None:
+                out.append(f"    {e['treatment']} − {e['control']}: {e.get('reason')}")
+            else:
+                out.append(f"    {e['treatment']} − {e['control']}: {e['point'] * scale:+.2f}, "
+                           f"{e['low'] * scale:+.2f} to {e['high'] * scale:+.2f} "
+                           f"({e['method']}), n={e['n']} paired items")
+    out.append("")
+    return out
+
+
+def review_lines(review: dict[str, Any] | None) -> list[str]:
+    """The report's lines for a review: both verdicts side by side."""
+    if not review:
+        return []
+    n = len(review["runs"])
+    which = ", ".join(f"@{r['seq']}" for r in review["runs"])
+    tail = ("the retraction(s) change the verdict" if review["changes_verdict"]
+            else "the retraction(s) leave the verdict as it is")
+    return [f"  without the {n} retracted run(s): {review['without']['status']} | with them "
+            f"({which}): {review['with']['status']} — {tail}"]
+
+
+@dataclass(frozen=True)
+class TextRenderer:
+    """The plain-text form, or with ``markdown`` the Markdown form (headings and tables)."""
+
+    name: str
+    markdown: bool
+
+    def render(self, rep: dict[str, Any]) -> str:
+        return "\n".join(report_lines(rep, markdown=self.markdown)) + "\n"
+
+
+TEXT = TextRenderer("text", markdown=False)
+MARKDOWN = TextRenderer("markdown", markdown=True)

@@ -1,0 +1,19 @@
+"""The JSON form of a report: the report's data as it is (schema: schemas/report.json)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class JsonRenderer:
+    """Two-space indented JSON; scores stay fractions of the metric's scale."""
+
+    name = "json"
+
+    def render(self, rep: dict[str, Any]) -> str:
+        import orjson
+
+        return orjson.dumps(rep, option=orjson.OPT_INDENT_2).decode() + "\n"
+
+
+JSON = JsonRenderer()
