@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 
 def report(
     plan: str = typer.Argument(..., metavar="PLAN", help="Plan slug, digest prefix or @SEQ."),
-    as_json: bool = typer.Option(False, "--json"),
-    markdown: bool = typer.Option(False, "--markdown"),
+    as_json: bool = state.json_flag(),
+    markdown: bool = typer.Option(False, "--markdown", help="Print the report as Markdown "
+                                  "(for a paper or a pull request) instead of text."),
     html: Path = typer.Option(None, "--html", help="Write a self-contained HTML report here."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 unless the verdict is "
                                 "success."),
@@ -52,11 +53,11 @@ def _plan_findings(view: LedgerView, plan_digest: str) -> list[dict[str, object]
 def compare(
     a: str = typer.Argument(..., metavar="A", help="Selector: PLAN:ARM, session:ID or "
                             "FIELD=VALUE, combined with commas."),
-    b: str = typer.Argument(..., metavar="B"),
+    b: str = typer.Argument(..., metavar="B", help="The other side, a selector as for A."),
     variable: list[str] = typer.Option([], "--variable", help="The apparatus field you mean "
                                        "to vary (repeatable); every other difference is a "
                                        "confound."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = state.json_flag(),
 ) -> None:
     """Compare two sets of runs: confounds and left-out runs first, then the paired effect."""
     from logbook.analysis.compare import compare as do_compare
@@ -77,12 +78,13 @@ def power(
                                 "items needed."),
     n: int = typer.Option(None, "--n", help="Items in the suite: prints the minimum "
                           "detectable effect."),
-    alpha: float = typer.Option(0.05, "--alpha"),
-    target: float = typer.Option(0.8, "--power"),
+    alpha: float = typer.Option(0.05, "--alpha", help="Two-sided significance level "
+                                "(default 0.05)."),
+    target: float = typer.Option(0.8, "--power", help="The power wanted (default 0.8)."),
     paired: bool = typer.Option(False, "--paired", help="Both systems on the same items."),
     discordance: float = typer.Option(None, "--discordance", help="Paired: share of items "
                                       "the two systems score differently."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = state.json_flag(),
 ) -> None:
     """Items needed for a difference, or the minimum detectable effect of a suite."""
     from logbook.analysis.power import power_table
@@ -106,9 +108,11 @@ def power(
 
 
 def band(
-    selector: str = typer.Argument(..., metavar="SELECTOR"),
+    selector: str = typer.Argument(..., metavar="SELECTOR", help="The runs of the pipeline: "
+                                   "PLAN:ARM, session:ID or FIELD=VALUE, combined with "
+                                   "commas."),
     z: float = typer.Option(2.0, "--z", help="The band's half-width in sds (default 2)."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = state.json_flag(),
 ) -> None:
     """Measure a pipeline's run-to-run band and append it as a `band` entry."""
     from logbook.analysis.bands import band_body, band_summary
@@ -136,7 +140,7 @@ def claim(
     statement: str = typer.Option(None, "--statement", help="The sentence as published."),
     arm: str = typer.Option(None, "--arm", help="Claim this arm's mean."),
     effect: str = typer.Option(None, "--effect", help="Claim this treatment's effect."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = state.json_flag(),
 ) -> None:
     """Append a claim computed from the report at the current head, or check one
     (`claim check REF`: exit 1 when the figure no longer stands)."""

@@ -9,7 +9,7 @@ from logbook.errors import InputError
 
 
 def brief(
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = state.json_flag(),
     since: int = typer.Option(None, "--since", help="Show retractions from this seq on "
                               "(default: the last 20)."),
 ) -> None:

@@ -35,7 +35,7 @@ def _public_from(value: str, argument: str) -> str:
 
 
 @keys_app.command("list")
-def list_keys(as_json: bool = typer.Option(False, "--json")) -> None:
+def list_keys(as_json: bool = state.json_flag()) -> None:
     """The ledger's signing keys, with when they were added and revoked."""
     with state.open_ledger() as ledger:
         rows = ledger.signing_keys()
@@ -69,9 +69,10 @@ def new(out: Path = typer.Option(None, "--out", help="Where to write the private
 @keys_app.command("add")
 def add(
     public: str = typer.Argument(..., help="Public-key file (from `keys export`) or base64."),
-    name: str = typer.Option(..., "--name"),
-    reason: str = typer.Option(..., "--reason"),
-    as_json: bool = typer.Option(False, "--json"),
+    name: str = typer.Option(..., "--name", help="Whose key it is (a person or an agent)."),
+    reason: str = typer.Option(..., "--reason", help="Why the key is added (recorded in "
+                               "the ledger)."),
+    as_json: bool = state.json_flag(),
 ) -> None:
     """Register another signing key, in an entry signed by a key valid now."""
     from logbook.cli.write import _key, _print_appended
@@ -86,8 +87,9 @@ def add(
 @keys_app.command("revoke")
 def revoke(
     ref: str = typer.Argument(..., help="Fingerprint, public-key file or base64 key."),
-    reason: str = typer.Option(..., "--reason"),
-    as_json: bool = typer.Option(False, "--json"),
+    reason: str = typer.Option(..., "--reason", help="Why the key is revoked (recorded in "
+                               "the ledger)."),
+    as_json: bool = state.json_flag(),
 ) -> None:
     """Revoke a signing key: entries it signs after this point fail verification."""
     from logbook.cli.write import _key, _print_appended
@@ -108,7 +110,8 @@ def revoke(
 def export(
     fingerprint: str = typer.Argument(None, help="A key of the ledger; default: your own "
                                       "signing key."),
-    out: Path = typer.Option(None, "--out"),
+    out: Path = typer.Option(None, "--out", help="File to write the public key to "
+                             "(default: stdout)."),
 ) -> None:
     """Print a public key in the form `--trust` takes."""
     from logbook.crypto.public import PublicKey, public_key_text

@@ -156,7 +156,7 @@ def verify_proof(
     old_checkpoint: str = typer.Option(None, "--old-checkpoint", help="With a consistency "
                                        "proof: the earlier checkpoint, which binds old_size "
                                        "and old_root."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = state.json_flag(),
 ) -> None:
     """Check a proof offline, with no ledger: exit 0 when it holds, 1 when it does not."""
     from logbook.verify.checkpoint import read_checkpoint, read_trust_key

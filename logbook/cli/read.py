@@ -40,11 +40,13 @@ def _summary(entry: Any) -> str:
 
 
 def log(
-    kind: str = typer.Option(None, "--kind"),
-    plan: str = typer.Option(None, "--plan"),
+    kind: str = typer.Option(None, "--kind", help="Only entries of this kind (run, plan, "
+                             "note, ...)."),
+    plan: str = typer.Option(None, "--plan", help="Only the entries of this plan (slug or "
+                             "digest)."),
     n: int = typer.Option(None, "-n", help="Show the most recent N entries."),
     checkpoints: bool = typer.Option(False, "--checkpoints", help="List checkpoints made."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = state.json_flag(),
 ) -> None:
     """List entries in ledger order (or the checkpoints made)."""
     if n is not None and n < 0:
@@ -77,8 +79,9 @@ def log(
 
 
 def show(
-    ref: str = typer.Argument(..., metavar="REF"),
-    as_json: bool = typer.Option(False, "--json"),
+    ref: str = typer.Argument(..., metavar="REF", help="The entry: a digest, a unique digest "
+                              "prefix, @SEQ, or a plan's slug."),
+    as_json: bool = state.json_flag(),
 ) -> None:
     """Show one entry (by digest, prefix, @SEQ or plan slug), with its signature."""
     with state.open_ledger() as ledger:

@@ -90,8 +90,9 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
 def run(
     command: list[str] = typer.Argument(..., metavar="-- CMD ARGS...",
                                         help="The command that runs the evaluation."),
-    plan: str = typer.Option(None, "--plan"),
-    arm: str = typer.Option(None, "--arm"),
+    plan: str = typer.Option(None, "--plan", help="The plan this run belongs to (slug or "
+                             "digest); without it the run is exploratory."),
+    arm: str = typer.Option(None, "--arm", help="The plan's arm this run measures."),
     session: str = typer.Option(None, "--session", help="Session id (or LOGBOOK_SESSION)."),
     outcomes: str = typer.Option(None, "--outcomes", help="JSON Lines of items the command "
                                  "writes: {id, score, cluster?, error?}."),
@@ -101,7 +102,7 @@ def run(
     apparatus: str = typer.Option(None, "--apparatus", help="JSON object of what only you or "
                                   "the engine know (engine build, flags as applied, ...)."),
     logs: list[str] = typer.Option([], "--log", help="A log file to hash and keep (repeatable)."),
-    note: str = typer.Option(None, "--note"),
+    note: str = typer.Option(None, "--note", help="A note kept with the run."),
 ) -> None:
     """Run CMD and append its run, whatever happens to it."""
     from logbook.capture.apparatus import capture

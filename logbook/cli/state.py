@@ -31,6 +31,14 @@ def options() -> Options:
     return found if isinstance(found, Options) else Options()
 
 
+def json_flag() -> Any:
+    """The `--json` option every command has: one definition, one help text."""
+    import typer
+
+    return typer.Option(False, "--json", help="Print the result as JSON (documented in "
+                        "schemas/ where a schema exists) instead of text.")
+
+
 def open_ledger(write: bool = False) -> Any:
     from logbook.ledger.service import Ledger
 

@@ -21,7 +21,7 @@ def verify(
                               "and that must have signed every --checkpoint."),
     checkpoints: list[str] = typer.Option([], "--checkpoint", help="A checkpoint file the "
                                           "ledger must extend (repeatable)."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = state.json_flag(),
     strict: bool = typer.Option(False, "--strict", help="Also check that every stored entry "
                                 "is exactly RFC 8785 canonical and every body passes its "
                                 "schema (slower)."),

@@ -51,7 +51,7 @@ def _key() -> Any:
 def init(
     path: Path = typer.Argument(Path("."), help="Folder to create .logbook/ in."),
     name: str = typer.Option(..., "--name", help="The ledger's name."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = state.json_flag(),
 ) -> None:
     """Create a ledger (.logbook/ledger.db) whose genesis entry names its public key."""
     from logbook.crypto.signing import load_or_create_key
@@ -86,7 +86,7 @@ def append(
     session: str = typer.Option(None, "--session", help="With --from: the session id."),
     apparatus: str = typer.Option(None, "--apparatus", help="With --from: JSON file of "
                                   "declared apparatus to merge."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = state.json_flag(),
 ) -> None:
     """Append an entry draft (or, with --from, the runs of a harness output).
 
@@ -158,8 +158,9 @@ def _load_plan_file(file: str) -> dict[str, Any]:
 def plan(
     file: str = typer.Argument(..., help="The plan, TOML or JSON: fields in docs/quickstart.md and "
                       "schemas/plan.json."),
-    once: str = typer.Option(None, "--once"),
-    as_json: bool = typer.Option(False, "--json"),
+    once: str = typer.Option(None, "--once", help="Idempotency key: if a plan with this key "
+                             "was already appended, print it instead of appending again."),
+    as_json: bool = state.json_flag(),
 ) -> None:
     """Pre-register a plan, before its runs."""
     body = _load_plan_file(file)
@@ -191,11 +192,13 @@ def _parse_value(text: str) -> Any:
 
 
 def amend(
-    plan_ref: str = typer.Argument(..., metavar="PLAN"),
+    plan_ref: str = typer.Argument(..., metavar="PLAN", help="The plan to amend (slug or "
+                                   "digest)."),
     sets: list[str] = typer.Option(..., "--set", help="FIELD=VALUE (VALUE as JSON, else a "
                                    "string; FIELD may be dotted, e.g. suite.n_items)."),
-    reason: str = typer.Option(..., "--reason"),
-    as_json: bool = typer.Option(False, "--json"),
+    reason: str = typer.Option(..., "--reason", help="Why the plan changes (recorded "
+                               "with the amendment)."),
+    as_json: bool = state.json_flag(),
 ) -> None:
     """Amend a plan: a new entry that links to it; the plan entry is never edited.
 
@@ -261,9 +264,9 @@ def warn_redacted(count: int, where: str) -> None:
 
 
 def note(
-    text: str = typer.Argument(...),
+    text: str = typer.Argument(..., help="The note (secrets in it are redacted)."),
     refs: list[str] = typer.Option([], "--ref", help="An entry the note speaks about."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = state.json_flag(),
 ) -> None:
     """Append a note: findings, context, the belief you held before.
 
@@ -277,12 +280,14 @@ def note(
 
 
 def retract(
-    ref: str = typer.Argument(..., metavar="REF"),
-    reason: str = typer.Option(..., "--reason"),
+    ref: str = typer.Argument(..., metavar="REF", help="The entry to retract: a digest, a "
+                              "unique digest prefix, @SEQ, or a plan's slug."),
+    reason: str = typer.Option(..., "--reason", help="Why it is retracted."),
     category: str = typer.Option(..., "--category", help="harness_defect | data_error | "
                                  "analysis_error | superseded | other"),
-    correction: str = typer.Option(None, "--correction"),
-    as_json: bool = typer.Option(False, "--json"),
+    correction: str = typer.Option(None, "--correction", help="What is true instead (text, "
+                                   "or the entry that corrects it)."),
+    as_json: bool = state.json_flag(),
 ) -> None:
     """Retract an entry: a new entry that links to it. Nothing is deleted.
 
@@ -297,7 +302,7 @@ def retract(
     warn_redacted(redacted, "retraction's --reason or --correction")
 
 
-def reindex(as_json: bool = typer.Option(False, "--json")) -> None:
+def reindex(as_json: bool = state.json_flag()) -> None:
     """Rebuild every derived table from the stored entry bytes."""
     with state.open_ledger(write=True) as ledger:
         counts = ledger.reindex()
