@@ -20,8 +20,6 @@ from logbook.capture.redact import (
     looks_secret_value,
     printable,
     redact_argv,
-    # ledger/recording.py imports it from here until it imports logbook.capture.redact
-    scrub_run_body,  # noqa: F401
     strip_url_credentials,
 )
 

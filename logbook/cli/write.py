@@ -203,6 +203,14 @@ def amend(
     """Amend a plan: a new entry that links to it; the plan entry is never edited.
 
     Secrets in --reason are redacted first, as in a note."""
+    from logbook.ledger.amendments import merge_changes
+
+    assignments = []
+    for item in sets:
+        field, sep, value = item.partition("=")
+        if not sep or not field:
+            raise InputError(f"--set {item!r}: expected FIELD=VALUE")
+        assignments.append((field, _parse_value(value)))
     fields, redacted = scrub_fields({"reason": reason})
     reason = str(fields["reason"])
     key = _key()
@@ -210,35 +218,10 @@ def amend(
         digest = ledger.resolve(plan_ref, "PLAN")
         found = ledger.kind_of(digest)
         current = ledger.plan_body(digest) if found is not None and found[1] == "plan" else {}
-        changes: dict[str, Any] = {}
-        for item in sets:
-            field, sep, value = item.partition("=")
-            if not sep or not field:
-                raise InputError(f"--set {item!r}: expected FIELD=VALUE")
-            top, *rest = field.split(".")
-            if not rest:
-                changes[top] = _parse_value(value)
-                continue
-            base = changes.get(top, current.get(top))
-            if not isinstance(base, dict):
-                raise InputError(f"--set {field}: plan field {top!r} is not an object")
-            node = base = _deep_copy(base)
-            for i, part in enumerate(rest[:-1]):
-                node = node.setdefault(part, {})
-                if not isinstance(node, dict):
-                    raise InputError(f"--set {field}: plan field "
-                                     f"{'.'.join([top, *rest[:i + 1]])!r} is not an object")
-            node[rest[-1]] = _parse_value(value)
-            changes[top] = base
+        changes = merge_changes(current, assignments)
         body = {"plan": digest, "changes": changes, "reason": reason}
         _print_appended([ledger.append("amendment", body, key)], as_json)
     warn_redacted(redacted, "amendment's --reason")
-
-
-def _deep_copy(value: Any) -> Any:
-    import orjson
-
-    return orjson.loads(orjson.dumps(value))
 
 
 def scrub_fields(values: dict[str, str | None]) -> tuple[dict[str, str | None], int]:

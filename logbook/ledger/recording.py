@@ -101,7 +101,7 @@ class RecordingContext:
         body = run_body(self.plan, self.arm, status, run.apparatus, run.outcomes(),
                         reason=reason, session=self.session, started=self.started,
                         finished=now_rfc3339(), note=run.note)
-        from logbook.capture.apparatus import scrub_run_body
+        from logbook.capture.redact import scrub_run_body
         from logbook.ledger.intake import NotOfPlan, system_gaps
 
         try:
