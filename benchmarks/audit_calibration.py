@@ -11,7 +11,8 @@ through the public API and command line, and audited whole.
 
 A rule is calibrated when it raises a warning or an error in at most 1% of honest ledgers and
 fires (at any severity) on at least 95% of its violations. The script prints both per rule and
-exits 0 either way, like the other benchmarks; tests/test_audit_calibration.py holds the bounds.
+exits 0 either way, like the other benchmarks; tests/analysis/test_audit_calibration.py holds
+the bounds.
 
     python benchmarks/audit_calibration.py [--honest 250] [--violations 25] [--seed 1]
 """

@@ -3,7 +3,7 @@ truths at n in {30, 100, 1000} and p in {0.05, 0.5, 0.9}.
 
 Prints the table of `python -m logbook.stats.coverage`: where a method is meant to work its
 coverage must lie in 93.5-96.5% (Clopper-Pearson: at least 95%); the slow test
-tests/test_stats_coverage.py holds those bounds at the same fixed seeds. This script never
+tests/stats/test_stats_coverage.py holds those bounds at the same fixed seeds. This script never
 fails the build (it prints)."""
 
 from __future__ import annotations

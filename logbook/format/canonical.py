@@ -59,7 +59,7 @@ def _plain(value: Any) -> bool:
     """True when value holds only strings, safe integers, booleans and null under ASCII keys.
 
     For such values sorted-key orjson output is byte-identical to RFC 8785 (the two differ
-    only in number formatting and in how non-ASCII keys sort); tests/test_canonical.py checks
+    only in number formatting and in how non-ASCII keys sort); tests/format/test_canonical.py checks
     this against the rfc8785 package. Raises _Unsafe for anything _check must look at.
     """
     t = type(value)

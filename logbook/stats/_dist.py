@@ -6,7 +6,7 @@ library (statistics.NormalDist: Wichura's AS 241 for the quantile; math.erfc for
 The t cdf is the regularized incomplete beta function (continued fraction, modified Lentz;
 Press et al., Numerical Recipes, 3rd ed., §6.4), and the t quantile inverts it by bisection to
 full double precision; the F survival function (for the audit's A18) is the same incomplete
-beta. tests/test_stats_dist.py checks all five against scipy.special over wide grids
+beta. tests/stats/test_stats_dist.py checks all five against scipy.special over wide grids
 (relative error below 1e-10).
 """
 

@@ -51,7 +51,7 @@ class SQLiteStore(Summaries):
     """One ledger database. Open for writing (migrates) or read-only (never migrates)."""
 
     # Called after a transaction's writes, just before its COMMIT. A test seam, installed only
-    # by tests (tests/test_durability.py kills the process there): None in production.
+    # by tests (tests/storage/test_durability.py kills the process there): None in production.
     before_commit: ClassVar[Callable[[], None] | None] = None
 
     def __init__(self, conn: sqlite3.Connection, path: Path, writable: bool) -> None:

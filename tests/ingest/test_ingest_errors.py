@@ -18,7 +18,7 @@ from logbook.ingest import inspect as inspect_log
 from logbook.ingest import read_runs
 from logbook.ingest._eval_zip import EvalArchive
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 LM_RUN = FIXTURES / "lm_eval/run-seed1"
 EVAL_ERRORS = next((FIXTURES / "inspect/run-errors").glob("*.eval"))
 EVAL_FAILED = next((FIXTURES / "inspect/run-failed").glob("*.eval"))
@@ -152,7 +152,7 @@ def test_missing_item_metric_is_missing_not_zero(tmp_path: Path) -> None:
     lines[3] = orjson.dumps(line)
     samples.write_bytes(b"\n".join(lines))
     # lm-eval's own figure is then the mean over the documents that have a value (else the
-    # file is refused as edited: tests/test_intake.py)
+    # file is refused as edited: tests/ledger/test_intake.py)
     kept = [orjson.loads(raw)["acc"] for i, raw in enumerate(lines) if i != 3]
     doc = orjson.loads(results.read_bytes())
     doc["results"]["synth_mc"]["acc,none"] = sum(kept) / len(kept)

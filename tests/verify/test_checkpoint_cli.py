@@ -23,7 +23,7 @@ from builders import draft, plan_body, run_body, write_json
 from conftest import CliResult, run_cli
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 # --- building a ledger and attacking it -----------------------------------------------------

@@ -21,7 +21,7 @@ from pathlib import Path
 import orjson
 from conftest import run_cli
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 LM_SEED1 = FIXTURES / "lm_eval/run-seed1"
 
 ENV_SECRETS = {

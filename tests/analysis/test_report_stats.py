@@ -74,7 +74,7 @@ def test_logit_t_interval_against_a_direct_computation() -> None:
     expit = lambda z: 1 / (1 + math.exp(-z))  # noqa: E731
     logit = math.log(m / (1 - m))
     est = stats.logit_t_interval(p)
-    # logbook's t quantile agrees with scipy's to a relative 1e-10 (tests/test_stats_dist.py)
+    # logbook's t quantile agrees with scipy's to a relative 1e-10 (tests/stats/test_stats_dist.py)
     assert est.low == pytest.approx(expit(logit - half), rel=1e-9)
     assert est.high == pytest.approx(expit(logit + half), rel=1e-9)
     assert est.point == pytest.approx(m) and est.sd == pytest.approx(sd)

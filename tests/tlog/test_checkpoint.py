@@ -39,7 +39,7 @@ from logbook.tlog.note import (
 )
 
 VECTORS = json.loads(
-    (Path(__file__).parent / "data" / "merkle" / "signed_note_vectors.json").read_text("utf-8")
+    (Path(__file__).parents[1] / "data" / "merkle" / "signed_note_vectors.json").read_text("utf-8")
 )
 EM = "\u2014"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from logbook.analysis.schemas import all_schemas
 from logbook.model.schemas import entry_schemas, render
 
-SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
 
 def test_schemas_are_fresh() -> None:

@@ -23,7 +23,7 @@ from test_audit import (
 
 from logbook.analysis.audit.registry import rule_ids
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 ALL = rule_ids()
 SEVERITY = {"A01": "error", "A02": "error", "A03": "warning", "A04": "error", "A05": "error",
             "A06": "warning", "A07": "warning", "A08": "warning", "A09": "error",

@@ -98,7 +98,7 @@ def test_brief_json_matches_its_schema(ledger_dir: Path) -> None:
     import json
 
     jsonschema = pytest.importorskip("jsonschema")
-    schema = json.loads((Path(__file__).parent.parent / "schemas" / "brief.json").read_text())
+    schema = json.loads((Path(__file__).parents[2] / "schemas" / "brief.json").read_text())
     jsonschema.validate(_brief(), schema)
 
 

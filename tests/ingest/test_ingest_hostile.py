@@ -28,7 +28,7 @@ from logbook.ingest._eval_zip import EvalArchive
 
 HAS_INSPECT_AI = importlib.util.find_spec("inspect_ai") is not None
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 LM_RUN = FIXTURES / "lm_eval/run-seed1"
 JSON_LOG = next((FIXTURES / "inspect/run-failed").glob("*.json"))
 EVAL_LOG = next((FIXTURES / "inspect/run-errors").glob("*.eval"))

@@ -37,7 +37,7 @@ from logbook.tlog.merkle import (
     verify_inclusion_hash,
 )
 
-DATA = Path(__file__).parent / "data" / "merkle"
+DATA = Path(__file__).parents[1] / "data" / "merkle"
 
 
 def _load(name: str) -> Any:

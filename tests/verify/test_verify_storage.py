@@ -181,7 +181,7 @@ with Ledger.open(Path({work!r})) as ledger:
 
 @pytest.mark.slow
 def test_verify_while_eight_processes_append(ledger_dir: Path) -> None:
-    tests = str(Path(__file__).parent)
+    tests = str(Path(__file__).parents[1])
     writers = [subprocess.Popen(
         [sys.executable, "-c", APPENDER.format(tests=tests, work=str(ledger_dir), count=60,
                                                w=w)],

@@ -29,15 +29,15 @@ from conftest import run_cli
 from logbook import Ledger
 from logbook.ingest import inspect as inspect_log
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 MANIFEST: dict[str, Any] = orjson.loads((FIXTURES / "MANIFEST.json").read_bytes())["files"]
 LM_SEED1 = FIXTURES / "lm_eval/run-seed1"
 LM_SEED2 = FIXTURES / "lm_eval/run-seed2"
 LM_GEN = FIXTURES / "lm_eval/run-gen-seed1"
 INSPECT_FAILED = FIXTURES / "inspect/run-failed"
 INSPECT_ERRORS = FIXTURES / "inspect/run-errors"
-DOC = Path(__file__).parent.parent / "docs/recording.md"
-EXAMPLE_PLAN = Path(__file__).parent.parent / "logbook/examples/plan.toml"
+DOC = Path(__file__).parents[2] / "docs/recording.md"
+EXAMPLE_PLAN = Path(__file__).parents[2] / "logbook/examples/plan.toml"
 PY = sys.executable
 
 # Copies files with fresh modification times (shutil.copyfile, not copy2): a harness writes its

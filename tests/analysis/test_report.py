@@ -218,7 +218,7 @@ def test_report_json_matches_its_schema(ledger_dir: Path, tmp_path: Path) -> Non
     _runs(tmp_path, [_run_with_score(plan, a, 0.7, 50, i) for i in range(2)
                      for a in ("f16", "q8")])
     rep = _report("schema")
-    schema = json.loads((Path(__file__).parent.parent / "schemas" / "report.json").read_text())
+    schema = json.loads((Path(__file__).parents[2] / "schemas" / "report.json").read_text())
     jsonschema.validate(rep, schema)
     for key in ("plan", "arms", "effects", "verdict", "line", "excluded"):
         assert key in rep

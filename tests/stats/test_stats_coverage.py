@@ -26,7 +26,7 @@ def test_every_interval_covers_where_it_is_meant_to() -> None:
     assert small["bootstrap-bca"] < 0.85 and small["bootstrap-percentile"] < 0.85
     assert small["clopper-pearson"] >= 0.95
     # docs/statistics.md shows this very table, bold where the method is meant to work
-    doc = (Path(__file__).resolve().parent.parent / "docs" / "statistics.md").read_text()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "statistics.md").read_text()
     for method in coverage.METHODS:
         line = re.search(rf"^\| `{re.escape(method)}` \|(.*)\|$", doc, flags=re.M)
         assert line, method

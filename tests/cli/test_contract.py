@@ -176,8 +176,8 @@ def test_an_empty_file_or_a_foreign_database_is_never_made_a_ledger(ledger: dict
 
 def test_a_read_only_ledger_refuses_writes_with_exit_3(ledger: dict[str, Any],
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    # SQLite's own read-only mode stands in for read-only media (tests/test_readonly_media.py
-    # uses a real read-only mount and folder)
+    # SQLite's own read-only mode stands in for read-only media
+    # (tests/storage/test_readonly_media.py uses a real read-only mount and folder)
     import logbook.storage.sqlite.store
     from logbook.storage.sqlite.conn import connect_read
 

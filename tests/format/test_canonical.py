@@ -20,7 +20,7 @@ from logbook.format.canonical import (
     signing_input,
 )
 
-VECTORS = json.loads((Path(__file__).parent / "data" / "rfc8785_vectors.json").read_text())
+VECTORS = json.loads((Path(__file__).parents[1] / "data" / "rfc8785_vectors.json").read_text())
 
 
 def test_rfc8785_sample_3_2_2() -> None:

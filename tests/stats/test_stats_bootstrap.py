@@ -66,7 +66,7 @@ TIED = np.round(SKEWED, 1)  # many ties: exercises the per-distinct-value jackkn
 class _NumpyIndices:
     """A stream that draws indices as scipy.stats.bootstrap does (rng.integers(0, n, (B, n)),
     row-major), so that both see the same resamples; the logbook's own stream is tested in
-    tests/test_stats_stream.py."""
+    tests/stats/test_stats_stream.py."""
 
     def __init__(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)

@@ -24,7 +24,7 @@ from logbook.ingest import ADAPTERS, SOURCES, adapter_for, jsonl, read_runs
 from logbook.ingest import inspect as inspect_log
 from logbook.ingest.adapter import Adapter
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 MANIFEST: dict[str, Any] = orjson.loads((FIXTURES / "MANIFEST.json").read_bytes())["files"]
 LM_RESULTS = sorted(k for k, v in MANIFEST.items() if v["kind"] == "lm_eval.results")
 INSPECT_LOGS = sorted(k for k, v in MANIFEST.items()
