@@ -28,6 +28,9 @@ VARIABLES: dict[str, str] = {
                                "line (default 256 MiB)",
     "LOGBOOK_READ_TIMEOUT": "seconds a FIFO or device may send nothing before it is refused "
                             "(default 30)",
+    "LOGBOOK_PLAN": "inside a harness (the Inspect AI hook): the plan the runs belong to",
+    "LOGBOOK_ARM": "inside a harness: the plan's arm the runs measure",
+    "LOGBOOK_RECORD": "inside a harness: 1 records runs even with no plan (exploratory runs)",
     "LOGBOOK_TEST_FAULT": "a test seam: `before-commit` kills the process inside an append's "
                           "transaction, for the crash tests",
 }
@@ -78,6 +81,21 @@ def key_path() -> Path:
 
 def session() -> str | None:
     return _get("LOGBOOK_SESSION") or None
+
+
+def harness_plan() -> str | None:
+    """LOGBOOK_PLAN (None when unset or empty)."""
+    return _get("LOGBOOK_PLAN") or None
+
+
+def harness_arm() -> str | None:
+    """LOGBOOK_ARM (None when unset or empty)."""
+    return _get("LOGBOOK_ARM") or None
+
+
+def record_exploratory() -> bool:
+    """LOGBOOK_RECORD=1."""
+    return _get("LOGBOOK_RECORD") == "1"
 
 
 def debug() -> bool:
