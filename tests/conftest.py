@@ -15,6 +15,13 @@ import pytest
 
 _SKIPPED: list[str] = []
 
+# tests are grouped by package (tests/cli, tests/verify, ...) and some reuse another group's
+# scenario builders (the tamper suite's attacker, the hostile-input helpers): every group's
+# folder is importable, whichever part of the suite is run
+for _group in sorted(Path(__file__).parent.iterdir()):
+    if _group.is_dir() and any(_group.glob("test_*.py")) and str(_group) not in sys.path:
+        sys.path.append(str(_group))
+
 
 @dataclass
 class CliResult:

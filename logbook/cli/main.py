@@ -34,29 +34,57 @@ def _global(
     ctx.obj = state.Options(ledger=ledger, debug=debug, run=run)
 
 
-_REGISTERED = False
+# the command modules in the order `logbook --help` lists them, and the commands each holds:
+# a command imports only its own module (an agent's `append` or `brief` pays for nothing else);
+# help, completion and an unknown name import them all
+MODULES: dict[str, tuple[str, ...]] = {
+    "write": ("init", "append", "plan", "amend", "note", "retract", "reindex"),
+    "record": ("run",),
+    "read": ("log", "show", "export"),
+    "verify": ("verify",),
+    "proofs": ("checkpoint", "prove", "verify-proof"),
+    "analysis": ("report", "compare", "power", "band", "claim"),
+    "audit": ("audit",),
+    "keys": ("keys",),
+    "demo": ("demo",),
+    "brief": ("brief",),
+}
+_MODULE_OF = {command: module for module, commands in MODULES.items() for command in commands}
+_registered: list[str] = []
 
 
-def _register() -> None:
-    global _REGISTERED
-    if _REGISTERED:
-        return
-    from logbook.cli import (
-        analysis,
-        audit,
-        brief,
-        demo,
-        keys,
-        proofs,
-        read,
-        record,
-        verify,
-        write,
-    )
+def _command_of(args: list[str]) -> str | None:
+    """The command named in ``args`` (after the global options), or None."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "--ledger":
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return None
 
-    for module in (write, record, read, verify, proofs, analysis, audit, keys, demo, brief):
-        module.register(app)
-    _REGISTERED = True
+
+def _register(args: list[str] | None = None) -> None:
+    """Register the module of the command in ``args`` (every module when there is none, or
+    it is not a command), keeping the commands in `--help`'s order whatever came first."""
+    import importlib
+
+    command = _command_of(args) if args is not None else None
+    wanted = [_MODULE_OF[command]] if command in _MODULE_OF else list(MODULES)
+    missing = [m for m in wanted if m not in _registered]
+    for name in missing:
+        importlib.import_module(f"logbook.cli.{name}").register(app)
+        _registered.append(name)
+    if missing:
+        order = {c: i for i, c in enumerate(_MODULE_OF)}
+        app.registered_commands.sort(key=lambda info: order.get(_name(info), len(order)))
+
+
+def _name(info: typer.models.CommandInfo) -> str:
+    callback = info.callback
+    return info.name or (callback.__name__.replace("_", "-") if callback else "")
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -69,7 +97,7 @@ def run(argv: list[str] | None = None) -> int:
 
     # argv bytes that are not UTF-8 arrive as lone surrogates: escape them before any model
     args = [escape_text(a) for a in (sys.argv[1:] if argv is None else argv)]
-    _register()
+    _register(args)
     command = typer.main.get_command(app)
     debug = "--debug" in args or config.debug()
     try:
