@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+from typing import Any
 
 import typer
 
@@ -18,10 +19,19 @@ app = typer.Typer(
     name="logbook",
     help="An append-only, hash-chained, signed logbook for LLM benchmark runs.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"logbook {version('logbook')}")
+        raise typer.Exit(0)
 
 
 @app.callback()
@@ -30,6 +40,8 @@ def _global(
     ledger: str = typer.Option(None, "--ledger", help="The ledger: a folder holding .logbook/, "
                                "the .logbook folder, or the ledger.db file (or LOGBOOK_DIR)."),
     debug: bool = typer.Option(False, "--debug", help="Show the traceback of a user error."),
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
+                                 help="Print logbook's version and exit."),
 ) -> None:
     ctx.obj = state.Options(ledger=ledger, debug=debug, run=run)
 
@@ -82,6 +94,18 @@ def _register(args: list[str] | None = None) -> None:
         app.registered_commands.sort(key=lambda info: order.get(_name(info), len(order)))
 
 
+def _name_placeholders(command: Any) -> None:
+    """An option's value is shown by its name (`--plan PLAN`, `-n N`), not by its type."""
+    todo = [command]
+    while todo:
+        cmd = todo.pop()
+        todo.extend(getattr(cmd, "commands", {}).values())
+        for param in cmd.params:
+            if getattr(param, "is_flag", True) or param.metavar is not None or not param.name:
+                continue
+            param.metavar = param.name.upper()
+
+
 def _name(info: typer.models.CommandInfo) -> str:
     callback = info.callback
     return info.name or (callback.__name__.replace("_", "-") if callback else "")
@@ -99,6 +123,7 @@ def run(argv: list[str] | None = None) -> int:
     args = [escape_text(a) for a in (sys.argv[1:] if argv is None else argv)]
     _register(args)
     command = typer.main.get_command(app)
+    _name_placeholders(command)
     debug = "--debug" in args or config.debug()
     try:
         rv = command.main(args=args, prog_name="logbook", standalone_mode=False)
@@ -110,9 +135,14 @@ def run(argv: list[str] | None = None) -> int:
         code = exc.exit_code
     except typer.Exit as exc:
         code = exc.exit_code
+    except SystemExit as exc:  # shell completion exits by itself
+        code = exc.code if isinstance(exc.code, int) else 0
     except typer.Abort:
         print("logbook: interrupted", file=sys.stderr)
         code = 130
+    except click.NoArgsIsHelpError as exc:  # `logbook` alone (or a group alone): its help
+        print(exc.format_message())
+        code = 0
     except click.ClickException as exc:
         print(f"logbook: {exc.format_message()}", file=sys.stderr)
         if isinstance(exc, click.UsageError) and exc.ctx is not None:
@@ -137,10 +167,13 @@ def _click_module():  # type: ignore[no-untyped-def]
     from types import SimpleNamespace
 
     try:
-        from typer._click.exceptions import ClickException, UsageError
+        from typer._click import exceptions
     except ImportError:  # pragma: no cover - older typer
-        from click.exceptions import ClickException, UsageError
-    return SimpleNamespace(ClickException=ClickException, UsageError=UsageError)
+        from click import exceptions  # type: ignore[no-redef]
+    # click before 8.2 prints the help of a bare group itself and exits 0: nothing to catch
+    return SimpleNamespace(ClickException=exceptions.ClickException,
+                           UsageError=exceptions.UsageError,
+                           NoArgsIsHelpError=getattr(exceptions, "NoArgsIsHelpError", ()))
 
 
 def main() -> None:

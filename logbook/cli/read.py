@@ -20,10 +20,13 @@ def _summary(entry: Any) -> str:
         return f"{b.get('slug')}: {b.get('title')}"
     if k == "run":
         plan = (b.get("plan") or "exploratory")[:12]
+        arm = f" arm={b['arm']}" if b.get("arm") is not None else ""
+        if b.get("status") != "completed":  # a failed or aborted run has a reason, no score
+            return f"{b.get('status')} plan={plan}{arm}: {b.get('reason')}"
         oc = b.get("outcomes") or {}
         scores = [s for s in oc.get("score", []) if s is not None]
         score = f" {oc.get('metric')}={sum(scores) / len(scores):.4f}" if scores else ""
-        return f"{b.get('status')} plan={plan} arm={b.get('arm')}{score}"
+        return f"completed plan={plan}{arm}{score}"
     if k == "retraction":
         return f"retracts {str(b.get('target'))[:12]} ({b.get('category')}): {b.get('reason')}"
     if k == "amendment":

@@ -1,0 +1,55 @@
+"""The command line behaves like the tools people know (issue 21): -h, --version, completion,
+a bare `logbook`, placeholders named after the option, and a log that says what happened."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+from conftest import run_cli
+
+
+def test_h_is_help_everywhere() -> None:
+    for args in (["-h"], ["log", "-h"], ["keys", "-h"], ["keys", "list", "-h"]):
+        r = run_cli(*args)
+        assert r.code == 0 and r.out.startswith("Usage: logbook"), (args, r.err)
+
+
+def test_version() -> None:
+    r = run_cli("--version")
+    assert (r.code, r.out) == (0, f"logbook {version('logbook')}\n")
+
+
+def test_bare_logbook_prints_its_help_and_succeeds() -> None:
+    r = subprocess.run([sys.executable, "-m", "logbook"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("Usage: logbook"), r.stderr
+    assert "logbook:" not in r.stdout.splitlines()[0]
+
+
+def test_completion_is_offered() -> None:
+    r = run_cli("--show-completion", "bash")
+    assert r.code == 0, r.err
+    r = run_cli("--help")
+    assert "--install-completion" in r.out
+
+
+def test_placeholders_are_named_after_their_option() -> None:
+    out = run_cli("log", "--help").out
+    assert "--plan PLAN" in out and "-n N" in out and "<str>" not in out and "<int>" not in out
+
+
+def test_log_says_exploratory_and_failed_runs_plainly(ledger_dir: Path) -> None:
+    failed = {"kind": "run", "body": {
+        "plan": None, "arm": None, "status": "failed", "reason": "CUDA OOM at item 57",
+        "apparatus": {"model": "m"},
+        "outcomes": {"metric": "acc", "id": ["a", "b"], "score": [1.0, None],
+                     "error": [None, "oom"]}}}
+    (ledger_dir / "failed.json").write_text(json.dumps(failed))
+    assert run_cli("append", "failed.json").code == 0
+    line = run_cli("log", "-n", "1").out.strip()
+    assert "arm=None" not in line and "acc=" not in line, line
+    assert "failed plan=exploratory: CUDA OOM at item 57" in line, line
