@@ -43,10 +43,10 @@ PURE: dict[str, set[str]] = {
 CLI_MAY_IMPORT = {"cli", "analysis", "ledger", "verify", "ingest", "capture", "crypto",
                   "config", "errors", "files", "reading", "limits", "format", "integrations"}
 # the auditor reads a store through the protocol and recomputes derived rows; the analysis
-# names the read ports the ledger hands it (brief's): nothing else outside storage/ and
-# ledger/ imports storage/
+# names the read ports the ledger hands it (brief's) and writes the flat export (a database of
+# its own, not a store): nothing else outside storage/ and ledger/ imports storage/
 STORAGE_FOR = {"verify": {"logbook.storage.base", "logbook.storage.index"},
-               "analysis": {"logbook.storage.base"}}
+               "analysis": {"logbook.storage.base", "logbook.storage.flat"}}
 SIGNING = {"logbook.crypto.signing", "logbook.ledger"}
 SQL_WORDS = ("SELECT ", "INSERT INTO", "CREATE TABLE", "CREATE INDEX", "CREATE TRIGGER",
              "PRAGMA ", "BEGIN IMMEDIATE", "DELETE FROM", "UPDATE ")

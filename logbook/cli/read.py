@@ -103,9 +103,20 @@ def show(
 
 def export(
     out: str = typer.Option(None, "--out", help="File to write (default: stdout)."),
+    sqlite: str = typer.Option(None, "--sqlite", metavar="FILE", help="Instead: a flat SQLite "
+                               "database of plans, runs, items, claims, retractions, notes and "
+                               "findings, for SQL and datasette (checked first, as report is)."),
 ) -> None:
-    """Export every entry with its signature as JSON Lines: a file an auditor can take away."""
+    """Export every entry with its signature as JSON Lines: a file an auditor can take away.
+
+    With --sqlite FILE, a flat analysis database instead (docs/reporting.md)."""
     import orjson
+
+    if sqlite is not None:
+        if out is not None:
+            raise InputError("--out and --sqlite write different exports: give one")
+        _export_sqlite(sqlite)
+        return
 
     with state.open_ledger() as ledger:
         if out is None:
@@ -123,6 +134,16 @@ def export(
                 dest.write_bytes(orjson.dumps(e.export_line()) + b"\n")
                 count += 1
     print(f"exported {count} entries to {out}", file=sys.stderr)
+
+
+def _export_sqlite(path: str) -> None:
+    from logbook.analysis.flat import export_sqlite
+    from logbook.analysis.view import LedgerView
+
+    with state.open_verified() as (ledger, _checked):
+        counts = export_sqlite(LedgerView(ledger), path)
+    shown = ", ".join(f"{n} {name}" for name, n in counts.items())
+    print(f"exported {shown} to {path}", file=sys.stderr)
 
 
 def register(app: typer.Typer) -> None:
