@@ -25,6 +25,42 @@ def fingerprint(public_raw: bytes) -> str:
     return hashlib.sha256(public_raw).hexdigest()
 
 
+def verify_signature(public_raw: bytes, signature: bytes, message: bytes) -> bool:
+    """Whether ``signature`` is ``public_raw``'s Ed25519 signature of ``message``, by
+    libsodium (PyNaCl): our own checks of libsodium's rules first (crypto.points: no
+    small-order key or R, a canonical key, S below L), so the answer is the same whichever
+    library checks the equation (verify_signature_reference is the other, for the tests)."""
+    from nacl.bindings import crypto_sign_open
+    from nacl.exceptions import BadSignatureError
+
+    from logbook.crypto.points import signature_problem
+
+    if len(public_raw) != 32 or signature_problem(public_raw, signature) is not None:
+        return False
+    try:
+        crypto_sign_open(signature + message, public_raw)  # the signed message: sig || msg
+    except (BadSignatureError, ValueError, TypeError):
+        return False
+    return True
+
+
+def verify_signature_reference(public_raw: bytes, signature: bytes, message: bytes) -> bool:
+    """The same question answered by the cryptography package (OpenSSL): the reference the
+    tests hold libsodium's answers to."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    from logbook.crypto.points import signature_problem
+
+    if len(public_raw) != 32 or signature_problem(public_raw, signature) is not None:
+        return False
+    try:
+        Ed25519PublicKey.from_public_bytes(public_raw).verify(signature, message)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class PublicKey:
     raw: bytes
@@ -39,19 +75,8 @@ class PublicKey:
 
     def verify(self, signature: bytes, message: bytes) -> bool:
         """libsodium's rules (no small-order key or R, a canonical key and S), then the
-        verification equation."""
-        from cryptography.exceptions import InvalidSignature
-        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
-        from logbook.crypto.points import signature_problem
-
-        if signature_problem(self.raw, signature) is not None:
-            return False
-        try:
-            Ed25519PublicKey.from_public_bytes(self.raw).verify(signature, message)
-        except (InvalidSignature, ValueError):
-            return False
-        return True
+        verification equation (verify_signature)."""
+        return verify_signature(self.raw, signature, message)
 
     @classmethod
     def from_b64(cls, text: str) -> PublicKey:

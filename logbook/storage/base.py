@@ -127,6 +127,10 @@ class VerifyReads(Protocol):
 
     def snapshot(self) -> AbstractContextManager[None]: ...
 
+    def head(self) -> tuple[int, str | None]:
+        """(size, digest of the last entry or None), as stored."""
+        ...
+
     def raw_entries(self) -> Iterator[RawEntry]:
         """Every stored entry in seq order, with the storage class its bytes were kept as."""
         ...

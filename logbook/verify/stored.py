@@ -28,6 +28,7 @@ from logbook.verify.chain import (
     expected_tree,
     strict_checks,
 )
+from logbook.verify.signatures import SignatureBatch, worth_a_pool
 
 
 class ExpectedRows(ExpectedKeys):
@@ -59,7 +60,9 @@ def verify_store(store: VerifyReads, trusted: str | None = None, strict: bool = 
     genesis and key entries, are left to a stored checkpoint of that size, which must then
     hold like every other (a finding otherwise)."""
     with store.snapshot():
-        return _verify(store, ChainVerifier(trusted, vouched), strict)
+        size = store.head()[0]
+        batch = SignatureBatch() if worth_a_pool(size - vouched) else None
+        return _verify(store, ChainVerifier(trusted, vouched, batch), strict)
 
 
 def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool) -> Result:
