@@ -140,7 +140,7 @@ def test_verify_reads_a_published_ledger_over_http(ledger_dir: Path,
 
 def test_verify_of_an_unreachable_url_is_an_environment_problem(ledger_dir: Path,
                                                                served: tuple[Path, str]) -> None:
-    root, url = served
+    _root, url = served
     r = run_cli("verify", url)
     assert r.code == 2 and "has no checkpoint" in r.err
     r = run_cli("verify", "http://127.0.0.1:9/")  # the discard port: nothing listens
