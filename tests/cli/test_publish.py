@@ -207,3 +207,12 @@ def test_a_published_checkpoint_not_signed_by_the_trusted_key_fails(ledger_dir: 
     stranger = hashlib.sha256(b"not our key").hexdigest()
     r = run_cli("verify", str(pub), "--trust", stranger)
     assert r.code == 1
+
+
+def test_an_oversized_file_over_http_is_refused(ledger_dir: Path,
+                                                served: tuple[Path, str]) -> None:
+    root, url = served
+    ok("publish", str(root))
+    (root / "checkpoint").write_bytes(b"x" * (64 * 1024 + 1))
+    r = run_cli("verify", url)
+    assert r.code == 2 and "larger than the 65536 bytes" in r.err
