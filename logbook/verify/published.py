@@ -106,8 +106,10 @@ class HttpSource:
 
 
 def is_published(location: str) -> bool:
-    """Whether a `verify` argument names a published ledger: a URL, or a folder."""
-    return location.startswith(("http://", "https://")) or Path(location).is_dir()
+    """Whether a `verify` argument names a published ledger: a URL, or a folder holding a
+    ``checkpoint`` (any other folder is refused as an export file that is a folder)."""
+    return location.startswith(("http://", "https://")) or \
+        (Path(location).is_dir() and (Path(location) / "checkpoint").is_file())
 
 
 def open_source(location: str) -> Source:
