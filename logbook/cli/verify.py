@@ -15,7 +15,8 @@ from logbook.errors import InputError
 
 def verify(
     file: str = typer.Argument(None, help="An exported .jsonl file to verify instead of the "
-                               "ledger database."),
+                               "ledger database, or a published ledger: a folder `logbook "
+                               "publish` wrote, or its http(s):// URL."),
     trust: str = typer.Option(None, "--trust", help="A key fingerprint (64 hex), public-key "
                               "file or C2SP verifier key that the genesis entry must carry "
                               "and that must have signed every --checkpoint."),
@@ -28,6 +29,10 @@ def verify(
 ) -> None:
     """Verify digests, chain, signatures, references and derived tables; exit 1 on any finding.
 
+    A published ledger (a folder or URL) is verified from its tiles and entries alone: every
+    tile, entry bundle and signed entry, the root its checkpoint signs, and that checkpoint's
+    signature (by the --trust key when given).
+
     With --checkpoint: also that the checkpoint is signed by a key of the ledger (by the
     --trust key when given), names this ledger, and that the ledger extends it (not cut,
     rewritten or forked), by a consistency proof from its size to the current head.
@@ -39,7 +44,13 @@ def verify(
     trusted, trusted_key = read_trust_key(trust) if trust else (None, None)
     for cp in checkpoints:
         read_checkpoint(cp)  # a missing or malformed file is bad input: exit 2 before any work
-    if file is not None:
+    published = None
+    if file is not None and _is_published(file):
+        from logbook.verify.published import open_source, verify_published
+
+        published = verify_published(open_source(file), trusted, trusted_key, strict=strict)
+        result = published.result
+    elif file is not None:
         from logbook.files import bounded_lines
         from logbook.limits import MAX_LINE_BYTES
 
@@ -55,6 +66,10 @@ def verify(
     out = result.as_dict()
     if checked:
         out["checkpoints"] = [c.as_dict() for c in checked]
+    if published is not None:
+        out["published"] = {"size": published.checkpoint[0].size,
+                            "root": published.checkpoint[0].root.hex(),
+                            "signed_by": published.signed_by}
     if as_json:
         state.emit_json(out)
     else:
@@ -65,7 +80,12 @@ def verify(
             if c.ok:
                 print(f"checkpoint {c.path}: the ledger extends it (size {c.size}, signed by "
                       f"{(c.signed_by or '?')[:16]}…)")
-        if result.ok:
+        if result.ok and published is not None:
+            print(f"verified {result.entries} entries of the ledger {result.ledger} published "
+                  f"at {file}: its tiles give the root its checkpoint signs (size "
+                  f"{published.checkpoint[0].size}, signed by {(published.signed_by or '?')[:16]}"
+                  "…)")
+        elif result.ok:
             print(f"verified {result.entries} entries of ledger {result.ledger}; "
                   f"head {result.head}" + (f"; trusted key {trusted[:16]}…" if trusted else ""))
         else:
@@ -73,6 +93,12 @@ def verify(
                   file=sys.stderr)
     if not result.ok:
         raise typer.Exit(1)
+
+
+def _is_published(file: str) -> bool:
+    from logbook.verify.published import is_published
+
+    return is_published(file)
 
 
 def _export_stream(file: str) -> BinaryIO:

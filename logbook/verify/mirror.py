@@ -1,0 +1,184 @@
+"""`logbook mirror`: a verified local copy of a published ledger, kept up to date, that
+catches a log which forks or rolls back (docs/publishing.md). Nothing here signs; the only
+folder written is the mirror's own.
+
+One round (`mirror_once`): fetch the source's checkpoint; when the mirror holds an older one,
+the new one must be signed by a key the mirror already knows, must not be smaller, must not
+carry another root at the same size, and must be consistent with the old one by a proof
+computed from the source's tiles; otherwise `SecurityError`, with the new checkpoint kept as
+evidence beside the old, which is never overwritten. Then the whole published tree is
+verified (`verify_published`), reading tiles and entries the mirror already holds from its
+own copy, and only what was fetched is written, the checkpoint last.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from logbook.crypto.public import PublicKey
+from logbook.errors import CheckFailed, InputError
+from logbook.files import atomic_writer
+from logbook.tlog import merkle, tiles
+from logbook.tlog.note import parse_checkpoint, verify_checkpoint_signature
+from logbook.verify.chain import Result
+from logbook.verify.proofs import Parsed
+from logbook.verify.published import (
+    KEYS_PATH,
+    TILE_LIMIT,
+    DirSource,
+    Source,
+    read_checkpoint,
+    verify_published,
+)
+
+__all__ = ["Mirrored", "SecurityError", "mirror_once"]
+
+_MUTABLE = ("checkpoint", KEYS_PATH)
+EVIDENCE = "mirror/evidence"
+HISTORY = "mirror/checkpoints"
+
+
+class SecurityError(CheckFailed):
+    """The source contradicts a checkpoint the mirror verified before (exit 1)."""
+
+
+@dataclass
+class Mirrored:
+    result: Result
+    size: int
+    old_size: int
+    fetched: list[str] = field(default_factory=list)
+
+
+class _Cached:
+    """The source, except that immutable files the mirror holds are read from its copy and
+    the checkpoint is the one already fetched (it may change on the source meanwhile)."""
+
+    def __init__(self, local: Path, remote: Source, note: bytes) -> None:
+        self.local, self.remote, self.note = DirSource(local), remote, note
+        self.name = remote.name
+        self.fetched: dict[str, bytes] = {}
+
+    def get(self, rel: str, limit: int) -> bytes | None:
+        if rel == "checkpoint":
+            return self.note
+        if rel not in _MUTABLE:
+            held = self.local.get(rel, limit)
+            if held is not None:
+                return held
+        data = self.remote.get(rel, limit)
+        if data is not None:
+            self.fetched[rel] = data
+        return data
+
+
+def _known_keys(dest: Path, trusted: PublicKey | None) -> list[bytes]:
+    if trusted is not None:
+        return [trusted.raw]
+    try:
+        doc = orjson.loads((dest / KEYS_PATH).read_bytes())
+        return [base64.b64decode(k["public"], validate=True) for k in doc["keys"]]
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, binascii.Error):
+        raise InputError(f"DEST {dest} holds a checkpoint but no readable {KEYS_PATH}: it is "
+                         "not a mirror logbook made") from None
+
+
+def _evidence(dest: Path, note: str, size: int, root: bytes) -> Path:
+    path = dest / EVIDENCE / f"checkpoint.{size}.{root.hex()[:16]}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_writer(path, "the evidence file") as fh:
+        fh.write(note)
+    return path
+
+
+def _check_extends(remote: Source, dest: Path, note: str, new: Parsed, old: Parsed,
+                   trusted: PublicKey | None) -> None:
+    """SecurityError unless the new checkpoint (validly signed) extends the old one."""
+    cp, was = new[0], old[0]
+    if cp.origin != was.origin:
+        raise InputError(f"DEST {dest} mirrors {was.origin}, not {cp.origin}")
+    if not verify_checkpoint_signature(new, _known_keys(dest, trusted)):
+        raise CheckFailed(f"the checkpoint of {remote.name} is not signed by a key the mirror "
+                          "knows: nothing was changed")
+    kept = dest / "checkpoint"
+
+    def accuse(what: str) -> SecurityError:
+        proof = _evidence(dest, note, cp.size, cp.root)
+        return SecurityError(f"{remote.name} {what}; both checkpoints are kept as evidence: "
+                             f"{kept} (size {was.size}) and {proof} (size {cp.size})")
+
+    if cp.size < was.size:
+        raise accuse(f"rolled back: its checkpoint has {cp.size} entries, fewer than the "
+                     f"{was.size} of the checkpoint verified before")
+    if cp.size == was.size:
+        if cp.root != was.root:
+            raise accuse(f"forked: its checkpoint of size {cp.size} has root "
+                         f"{cp.root.hex()[:16]}…, not the {was.root.hex()[:16]}… verified "
+                         "before")
+        return
+
+    def tile(tid: tiles.TileId) -> list[bytes]:
+        data = remote.get(tid.path, TILE_LIMIT)
+        if data is None:
+            raise LookupError(f"{tid.path} is missing")
+        try:
+            return tiles.decode_tile(data, tid.width)
+        except ValueError as exc:
+            raise LookupError(f"{tid.path} is damaged: {exc}") from None
+
+    reader = tiles.TileReader(cp.size, tile)
+    try:
+        root = reader.root()
+        proof = reader.consistency_proof(was.size)
+    except LookupError as exc:
+        raise CheckFailed(f"{remote.name} cannot prove its checkpoint: {exc}") from None
+    if root != cp.root:
+        raise CheckFailed(f"the tiles of {remote.name} do not give its checkpoint's root: "
+                          "nothing was changed")
+    if not merkle.verify_consistency(was.size, cp.size, was.root, cp.root, proof):
+        raise accuse(f"forked: its tree of {cp.size} entries does not extend the "
+                     f"{was.size} verified before (the consistency proof fails)")
+
+
+def mirror_once(remote: Source, dest: Path, trusted_fp: str | None = None,
+                trusted: PublicKey | None = None) -> Mirrored:
+    """One round of mirroring ``remote`` into ``dest``; see the module's text."""
+    note, new = read_checkpoint(remote)
+    old_size = 0
+    kept = dest / "checkpoint"
+    if kept.is_file():
+        try:
+            old = parse_checkpoint(kept.read_bytes())
+        except InputError as exc:
+            raise InputError(f"DEST {kept} is not a checkpoint: {exc}") from None
+        _check_extends(remote, dest, note, new, old, trusted)
+        old_size = old[0].size
+    cached = _Cached(dest, remote, note.encode("utf-8"))
+    published = verify_published(cached, trusted_fp, trusted)
+    done = Mirrored(published.result, new[0].size, old_size)
+    if not published.result.ok:
+        return done
+    for rel, data in sorted(cached.fetched.items()):
+        if rel in _MUTABLE:
+            continue
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_writer(target, "the mirrored file") as fh:
+            fh.write_bytes(data)
+        done.fetched.append(rel)
+    keys = published.files.get(KEYS_PATH)
+    if keys is not None:
+        with atomic_writer(dest / KEYS_PATH, "the mirrored keys") as fh:
+            fh.write_bytes(keys)
+    history = dest / HISTORY / str(new[0].size)
+    history.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_writer(history, "the mirrored checkpoint") as fh:
+        fh.write(note)
+    with atomic_writer(kept, "the mirrored checkpoint") as fh:
+        fh.write(note)
+    return done
