@@ -55,6 +55,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "read": ("log", "show", "export"),
     "verify": ("verify",),
     "proofs": ("checkpoint", "prove", "verify-proof"),
+    "publish": ("publish", "mirror"),
     "analysis": ("report", "compare", "power", "band", "claim"),
     "audit": ("audit",),
     "keys": ("keys",),

@@ -13,17 +13,6 @@ from conftest import run_cli
 DOC = Path(__file__).resolve().parents[2] / "docs" / "publishing.md"
 
 
-@pytest.fixture(autouse=True)
-def _commands() -> None:
-    """`publish` and `mirror` on the command line (a no-op once cli/main.py registers them)."""
-    from logbook.cli import main, publish
-
-    main._register()
-    names = {c.callback.__name__ for c in main.app.registered_commands if c.callback}
-    if "publish" not in names:
-        publish.register(main.app)
-
-
 def test_the_publishing_examples_run(tmp_path: Path) -> None:
     blocks = re.findall(r"```sh\n(.*?)```", DOC.read_text(), flags=re.S)
     assert len(blocks) == 3

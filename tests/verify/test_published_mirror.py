@@ -20,17 +20,6 @@ from builders import draft, write_jsonl
 from conftest import CliResult, run_cli
 
 
-@pytest.fixture(autouse=True)
-def _commands() -> None:
-    """`publish` and `mirror` on the command line (a no-op once cli/main.py registers them)."""
-    from logbook.cli import main, publish
-
-    main._register()
-    names = {c.callback.__name__ for c in main.app.registered_commands if c.callback}
-    if "publish" not in names:
-        publish.register(main.app)
-
-
 def ok(*args: str) -> CliResult:
     r = run_cli(*args)
     assert r.code == 0, (args, r.out, r.err)
