@@ -66,11 +66,11 @@ def run_body(i: int) -> dict[str, Any]:
             "outcomes": {"metric": "acc", "id": ids, "score": scores}}
 
 
-def build(folder: Path) -> tuple[Path, SigningKey]:
+def build(folder: Path, n: int = N_ENTRIES) -> tuple[Path, SigningKey]:
     key = SigningKey.generate()
     with Ledger.init(folder, "bench", key) as ledger:
         drafts: list[tuple[str, dict[str, Any]]] = []
-        for i in range(1, N_ENTRIES):
+        for i in range(1, n):
             drafts.append(("run", run_body(i)) if i % 2 else
                           ("note", {"text": f"note {i}", "refs": []}))
             if len(drafts) == BATCH:
@@ -78,7 +78,7 @@ def build(folder: Path) -> tuple[Path, SigningKey]:
                 drafts = []
         if drafts:
             ledger.append_many(drafts, key)
-        assert ledger.size() == N_ENTRIES
+        assert ledger.size() == n
         return ledger.path, key
 
 
