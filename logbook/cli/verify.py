@@ -40,6 +40,7 @@ def verify(
     from logbook.verify import chain as v
     from logbook.verify import stored as verify_ledger
     from logbook.verify.checkpoint import check_against, read_checkpoint, read_trust_key
+    from logbook.verify.summary import quotable_line
 
     trusted, trusted_key = read_trust_key(trust) if trust else (None, None)
     for cp in checkpoints:
@@ -91,6 +92,10 @@ def verify(
         else:
             print(f"{len(result.findings)} finding(s) in {result.entries} entries",
                   file=sys.stderr)
+        what = ["digests", "chain", "signatures", "references"]
+        what += ["tiles"] if published is not None else [] if file is not None else ["derived"]
+        what += (["strict"] if strict else []) + (["checkpoints"] if checked else [])
+        print(quotable_line(result, trusted, what))
     if not result.ok:
         raise typer.Exit(1)
 
