@@ -1,0 +1,110 @@
+"""`logbook.integrations.lm_eval.record()`: the runs of simple_evaluate's results dictionary.
+
+The dictionaries are rebuilt from real lm-evaluation-harness outputs (tests/fixtures/lm_eval:
+`lm_eval --model dummy` on local task YAMLs, with --log_samples): the results file is the
+dictionary simple_evaluate returned, less its ``samples``, which the samples files hold line by
+line. Each must record the runs `logbook append --from lm-eval` makes of those files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from builders import plan_body, write_json
+from conftest import run_cli
+
+from logbook.errors import EnvironmentProblem, InputError
+from logbook.integrations.lm_eval import record
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "lm_eval"
+
+
+def simple_evaluate_results(folder: Path) -> dict[str, Any]:
+    """What simple_evaluate(..., log_samples=True) returned for the run saved in ``folder``."""
+    (results_file,) = folder.glob("results_*.json")
+    results = orjson.loads(results_file.read_bytes())
+    stamp = results_file.name.removeprefix("results_")
+    samples = {}
+    for task in results["configs"]:
+        lines = folder / f"samples_{task}_{stamp.removesuffix('.json')}.jsonl"
+        if lines.is_file():
+            samples[task] = [orjson.loads(line) for line in lines.read_bytes().splitlines()
+                             if line.strip()]
+    return {**results, "samples": samples}
+
+
+def runs(ledger: Path | None = None) -> list[dict[str, Any]]:
+    r = run_cli("export") if ledger is None else run_cli("--ledger", str(ledger), "export")
+    assert r.code == 0, r.err
+    return [e["entry"]["body"] for e in map(orjson.loads, r.out.splitlines())
+            if e["entry"]["kind"] == "run"]
+
+
+@pytest.mark.parametrize("run", ["run-seed1", "run-gen-seed1", "run-2tasks-seed6",
+                                 "run-group-seed5"])
+def test_record_makes_the_runs_of_the_results_file(ledger_dir: Path, tmp_path: Path,
+                                                   run: str) -> None:
+    entries = record(simple_evaluate_results(FIXTURES / run))
+    recorded = runs()
+    assert [e.body for e in entries] == recorded and recorded
+    other = tmp_path / "other"
+    other.mkdir()
+    assert run_cli("init", str(other), "--name", "other").code == 0
+    r = run_cli("--ledger", str(other), "append", "--from", "lm-eval", str(FIXTURES / run))
+    assert r.code == 0, r.err
+    appended = runs(other)
+    assert len(appended) == len(recorded)
+    for mine, theirs in zip(recorded, appended, strict=True):
+        for field in ("status", "task", "group", "outcomes", "reported", "started", "note"):
+            assert mine.get(field) == theirs.get(field), field
+        captured = mine["apparatus"].pop("captured")
+        assert mine["apparatus"] == theirs["apparatus"] and captured["python"]
+        assert mine["source"]["harness"] == "lm-evaluation-harness"
+        assert mine["source"]["file"] == "simple_evaluate results"
+    assert run_cli("verify").code == 0
+
+
+def test_record_into_a_plan_and_once(ledger_dir: Path, tmp_path: Path) -> None:
+    body = plan_body("mc", arms=("dummy", "other"),
+                     suite={"name": "synth_mc", "version": "1", "n_items": 200},
+                     metric={"name": "acc", "kind": "proportion"})
+    assert run_cli("plan", str(write_json(tmp_path / "plan.json", body))).code == 0
+    results = simple_evaluate_results(FIXTURES / "run-seed1")
+    (entry,) = record(results, plan="mc", arm="dummy", apparatus={"engine": "dummy"})
+    assert entry.body["arm"] == "dummy" and entry.body["apparatus"]["engine"] == "dummy"
+    with pytest.raises(InputError, match="already"):
+        record(results, plan="mc", arm="dummy")
+    assert len(runs()) == 1
+
+
+def test_record_refuses_what_it_cannot_take_and_writes_nothing(ledger_dir: Path) -> None:
+    results = simple_evaluate_results(FIXTURES / "run-seed1")
+    with pytest.raises(InputError, match="log_samples=True"):
+        record({**results, "samples": {}})
+    with pytest.raises(InputError, match="arm needs plan"):
+        record(results, arm="nope")
+    with pytest.raises(InputError, match="lm_eval_version"):
+        record({**results, "lm_eval_version": "0.3.0"})
+    with pytest.raises(InputError, match="reserved"):
+        record(results, apparatus={"captured": {}})
+    assert runs() == []
+
+
+def test_without_a_ledger_the_runs_are_spooled_and_the_next_write_appends_them(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "later"
+    folder.mkdir()
+    with pytest.raises(EnvironmentProblem, match="no ledger"):
+        record(simple_evaluate_results(FIXTURES / "run-seed1"), ledger=folder)
+    (spooled,) = (folder / ".logbook" / "spool").glob("*.json")
+    assert run_cli("init", str(folder), "--name", "later").code == 0
+    r = run_cli("--ledger", str(folder), "append", "--from", "lm-eval",
+                str(FIXTURES / "run-seed2"))
+    assert r.code == 0, r.err
+    assert f"from the spool ({spooled.name})" in r.err and not spooled.exists()
+    first, second = runs(folder)  # the command's own run, then the spooled one
+    assert first["source"]["file"].startswith("results_")
+    assert second["source"]["file"] == "simple_evaluate results"
