@@ -99,16 +99,16 @@ def run(
     from logbook.ledger.entry import now_rfc3339
 
     kind, src_path = source if source else (None, None)
-    harness = adapter_for(kind or "jsonl", "--from")  # --outcomes is a JSON Lines file
     if kind is not None and (not src_path or src_path == "--"):
         raise InputError(f"--from {kind} PATH: the PATH is {src_path!r}; name the harness's "
                          "output folder or file before -- CMD")
     if kind is not None and outcomes is not None:
         raise InputError("give either --outcomes or --from, not both")
-    if kind is None and outcomes is None:
-        raise InputError("say where the outcomes will be: --outcomes FILE or --from SOURCE PATH")
     if not command:
         raise InputError("CMD is required after --")
+    if kind is None and outcomes is None:
+        kind, src_path = _found_output(command)
+    harness = adapter_for(kind or "jsonl", "--from")  # --outcomes is a JSON Lines file
     if outcomes is not None and Path(outcomes).is_dir():
         raise InputError(f"--outcomes {outcomes} is a directory: name the JSON Lines file the "
                          "command will write")
@@ -129,7 +129,8 @@ def run(
         taken = argv_redaction(command, os.environ)[1]  # scrubbed wherever they reappear
         if plan_body is not None:  # a pinned apparatus contradicted: refused before it runs
             check_pins(plan_body, arm, {**declared, "captured": captured}, "apparatus")
-        done = run_command(command, harness, target, signals, metric=metric, clock=now_rfc3339)
+        done = run_command(command, harness, target, signals, metric=metric, clock=now_rfc3339,
+                           env=wrapped_env())
         log_refs, unreadable, lost = keep_logs(db, done.output.data(), logs, taken)
         if unreadable:
             note = "; ".join(([note] if note else []) + unreadable)
@@ -164,6 +165,28 @@ def run(
               f"{e.body.get('reason')}", file=sys.stderr)
         code = 1
     raise typer.Exit(code)
+
+
+def _found_output(command: list[str]) -> tuple[str, str]:
+    """The harness output a command line names (lm_eval's --output_path, inspect eval's log
+    folder), said on stderr; without one, where to look must be given."""
+    from logbook.ingest import command_output
+
+    found = command_output(command, os.environ)
+    if found is None:
+        raise InputError("say where the outcomes will be: --outcomes FILE or --from SOURCE "
+                         "PATH (only `lm_eval ... --output_path P` and `inspect eval` name "
+                         "their own)")
+    intake_cli.say(f"reading the {found[0]} output the command writes to {found[1]}")
+    return found
+
+
+def wrapped_env() -> dict[str, str]:
+    """The command's environment: ours, marked so that a harness's logbook hook leaves the
+    run to `logbook run` (which records it once, with its logs and signals)."""
+    from logbook.integrations.switch import wrapped_marker
+
+    return {**os.environ, **wrapped_marker()}
 
 
 def _append(drafts: list[tuple[str, dict[str, Any]]], key: Any, code: int,

@@ -14,10 +14,11 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from logbook.errors import InputError
 from logbook.ingest._common import (
     MAX_SAFE_INT,
     as_dict,
@@ -62,6 +63,24 @@ class LmEval(Adapter):
         for results_path in files:
             runs.extend(read_results(results_path, metric=metric))
         return runs
+
+
+    def output_of(self, command: list[str], env: Mapping[str, str]) -> str | None:
+        """``lm_eval ... --output_path P --log_samples``: P (a folder lm-eval writes
+        ``MODEL/results_*.json`` into; P's folder when P names a .json file)."""
+        from logbook.ingest import option_value, program
+
+        args = program(command)
+        if not args or args[0] not in ("lm_eval", "lm-eval"):
+            return None
+        out = option_value(args, "--output_path", "-o")
+        if not out:
+            raise InputError("logbook run -- lm_eval: give lm_eval --output_path P (without "
+                             "it lm_eval writes no results file, so there is no run to read)")
+        if not ({"--log_samples", "-s"} & set(args)):
+            raise InputError("logbook run -- lm_eval: give lm_eval --log_samples (the "
+                             "per-item scores are the run's outcomes)")
+        return str(Path(out).parent) if out.endswith(".json") else out
 
 
 ADAPTER = LmEval()

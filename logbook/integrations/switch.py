@@ -15,6 +15,7 @@ The variables win over the file; ``record = false`` in the file switches it off.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,8 +75,28 @@ def settings_file(start: Path) -> tuple[Path, dict[str, Any]] | None:
     return None
 
 
+# Set by `logbook run` for the command it runs: the run is recorded by `logbook run` itself
+# (once, with its logs and signals), so a hook inside that command records nothing. Read here
+# until logbook/config.py has it (its VARIABLES entry: "LOGBOOK_WRAPPED": "set by `logbook run`
+# for its command: 1 tells a harness's logbook hook that `logbook run` records the run").
+WRAPPED = "LOGBOOK_WRAPPED"
+
+
+def wrapped_marker() -> dict[str, str]:
+    """What `logbook run` adds to its command's environment."""
+    return {WRAPPED: "1"}
+
+
+def wrapped_by_logbook_run() -> bool:
+    """Whether this process is a command `logbook run` runs (and records)."""
+    return os.environ.get(WRAPPED) == "1"
+
+
 def recording(cwd: Path | None = None) -> Recording | None:
-    """The recording switched on for a harness working in ``cwd``, or None when it is off."""
+    """The recording switched on for a harness working in ``cwd``, or None when it is off
+    (always off inside `logbook run`, which records the run itself)."""
+    if wrapped_by_logbook_run():
+        return None
     plan, arm = config.harness_plan(), config.harness_arm()
     found = settings_file(Path.cwd() if cwd is None else cwd)
     if found is not None:
