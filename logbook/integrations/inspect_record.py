@@ -93,8 +93,10 @@ def _spool(path: Path, bodies: list[dict[str, Any]] | None, recording: Recording
     kept = spool.keep(spool.folder_for(recording.ledger), record)
     if kept.path is None:
         tell(f"the run of {path.name} could not be appended ({why}) nor spooled; its record "
-             "follows: save it and append it later with `logbook append --spool`")
+             "follows: save it as a .json file in the ledger's .logbook/spool/ folder, and "
+             "the next writing command appends it")
         sys.stderr.write(kept.text)
         return
     tell(f"the run of {path.name} could not be appended ({why}); it is spooled in "
-         f"{kept.path}: the next `logbook append --spool` (or writing command) appends it")
+         f"{kept.path}: the next writing command (`logbook run`, `logbook append --from`, a "
+         "hooked run) appends it")

@@ -77,6 +77,7 @@ def record(results: Any, *, plan: str | None = None, arm: str | None = None,
                            "spooled_because": why, "switched_on_by": "record()"})
         if kept.path is not None:
             _say(f"the runs could not be appended ({why}); they are spooled in {kept.path}: "
-                 "the next `logbook append --spool` (or writing command) appends them")
+                 "the next writing command (`logbook run`, `logbook append --from`, a hooked "
+                 "run) appends them")
         raise
     return done.entries

@@ -188,3 +188,32 @@ def test_a_locked_ledger_spools_the_run_and_the_next_write_appends_it(work: Path
     assert sorted(b["source"]["file"] for b in runs(work)) == sorted([other.name, log.name])
     again = run_cli("append", "--from", "inspect", str(log))  # it is in the ledger now
     assert again.code == 2 and "already" in again.err
+
+
+DOC = Path(__file__).parents[2] / "docs" / "recording.md"
+
+
+def test_doc_hook_commands_run(work: Path, tmp_path: Path) -> None:
+    """docs/recording.md's ```shell blocks (the hook's), verbatim but for the model: the tiny
+    task stands in for arith.py and the offline echo model for the doc's openai/my-7b."""
+    import re
+
+    blocks = re.findall(r"^```shell\n(.*?)^```", DOC.read_text(), re.M | re.S)
+    assert blocks and all("INSPECT_REQUIRED_HOOKS=logbook/record" in b for b in blocks[:1])
+    body = plan_body("arith-kv", arms=("f16", "q8"),
+                     suite={"name": "tiny", "version": "1", "n_items": 6},
+                     metric={"name": "includes.accuracy", "kind": "proportion"})
+    assert run_cli("plan", str(write_json(tmp_path / "plan.json", body))).code == 0
+    shutil.copy(DATA / "tiny_task.py", work / "arith.py")
+    assert INSPECT is not None
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOGBOOK_")}
+    env |= {"PYTHONPATH": str(DATA / "site"),
+            "PATH": os.pathsep.join([str(Path(INSPECT).parent), env["PATH"]])}
+    for block in blocks:
+        script = block.replace("openai/my-7b", "echo/x")
+        done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=work, env=env,
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, f"{block}\n{done.stdout}\n{done.stderr}"
+        assert "appended run @2 " in done.stderr
+    (run,) = runs(work)
+    assert run["arm"] == "f16" and run["outcomes"]["sample"] == [1, 2] * 6

@@ -8,6 +8,7 @@ line. Each must record the runs `logbook append --from lm-eval` makes of those f
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -108,3 +109,55 @@ def test_without_a_ledger_the_runs_are_spooled_and_the_next_write_appends_them(
     first, second = runs(folder)  # the command's own run, then the spooled one
     assert first["source"]["file"].startswith("results_")
     assert second["source"]["file"] == "simple_evaluate results"
+
+
+DOC = Path(__file__).parents[2] / "docs" / "recording.md"
+
+
+def _stand_in_lm_eval() -> Any:
+    """lm-evaluation-harness is not installed here: a module whose simple_evaluate returns what
+    the real one returned for the fixture's run, for the task and model it is asked for (as
+    test_record's FAKE_LM_EVAL writes the fixture's files for the doc's shell commands)."""
+    import time
+    import types
+
+    def simple_evaluate(*, model: str, model_args: str, tasks: list[str],
+                        log_samples: bool) -> dict[str, Any]:
+        (task,) = tasks
+        results = simple_evaluate_results(FIXTURES / "run-seed1")
+        doc = orjson.loads(orjson.dumps(results).decode().replace("synth_mc", task))
+        doc["config"]["model"], doc["config"]["model_args"] = model, model_args
+        doc["model_name"] = dict(kv.split("=") for kv in model_args.split(","))["pretrained"]
+        doc["date"] = time.time()
+        if not log_samples:
+            doc.pop("samples")
+        return doc
+
+    module = types.ModuleType("lm_eval")
+    module.simple_evaluate = simple_evaluate  # type: ignore[attr-defined]
+    return module
+
+
+def test_doc_lm_eval_python_example_runs(ledger_dir: Path, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+
+    text = DOC.read_text()
+    plan_toml = re.search(r"cat > hellaswag.toml <<'EOF'\n(.*?)^EOF", text, re.S | re.M)
+    assert plan_toml is not None
+    (tmp_path / "hellaswag.toml").write_text(plan_toml.group(1))
+    assert run_cli("plan", str(tmp_path / "hellaswag.toml")).code == 0
+    blocks = re.findall(r"^```python\n(.*?)^```", text, re.M | re.S)
+    (block,) = [b for b in blocks if "logbook.integrations.lm_eval" in b]
+    monkeypatch.setitem(sys.modules, "lm_eval", _stand_in_lm_eval())
+    exec(compile(block, str(DOC), "exec"), {"__name__": "doc_example"})
+    (run,) = runs()
+    assert run["arm"] == "q8" and run["task"] == "hellaswag" and run["plan"] is not None
+    assert run["apparatus"]["kv_cache_precision"] == "fp8_e5m2"
+    assert capsys.readouterr().out.strip() == f"[{len(exported_lines()) - 1}]"
+
+
+def exported_lines() -> list[str]:
+    r = run_cli("export")
+    return r.out.splitlines()
