@@ -132,6 +132,26 @@ def test_a_run_that_fails_mid_way_is_a_failed_run_with_its_reason(work: Path,
     same_run(run, as_appended(log, tmp_path))
 
 
+def test_a_task_that_fails_outright_is_appended_at_the_runs_end(work: Path,
+                                                               tmp_path: Path) -> None:
+    inspect_eval(work, "broken_metric=true", env={"LOGBOOK_RECORD": "1"})
+    (log,) = logs(work)
+    (run,) = runs(work)  # once: on_run_end, not also on_task_end
+    assert run["status"] == "failed" and "the metric cannot be computed" in run["reason"]
+    same_run(run, as_appended(log, tmp_path))
+
+
+def test_a_plan_without_its_arm_is_spooled_and_stays_until_it_can_be_taken(
+        work: Path) -> None:
+    done = inspect_eval(work, env={"LOGBOOK_PLAN": "nowhere"})
+    assert "LOGBOOK_PLAN nowhere needs LOGBOOK_ARM" in done.stderr
+    (spooled,) = (work / ".logbook" / "spool").glob("*.json")
+    assert runs(work) == []
+    again = inspect_eval(work, env={"LOGBOOK_RECORD": "1"})  # the next write: still refused
+    assert f"spooled run {spooled} not appended" in again.stderr and spooled.exists()
+    assert len(runs(work)) == 1
+
+
 def test_off_unless_switched_on(work: Path) -> None:
     done = inspect_eval(work)
     assert len(logs(work)) == 1 and runs(work) == []
@@ -152,6 +172,16 @@ def test_pyproject_table_records_into_the_plan(work: Path, tmp_path: Path) -> No
     (run,) = runs(work)
     plan = exported(work)[1]
     assert run["arm"] == "echo" and run["plan"] is not None and plan["kind"] == "plan"
+
+
+def test_logbook_toml_switches_it_off_and_on(work: Path) -> None:
+    (work / "logbook.toml").write_text("record = false\n")
+    inspect_eval(work)
+    assert runs(work) == []
+    (work / "logbook.toml").write_text('ledger = "."\n')  # a table of its own: on, exploratory
+    inspect_eval(work)
+    (run,) = runs(work)
+    assert run["plan"] is None
 
 
 def test_a_missing_ledger_spools_the_run_and_the_next_run_appends_it(tmp_path: Path) -> None:
