@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -96,11 +96,13 @@ class Signals:
             signal.signal(sig, handler)
 
 
-def execute(command: list[str], out: Output,
-            signals: Signals) -> tuple[str, str | None, int]:
-    """Run the command, streaming its output; (status, reason, exit code to pass on)."""
+def execute(command: list[str], out: Output, signals: Signals,
+            env: Mapping[str, str] | None = None) -> tuple[str, str | None, int]:
+    """Run the command (in ``env``, default ours), streaming its output; (status, reason,
+    exit code to pass on)."""
     try:
-        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 env=env)
     except OSError as exc:
         return "failed", f"could not start {command[0]!r}: {exc.strerror}", 127
     signals.child = child
@@ -151,7 +153,8 @@ class CommandRun:
 
 
 def run_command(command: list[str], harness: Harness, path: str, signals: Signals, *,
-                metric: str | None, clock: Callable[[], str]) -> CommandRun:
+                metric: str | None, clock: Callable[[], str],
+                env: Mapping[str, str] | None = None) -> CommandRun:
     """Run the command and read the outputs it wrote at ``path`` with its ``harness``'s
     adapter. A run that did not complete says the harness's own error, from what the command
     printed, and keeps the whole lines of an output cut off mid-line; an output that cannot
@@ -160,7 +163,7 @@ def run_command(command: list[str], harness: Harness, path: str, signals: Signal
 
     before = snapshot(harness, path)
     started, start_ns = clock(), time.time_ns()
-    status, reason, code = execute(command, out := Output(max_input_bytes()), signals)
+    status, reason, code = execute(command, out := Output(max_input_bytes()), signals, env)
     finished = clock()
     if status != "completed":
         said = harness_error(out.data())

@@ -43,20 +43,9 @@ def _session(session: str | None) -> str | None:
 
 
 def _check_plan(ledger: Any, plan: str | None, arm: str | None) -> str | None:
-    if plan is None:
-        if arm is not None:
-            raise InputError("--arm needs --plan")
-        return None
-    if arm is None:
-        raise InputError(f"--plan {plan} needs --arm: the arm of the plan these runs belong to")
-    digest: str = ledger.resolve(plan, "--plan")
-    if ledger.kind_of(digest)[1] != "plan":
-        raise InputError(f"--plan {plan}: that entry is not a plan")
-    arms = [a.get("name") for a in ledger.plan_body(digest).get("arms", [])]
-    if arm not in arms:
-        raise InputError(f"--arm {arm!r} is not an arm of plan {plan} "
-                         f"(its arms are {', '.join(map(str, arms))})")
-    return digest
+    from logbook.ingest.appending import check_plan
+
+    return check_plan(ledger, plan, arm)
 
 
 def append_from(source: str, path: str | None, plan: str | None, arm: str | None,
@@ -65,6 +54,7 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
     with --plan, the run of the plan's suite goes to the arm, the others are exploratory."""
     from logbook.crypto.signing import load_key
     from logbook.ingest import adapter_for
+    from logbook.ingest.appending import append_output
 
     harness = adapter_for(source, "--from")
     if path is None:
@@ -72,16 +62,13 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
     declared = _declared(apparatus)
     key = load_key()
     with state.open_ledger(write=True) as ledger:
-        digest = _check_plan(ledger, plan, arm)
-        plan_body = ledger.plan_body(digest) if digest else None
-        bodies = harness.read_runs(Path(path), metric=routing.item_metric(source, plan_body))
-        drafts = routing.ingested(bodies, plan_body, digest, arm, declared, _session(session))
-        if not drafts:
-            raise InputError(f"{path} holds no runs")
-        try:
-            entries: list[Any] = ledger.append_many(drafts, key, once=once)
-        except InputError as exc:  # a run the ledger refuses: say which file it came from
-            raise type(exc)(f"{path}: {exc}") from None
+        done = append_output(ledger, key, source,
+                             lambda metric: harness.read_runs(Path(path), metric=metric),
+                             plan=plan, arm=arm, declared=declared, session=_session(session),
+                             once=once, what=path)
+        entries: list[Any] = done.entries
+        plan_body = done.plan
+        drain_spool(ledger, key)
     intake_cli.announce(entries, plan_body)
     intake_cli.warn_gaps(entries)
     return entries
@@ -112,16 +99,16 @@ def run(
     from logbook.ledger.entry import now_rfc3339
 
     kind, src_path = source if source else (None, None)
-    harness = adapter_for(kind or "jsonl", "--from")  # --outcomes is a JSON Lines file
     if kind is not None and (not src_path or src_path == "--"):
         raise InputError(f"--from {kind} PATH: the PATH is {src_path!r}; name the harness's "
                          "output folder or file before -- CMD")
     if kind is not None and outcomes is not None:
         raise InputError("give either --outcomes or --from, not both")
-    if kind is None and outcomes is None:
-        raise InputError("say where the outcomes will be: --outcomes FILE or --from SOURCE PATH")
     if not command:
         raise InputError("CMD is required after --")
+    if kind is None and outcomes is None:
+        kind, src_path = _found_output(command)
+    harness = adapter_for(kind or "jsonl", "--from")  # --outcomes is a JSON Lines file
     if outcomes is not None and Path(outcomes).is_dir():
         raise InputError(f"--outcomes {outcomes} is a directory: name the JSON Lines file the "
                          "command will write")
@@ -142,7 +129,8 @@ def run(
         taken = argv_redaction(command, os.environ)[1]  # scrubbed wherever they reappear
         if plan_body is not None:  # a pinned apparatus contradicted: refused before it runs
             check_pins(plan_body, arm, {**declared, "captured": captured}, "apparatus")
-        done = run_command(command, harness, target, signals, metric=metric, clock=now_rfc3339)
+        done = run_command(command, harness, target, signals, metric=metric, clock=now_rfc3339,
+                           env=wrapped_env())
         log_refs, unreadable, lost = keep_logs(db, done.output.data(), logs, taken)
         if unreadable:
             note = "; ".join(([note] if note else []) + unreadable)
@@ -179,13 +167,62 @@ def run(
     raise typer.Exit(code)
 
 
+def _found_output(command: list[str]) -> tuple[str, str]:
+    """The harness output a command line names (lm_eval's --output_path, inspect eval's log
+    folder), said on stderr; without one, where to look must be given."""
+    from logbook.ingest import command_output
+
+    found = command_output(command, os.environ)
+    if found is None:
+        raise InputError("say where the outcomes will be: --outcomes FILE or --from SOURCE "
+                         "PATH (only `lm_eval ... --output_path P` and `inspect eval` name "
+                         "their own)")
+    intake_cli.say(f"reading the {found[0]} output the command writes to {found[1]}")
+    return found
+
+
+def wrapped_env() -> dict[str, str]:
+    """The command's environment: ours, marked so that a harness's logbook hook leaves the
+    run to `logbook run` (which records it once, with its logs and signals)."""
+    from logbook.integrations.switch import wrapped_marker
+
+    return {**os.environ, **wrapped_marker()}
+
+
 def _append(drafts: list[tuple[str, dict[str, Any]]], key: Any, code: int,
             fallback: dict[str, Any], taken: list[str],
             plan: str | None) -> tuple[list[Any], int, bool]:
     """routing.admit, in the ledger opened again for it: none is held open while the command
     runs."""
     with state.open_ledger(write=True) as ledger:
-        return routing.admit(ledger, drafts, key, code, fallback, taken, plan, intake_cli.say)
+        done = routing.admit(ledger, drafts, key, code, fallback, taken, plan, intake_cli.say)
+        drain_spool(ledger, key)
+        return done
+
+
+def drain_spool(ledger: Any, key: Any) -> list[Any]:
+    """After a command's own append: the runs a harness integration spooled beside this
+    ledger (logbook.integrations.spool), each said."""
+    from logbook.integrations.spool import drain
+
+    return drain(ledger, key, intake_cli.say)
+
+
+def append_spool() -> list[Any]:
+    """`logbook append --spool`: append the spooled runs; exit 2 when the spool is empty."""
+    from logbook.crypto.signing import load_key
+    from logbook.integrations.spool import SPOOL, pending
+
+    key = load_key()
+    with state.open_ledger(write=True) as ledger:
+        folder = ledger.path.parent / SPOOL
+        if not pending(folder):
+            raise InputError(f"--spool: the spool {folder} holds no runs")
+        entries = drain_spool(ledger, key)
+        left = pending(folder)
+    if left:
+        intake_cli.say(f"{len(left)} spooled run(s) were not appended and stay in {folder}")
+    return entries
 
 
 def recover(db: Path, drafts: list[tuple[str, dict[str, Any]]], exc: BaseException) -> None:

@@ -8,6 +8,7 @@ find their adapter here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,3 +46,36 @@ def read_runs(source: str, path: Path, *, metric: str | None = None,
     the run's ``reason`` instead of refusing the file.
     """
     return adapter_for(source).read_runs(Path(path), metric=metric, cut_off_ok=cut_off_ok)
+
+
+def command_output(command: list[str], env: Mapping[str, str]) -> tuple[str, str] | None:
+    """(source, path) of the output a harness's command line says it will write (`logbook run
+    -- lm_eval ... --output_path P`, `logbook run -- inspect eval ...`), or None."""
+    for source in SOURCES:
+        path = adapter_for(source).output_of(command, env)
+        if path is not None:
+            return source, path
+    return None
+
+
+def option_value(command: list[str], *names: str) -> str | None:
+    """The value of the last ``--name VALUE`` or ``--name=VALUE`` of ``command``."""
+    found = None
+    for i, arg in enumerate(command):
+        for name in names:
+            if arg == name and i + 1 < len(command):
+                found = command[i + 1]
+            elif arg.startswith(name + "="):
+                found = arg[len(name) + 1:]
+    return found
+
+
+def program(command: list[str]) -> list[str]:
+    """The command without a leading ``python -m``: ``python -m lm_eval ...`` is ``lm_eval
+    ...``; the program is its base name."""
+    from pathlib import PurePath
+
+    if len(command) > 2 and PurePath(command[0]).name.startswith("python") \
+            and command[1] == "-m":
+        return [command[2], *command[3:]]
+    return [PurePath(command[0]).name, *command[1:]] if command else []

@@ -19,9 +19,11 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import IO, Self
 
+from logbook.errors import EnvironmentProblem
 from logbook.ingest._common import fail
 
-INSTALL_HINT = "pip install 'logbook[inspect]'"
+INSTALL_HINT = "pip install 'logbook[inspect]'"  # inspect_ai (zstandard is a core dependency)
+ZSTD_HINT = "zstandard is a dependency of logbook: reinstall it (pip install logbook)"
 ZSTD_METHOD = 93
 MAX_MEMBER_SIZE = 1 << 30  # 1 GiB uncompressed: far beyond any header or sample Inspect writes
 _CHUNK = 1 << 20
@@ -44,8 +46,9 @@ class EvalArchive:
         try:
             import zstandard
         except ImportError:
-            raise fail(path, "reading .eval logs needs zstandard or inspect_ai: "
-                             f"{INSTALL_HINT}") from None
+            # a broken install, not a bad file: exit 3
+            raise EnvironmentProblem(f"{path}: reading .eval logs needs zstandard, which is "
+                                     f"missing ({ZSTD_HINT})") from None
         self._zstd: ModuleType = zstandard
         self._zip: zipfile.ZipFile | None = None
         self._fh: IO[bytes] | None = None

@@ -8,6 +8,7 @@ with one ``Adapter`` subclass, its line in ``logbook.ingest.ADAPTERS``, and its 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, ClassVar
@@ -30,6 +31,12 @@ class Adapter(ABC):
     def outputs(self, folder: Path) -> set[Path]:
         """The files in ``folder`` (and, as the globs say, below it) that are its outputs."""
         return {f for glob in self.globs for f in folder.glob(glob) if self.recognises(f)}
+
+    def output_of(self, command: list[str], env: Mapping[str, str]) -> str | None:
+        """Where ``command`` will write this harness's output, when it is this harness's
+        command and its command line (or ``env``) says; None when it is not its command.
+        An InputError when it is, but the command line will leave nothing to read."""
+        return None
 
     @abstractmethod
     def read_runs(self, path: Path, *, metric: str | None = None,

@@ -13,7 +13,7 @@ takes names, offsets and sizes from the zip directory and decompresses with ``zs
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -102,6 +102,18 @@ class Inspect(Adapter):
     def read_runs(self, path: Path, *, metric: str | None = None,
                   cut_off_ok: bool = False) -> list[dict[str, Any]]:
         return read_runs(path, scorer=metric)
+
+
+    def output_of(self, command: list[str], env: Mapping[str, str]) -> str | None:
+        """``inspect eval ...`` (or eval-set, eval-retry): its ``--log-dir``, else
+        ``INSPECT_LOG_DIR``, else Inspect's default ``./logs``."""
+        from logbook.ingest import option_value, program
+
+        args = program(command)
+        if len(args) < 2 or args[0] not in ("inspect", "inspect_ai") \
+                or args[1] not in ("eval", "eval-set", "eval-retry"):
+            return None
+        return option_value(args, "--log-dir") or env.get("INSPECT_LOG_DIR") or "logs"
 
 
 ADAPTER = Inspect()

@@ -14,39 +14,32 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from logbook.capture.redact import redact_value
+from logbook.errors import InputError
 from logbook.ingest._common import (
     MAX_SAFE_INT,
     as_dict,
     as_list,
     build_outcomes,
     check_depth,
-    digest,
     fail,
-    float_of,
-    int_of,
     item_id,
     loads,
     number,
-    parse_kv_string,
     prune,
     read_bytes,
     rfc3339,
-    sha256_tag,
     shown,
-    text_of,
     whole,
 )
 from logbook.ingest.adapter import Adapter
+from logbook.ingest.lm_eval_apparatus import HARNESS, apparatus
+from logbook.ingest.lm_eval_apparatus import sub as table_entry
 
-HARNESS = "lm-evaluation-harness"
 _RESULTS = re.compile(r"results_(?P<ts>.+)\.json")
-# Task-config fields that shape the prompt; hashed as prompt_template_hash.
-_PROMPT_FIELDS = ("description", "doc_to_text", "doc_to_choice", "doc_to_target", "gen_prefix",
-                  "target_delimiter", "fewshot_delimiter", "fewshot_config", "num_fewshot")
 
 
 class LmEval(Adapter):
@@ -72,13 +65,52 @@ class LmEval(Adapter):
         return runs
 
 
+    def output_of(self, command: list[str], env: Mapping[str, str]) -> str | None:
+        """``lm_eval ... --output_path P --log_samples``: P (a folder lm-eval writes
+        ``MODEL/results_*.json`` into; P's folder when P names a .json file)."""
+        from logbook.ingest import option_value, program
+
+        args = program(command)
+        if not args or args[0] not in ("lm_eval", "lm-eval"):
+            return None
+        out = option_value(args, "--output_path", "-o")
+        if not out:
+            raise InputError("logbook run -- lm_eval: give lm_eval --output_path P (without "
+                             "it lm_eval writes no results file, so there is no run to read)")
+        if not ({"--log_samples", "-s"} & set(args)):
+            raise InputError("logbook run -- lm_eval: give lm_eval --log_samples (the "
+                             "per-item scores are the run's outcomes)")
+        return str(Path(out).parent) if out.endswith(".json") else out
+
+
 ADAPTER = LmEval()
 
 
 def read_results(path: Path, *, metric: str | None = None) -> list[dict[str, Any]]:
     """One run per evaluated task of one lm-eval results file."""
     data = read_bytes(path)
-    doc = loads(data, str(path))
+    doc = check_doc(loads(data, str(path)), path)
+    match = _RESULTS.fullmatch(path.name)
+    if match is None:
+        raise fail(path, "file name is not results_<timestamp>.json, so its samples files "
+                         "cannot be found")
+
+    def samples(task: str) -> tuple[Path, list[tuple[int, dict[str, Any]]]]:
+        assert match is not None
+        found = path.with_name(f"samples_{task}_{match['ts']}.jsonl")
+        return found, _read_samples(found)
+
+    source = {"harness": HARNESS, "file": path.name,
+              "sha256": "sha256:" + hashlib.sha256(data).hexdigest(),
+              "ids": {"results": path.name, "date": str(doc.get("date"))}}
+    return runs_of(doc, path, samples, source, metric)
+
+
+Lines = list[tuple[int, dict[str, Any]]]
+
+
+def check_doc(doc: Any, path: Path | str) -> dict[str, Any]:
+    """An lm-eval 0.4.x results object, bounded in depth, with its results and configs."""
     if not isinstance(doc, dict):
         raise fail(path, "expected a JSON object (an lm-eval results file)")
     check_depth(doc, str(path))  # its values are hashed and copied into the runs
@@ -87,13 +119,18 @@ def read_results(path: Path, *, metric: str | None = None) -> list[dict[str, Any
         found = "is missing" if version is None else f"is {version!r}"
         raise fail(path, f"field lm_eval_version {found}; only lm-evaluation-harness 0.4.x "
                          "results are supported")
-    results, configs = doc.get("results"), doc.get("configs")
-    if not isinstance(results, dict) or not isinstance(configs, dict):
+    if not isinstance(doc.get("results"), dict) or not isinstance(doc.get("configs"), dict):
         raise fail(path, "field results or configs is missing or not an object")
-    match = _RESULTS.fullmatch(path.name)
-    if match is None:
-        raise fail(path, "file name is not results_<timestamp>.json, so its samples files "
-                         "cannot be found")
+    return doc
+
+
+def runs_of(doc: dict[str, Any], path: Path | str,
+            samples: Callable[[str], tuple[Path | str, Lines]], source: dict[str, Any],
+            metric: str | None = None) -> list[dict[str, Any]]:
+    """One run per evaluated task of an lm-eval results object that passed ``check_doc`` (a
+    results file's, or simple_evaluate's), each task's per-item lines from ``samples(task)``
+    (where they are, for messages, and the numbered lines), each run given ``source``."""
+    results, configs = doc["results"], doc["configs"]
     listed = doc.get("group_subtasks")
     groups: dict[str, Any] = listed if isinstance(listed, dict) else {}
     parents = _parents(groups)
@@ -104,23 +141,19 @@ def read_results(path: Path, *, metric: str | None = None) -> list[dict[str, Any
         if "/" in task or "\x00" in task:
             raise fail(path, f"field configs names task {shown(task)}, which cannot be part of "
                              "a samples file name")
-        samples = path.with_name(f"samples_{task}_{match['ts']}.jsonl")
-        runs.append(_task_run(doc, path, task, samples, parents, metric))
+        runs.append(_task_run(doc, path, task, samples(task), parents, metric))
     if not runs:
         raise fail(path, "field results names no task with a config")
-    source = {"harness": HARNESS, "file": path.name,
-              "sha256": "sha256:" + hashlib.sha256(data).hexdigest(),
-              "ids": {"results": path.name, "date": str(doc.get("date"))}}
     from logbook.ingest.lm_eval_groups import group_runs
 
-    runs = group_runs(path, doc, groups, runs)
+    runs = group_runs(Path(path), doc, groups, runs)
     for run in runs:
         check_headline(path, run)
         run["source"] = {**source, "part": run["task"]}
     return runs
 
 
-def check_headline(path: Path, run: dict[str, Any]) -> None:
+def check_headline(path: Path | str, run: dict[str, Any]) -> None:
     """A mean metric's per-item mean must be lm-eval's own figure (within 1e-9)."""
     reported = run.get("reported") or {}
     value = reported.get("value")
@@ -146,19 +179,14 @@ def _parents(group_subtasks: dict[str, Any]) -> dict[str, str]:
     return parents
 
 
-def _sub(doc: dict[str, Any], key: str, task: str) -> Any:
-    """``doc[key][task]`` when both levels are objects, else None."""
-    table = doc.get(key)
-    return table.get(task) if isinstance(table, dict) else None
-
-
-def _task_run(doc: dict[str, Any], path: Path, task: str, samples_path: Path,
-              parents: dict[str, str], wanted: str | None) -> dict[str, Any]:
+def _task_run(doc: dict[str, Any], path: Path | str, task: str,
+              samples: tuple[Path | str, Lines], parents: dict[str, str],
+              wanted: str | None) -> dict[str, Any]:
     config: dict[str, Any] = doc["configs"][task]
     reported = doc["results"][task]
     if not isinstance(reported, dict):
         raise fail(path, f"field results.{task} is not an object")
-    lines = _read_samples(samples_path)
+    samples_path, lines = samples
     metric, filt = _primary(config, reported, lines, wanted, path, task)
     by_filter: dict[str, dict[str, dict[str, Any]]] = {}
     for lineno, line in lines:
@@ -194,7 +222,7 @@ def _task_run(doc: dict[str, Any], path: Path, task: str, samples_path: Path,
         "status": "completed",
         "task": task,
         "group": _root(task, parents),
-        "apparatus": _apparatus(doc, task, config, metric),
+        "apparatus": apparatus(doc, task, config, metric),
         "outcomes": build_outcomes(metric_name(metric, filt), rows, extra),
         "reported": {**_reported(reported, metric, filt),
                      "aggregation": _aggregation(config, metric)},
@@ -235,7 +263,7 @@ def _read_samples(path: Path) -> list[tuple[int, dict[str, Any]]]:
 
 
 def _primary(config: dict[str, Any], reported: dict[str, Any], lines: list[Any],
-             wanted: str | None, path: Path, task: str) -> tuple[str, str]:
+             wanted: str | None, path: Path | str, task: str) -> tuple[str, str]:
     """(metric, filter): the requested one, else the first of metric_list under filter 1."""
     filters = [f.get("name") for f in as_list(config.get("filter_list")) if isinstance(f, dict)]
     filt = filters[0] if filters and isinstance(filters[0], str) and filters[0] else "none"
@@ -258,7 +286,8 @@ def _primary(config: dict[str, Any], reported: dict[str, Any], lines: list[Any],
 
 
 def _expected_count(doc: dict[str, Any], task: str, reported: dict[str, Any]) -> int | None:
-    effective = whole(as_dict(_sub(doc, "n-samples", task)).get("effective"), 0, MAX_SAFE_INT)
+    counts = as_dict(table_entry(doc, "n-samples", task))
+    effective = whole(counts.get("effective"), 0, MAX_SAFE_INT)
     if effective is not None:
         return effective
     return whole(reported.get("sample_len"), 0, MAX_SAFE_INT)
@@ -299,100 +328,42 @@ def _root(task: str, parents: dict[str, str]) -> str | None:
 
 
 def _note(doc: dict[str, Any], task: str) -> str | None:
-    counts = _sub(doc, "n-samples", task)
+    counts = table_entry(doc, "n-samples", task)
     if isinstance(counts, dict) and counts.get("effective") != counts.get("original"):
         return (f"limit: {counts.get('effective')} of {counts.get('original')} documents "
                 "evaluated")
     return None
 
 
-def _env(info: Any, label: str) -> str | None:
-    """One field of torch's collect_env text (``pretty_env_info``)."""
-    if not isinstance(info, str):
-        return None
-    match = re.search(rf"^{re.escape(label)}:[ \t]*(.*)$", info, re.MULTILINE)
-    value = match.group(1).strip() if match else ""
-    if match and not value:  # several GPUs: one "GPU n: name" line each below the label
-        below = info[match.end():].lstrip("\n").splitlines()
-        value = "; ".join(line.strip() for line in below[:16] if line.startswith("GPU "))
-    return value if value and value not in ("N/A", "Could not collect", "None") else None
+def runs_from_results(results: Any, *, metric: str | None = None) -> list[dict[str, Any]]:
+    """One run per task of the dictionary ``lm_eval.simple_evaluate`` returns (with its
+    ``samples`` when it ran with ``log_samples=True``): the runs a results file of the same
+    evaluation makes. Its values are taken as lm-eval writes them (what JSON cannot hold, as
+    text); its ``source`` is the dictionary's SHA-256 and lm-eval's date."""
+    import orjson
 
+    if not isinstance(results, dict):
+        raise fail("results", f"expected the dictionary simple_evaluate returns, not "
+                              f"{type(results).__name__}")
+    try:  # as lm-eval's own tracker writes it: numpy values as numbers, the rest as text
+        data = orjson.dumps(results, default=str, option=orjson.OPT_SERIALIZE_NUMPY
+                            | orjson.OPT_NON_STR_KEYS | orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError as exc:
+        raise fail("results", f"cannot be read as JSON ({exc})") from None
+    doc = check_doc(loads(data, "results"), "results")
+    logged = as_dict(doc.pop("samples", None))
 
-def _apparatus(doc: dict[str, Any], task: str, config: dict[str, Any],
-               metric: str) -> dict[str, Any]:
-    run_config = as_dict(doc.get("config"))
-    model_args = run_config.get("model_args")
-    if isinstance(model_args, str):
-        model_args = parse_kv_string(model_args)
-    model_args = redact_value(model_args) if isinstance(model_args, dict) else {}
-    gen = dict(as_dict(config.get("generation_kwargs")))
-    cli_gen = run_config.get("gen_kwargs")
-    gen.update(parse_kv_string(cli_gen) if isinstance(cli_gen, str) else as_dict(cli_gen))
-    env = doc.get("pretty_env_info")
-    python = _env(env, "Python version")
-    task_hash = _sub(doc, "task_hashes", task)
-    task_config = {k: v for k, v in config.items() if k != "metadata"}
-    prompt = {k: config.get(k) for k in _PROMPT_FIELDS} | {
-        k: doc.get(k) for k in ("system_instruction_sha", "chat_template_sha",
-                                "fewshot_as_multiturn")}
-    transformers = doc.get("transformers_version")
-    return {
-        "model": doc.get("model_name") or model_args.get("pretrained") or model_args.get("model")
-        or run_config.get("model"),
-        "model_digest": run_config.get("model_sha"),
-        "engine": run_config.get("model"),
-        "weights_precision": run_config.get("model_dtype") or model_args.get("dtype"),
-        "kv_cache_precision": model_args.get("kv_cache_dtype"),
-        "placement": run_config.get("device"),
-        "hardware": {"cpu": _env(env, "Model name"), "gpu": _env(env, "GPU models and "
-                     "configuration"), "nvidia_driver": _env(env, "Nvidia driver version")},
-        "decoding": _decoding(gen, run_config),
-        "dataset_hash": sha256_tag(task_hash),
-        "prompt_template_hash": digest(prompt),
-        "harness": {"name": HARNESS, "version": doc.get("lm_eval_version"),
-                    "commit": doc.get("git_hash")},
-        "evaluator": {"name": metric, "version": text_of(_sub(doc, "versions", task)),
-                      "config_hash": digest(task_config)},
-        "python": python.split()[0] if python else None,
-        "harness_config": redact_value({
-            "model_source": doc.get("model_source"),
-            "model_args": model_args,
-            "model_revision": run_config.get("model_revision"),
-            "batch_size": run_config.get("batch_size"),
-            "batch_sizes": run_config.get("batch_sizes") or None,
-            "limit": run_config.get("limit"),
-            "bootstrap_iters": run_config.get("bootstrap_iters"),
-            "use_cache": run_config.get("use_cache"),
-            "seeds": {k: run_config.get(k) for k in ("random_seed", "numpy_seed", "torch_seed",
-                                                     "fewshot_seed")},
-            "n_shot": _sub(doc, "n-shot", task),
-            "n_samples": _sub(doc, "n-samples", task),
-            "output_type": config.get("output_type"),
-            "repeats": config.get("repeats"),
-            "filters": [f.get("name") for f in as_list(config.get("filter_list"))
-                        if isinstance(f, dict)] or None,
-            "gen_kwargs": gen or None,
-            "task_hash": None if sha256_tag(task_hash) else task_hash,
-            "upper_git_hash": doc.get("upper_git_hash"),
-            "environment": {"transformers": None if transformers == "N/A" else transformers,
-                            "torch": _env(env, "PyTorch version")},
-        }),
-    }
+    def samples(task: str) -> tuple[str, Lines]:
+        where = f"results['samples'][{task!r}]"
+        lines = logged.get(task)
+        if not isinstance(lines, list):
+            raise fail("results", f"holds no samples of task {task!r}: call simple_evaluate "
+                                  "with log_samples=True (per-item scores are needed)")
+        if not all(isinstance(line, dict) for line in lines):
+            raise fail(where, "expected one object per sample")
+        return where, list(enumerate(lines, 1))
 
-
-def _decoding(gen: dict[str, Any], run_config: dict[str, Any]) -> dict[str, Any]:
-    temperature = float_of(gen.get("temperature"))
-    do_sample = gen.get("do_sample")
-    if isinstance(do_sample, str):
-        do_sample = {"true": True, "false": False}.get(do_sample.lower())
-    if temperature is None and do_sample is False:
-        temperature = 0.0  # greedy: lm-eval's models ignore temperature without sampling
-    seed = run_config.get("random_seed")
-    return {
-        "temperature": temperature,
-        "top_p": float_of(gen.get("top_p")),
-        "seed": seed if seed is not None else run_config.get("torch_seed"),
-        "max_tokens": int_of(gen.get("max_gen_toks", gen.get("max_new_tokens",
-                                                           gen.get("max_tokens")))),
-        "do_sample": do_sample if isinstance(do_sample, bool) else None,
-    }
+    source = {"harness": HARNESS, "file": "simple_evaluate results",
+              "sha256": "sha256:" + hashlib.sha256(data).hexdigest(),
+              "ids": {"date": str(doc.get("date"))}}
+    return runs_of(doc, "results", samples, source, metric)

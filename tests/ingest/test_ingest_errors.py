@@ -13,7 +13,7 @@ import orjson
 import pytest
 from builders import write_eval
 
-from logbook.errors import InputError
+from logbook.errors import EnvironmentProblem, InputError
 from logbook.ingest import inspect as inspect_log
 from logbook.ingest import read_runs
 from logbook.ingest._eval_zip import EvalArchive
@@ -247,7 +247,8 @@ def test_eval_without_zstandard_or_inspect_ai(tmp_path: Path,
     monkeypatch.setitem(sys.modules, "zstandard", None)
     monkeypatch.setitem(sys.modules, "inspect_ai", None)
     monkeypatch.setitem(sys.modules, "inspect_ai.log", None)
-    with pytest.raises(InputError, match=r"pip install 'logbook\[inspect\]'") as exc:
+    with pytest.raises(EnvironmentProblem, match=r"needs zstandard, which is missing "
+                       r"\(zstandard is a dependency of logbook: reinstall it") as exc:
         read_runs("inspect", EVAL_ERRORS)
     assert str(exc.value).startswith(str(EVAL_ERRORS))
     assert read_runs("inspect", JSON_FAILED)  # a .json log needs neither

@@ -516,6 +516,7 @@ def test_python_recording_block_that_raises(ledger_dir: Path, exc: BaseException
 
 
 # ---------------------------------------------------------------- docs/recording.md
+# (its Inspect hook's commands: tests/integrations/test_inspect_hook.py)
 
 # Stand-ins for the harnesses the doc runs; they write the fixtures' real outputs where the real
 # tool would: lm_eval into OUTPUT_PATH/<model>/ (0.4.x), inspect into its --log-dir.
@@ -601,7 +602,7 @@ def test_doc_commands_run(tmp_path: Path) -> None:
                   != "kv-q8-vs-f16")
     # one run each way in; the same lm-eval output appended twice is one run
     assert arms == [("arith-kv", "f16"), ("arith-kv", "f16"), ("hellaswag-kv", "f16"),
-                    ("hellaswag-kv", "q8")]
+                    ("hellaswag-kv", "q8"), ("hellaswag-kv", "q8")]
     statuses = {e["entry"]["body"]["status"] for e in exported(work)
                 if e["entry"]["kind"] == "run"}
     assert statuses == {"completed", "failed"}
@@ -609,7 +610,7 @@ def test_doc_commands_run(tmp_path: Path) -> None:
 
 
 def test_doc_python_example_runs(ledger_dir: Path) -> None:
-    (block,) = doc_blocks("python")
+    block = doc_blocks("python")[0]
     shutil.copyfile(EXAMPLE_PLAN, ledger_dir / "plan.toml")
     assert run_cli("plan", "plan.toml").code == 0
     exec(compile(block, str(DOC), "exec"), {"__name__": "doc_example"})

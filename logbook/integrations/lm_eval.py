@@ -1,0 +1,83 @@
+"""lm-evaluation-harness from Python: ``record(results, plan=..., arm=..., ledger=...)`` appends
+the runs of the dictionary ``lm_eval.simple_evaluate`` returns (docs/recording.md, "From Python
+with lm-eval").
+
+lm-eval has no plugin interface, so this is the one call a ``simple_evaluate`` user adds. The
+dictionary is read by the lm-eval adapter (``runs_from_results``: the same per-task runs,
+apparatus and checks as its results file) and appended through the same path as `logbook
+append --from lm-eval`, with what capture adds. When the ledger cannot take the runs (missing,
+locked, a full disk), they are spooled beside it for the next writing command, and the error
+is raised all the same.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from logbook.errors import LogbookError
+from logbook.integrations import spool
+
+if TYPE_CHECKING:
+    from logbook.crypto.signing import SigningKey
+    from logbook.ledger.entry import Entry
+
+SOURCE = "lm-eval"
+
+
+def _say(message: str) -> None:
+    print(f"logbook: {message}", file=sys.stderr, flush=True)
+
+
+def record(results: Any, *, plan: str | None = None, arm: str | None = None,
+           ledger: str | Path | None = None, session: str | None = None,
+           apparatus: dict[str, Any] | None = None, metric: str | None = None,
+           key: SigningKey | None = None) -> list[Entry]:
+    """Append one run per task of ``results`` (``simple_evaluate(..., log_samples=True)``'s
+    return value) to the ledger at ``ledger`` (default: LOGBOOK_DIR, else found from the
+    working folder, as every command finds it): with ``plan`` and ``arm``, the run of the
+    plan's suite goes to the arm and the others are exploratory. ``apparatus`` is what only
+    you know (engine build, flags as applied), merged over what the results say; ``metric``
+    names the primary metric (``acc`` or ``acc,filter``) instead of each task's first.
+
+    All runs or none; the entries are returned. A result that is not lm-eval's, or a plan
+    that does not take the runs, raises InputError and nothing is written or spooled."""
+    from logbook import config
+    from logbook.capture.apparatus import capture
+    from logbook.errors import InputError
+    from logbook.ingest.appending import Labels, append_output
+    from logbook.ingest.lm_eval import runs_from_results
+
+    where = None if ledger is None else str(ledger)
+    bodies = runs_from_results(results, metric=metric)  # a bad result: refused, not spooled
+    if apparatus is not None and "captured" in apparatus:
+        raise InputError("apparatus: the key 'captured' is reserved for what logbook "
+                         "captures itself")
+    declared = {**(apparatus or {}),
+                "captured": capture(sys.argv, Path.cwd(), ignore=spool.folder_for(where).parent)}
+    session = session or config.session()
+    try:
+        from logbook.crypto.signing import load_key
+        from logbook.ledger.service import Ledger
+
+        with Ledger.open(where, write=True) as opened:
+            signer = key or load_key()
+            done = append_output(opened, signer, SOURCE, lambda _metric: bodies, plan=plan,
+                                 arm=arm, declared=declared, session=session,
+                                 labels=Labels("plan", "arm"), what="results")
+            spool.drain(opened, signer, _say)
+    except InputError:
+        raise  # the ledger is there and says no: nothing to keep for later
+    except (LogbookError, OSError) as exc:
+        why = " ".join(str(exc).split()) or type(exc).__name__
+        kept = spool.keep(spool.folder_for(where),
+                          {"source": SOURCE, "path": None, "bodies": bodies, "plan": plan,
+                           "arm": arm, "session": session, "declared": declared,
+                           "spooled_because": why, "switched_on_by": "record()"})
+        if kept.path is not None:
+            _say(f"the runs could not be appended ({why}); they are spooled in {kept.path}: "
+                 "the next writing command (`logbook run`, `logbook append --from`, a hooked "
+                 "run) appends them")
+        raise
+    return done.entries

@@ -1,0 +1,163 @@
+"""`logbook.integrations.lm_eval.record()`: the runs of simple_evaluate's results dictionary.
+
+The dictionaries are rebuilt from real lm-evaluation-harness outputs (tests/fixtures/lm_eval:
+`lm_eval --model dummy` on local task YAMLs, with --log_samples): the results file is the
+dictionary simple_evaluate returned, less its ``samples``, which the samples files hold line by
+line. Each must record the runs `logbook append --from lm-eval` makes of those files.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from builders import plan_body, write_json
+from conftest import run_cli
+
+from logbook.errors import EnvironmentProblem, InputError
+from logbook.integrations.lm_eval import record
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "lm_eval"
+
+
+def simple_evaluate_results(folder: Path) -> dict[str, Any]:
+    """What simple_evaluate(..., log_samples=True) returned for the run saved in ``folder``."""
+    (results_file,) = folder.glob("results_*.json")
+    results = orjson.loads(results_file.read_bytes())
+    stamp = results_file.name.removeprefix("results_")
+    samples = {}
+    for task in results["configs"]:
+        lines = folder / f"samples_{task}_{stamp.removesuffix('.json')}.jsonl"
+        if lines.is_file():
+            samples[task] = [orjson.loads(line) for line in lines.read_bytes().splitlines()
+                             if line.strip()]
+    return {**results, "samples": samples}
+
+
+def runs(ledger: Path | None = None) -> list[dict[str, Any]]:
+    r = run_cli("export") if ledger is None else run_cli("--ledger", str(ledger), "export")
+    assert r.code == 0, r.err
+    return [e["entry"]["body"] for e in map(orjson.loads, r.out.splitlines())
+            if e["entry"]["kind"] == "run"]
+
+
+@pytest.mark.parametrize("run", ["run-seed1", "run-gen-seed1", "run-2tasks-seed6",
+                                 "run-group-seed5"])
+def test_record_makes_the_runs_of_the_results_file(ledger_dir: Path, tmp_path: Path,
+                                                   run: str) -> None:
+    entries = record(simple_evaluate_results(FIXTURES / run))
+    recorded = runs()
+    assert [e.body for e in entries] == recorded and recorded
+    other = tmp_path / "other"
+    other.mkdir()
+    assert run_cli("init", str(other), "--name", "other").code == 0
+    r = run_cli("--ledger", str(other), "append", "--from", "lm-eval", str(FIXTURES / run))
+    assert r.code == 0, r.err
+    appended = runs(other)
+    assert len(appended) == len(recorded)
+    for mine, theirs in zip(recorded, appended, strict=True):
+        for field in ("status", "task", "group", "outcomes", "reported", "started", "note"):
+            assert mine.get(field) == theirs.get(field), field
+        captured = mine["apparatus"].pop("captured")
+        assert mine["apparatus"] == theirs["apparatus"] and captured["python"]
+        assert mine["source"]["harness"] == "lm-evaluation-harness"
+        assert mine["source"]["file"] == "simple_evaluate results"
+    assert run_cli("verify").code == 0
+
+
+def test_record_into_a_plan_and_once(ledger_dir: Path, tmp_path: Path) -> None:
+    body = plan_body("mc", arms=("dummy", "other"),
+                     suite={"name": "synth_mc", "version": "1", "n_items": 200},
+                     metric={"name": "acc", "kind": "proportion"})
+    assert run_cli("plan", str(write_json(tmp_path / "plan.json", body))).code == 0
+    results = simple_evaluate_results(FIXTURES / "run-seed1")
+    (entry,) = record(results, plan="mc", arm="dummy", apparatus={"engine": "dummy"})
+    assert entry.body["arm"] == "dummy" and entry.body["apparatus"]["engine"] == "dummy"
+    with pytest.raises(InputError, match="already"):
+        record(results, plan="mc", arm="dummy")
+    assert len(runs()) == 1
+
+
+def test_record_refuses_what_it_cannot_take_and_writes_nothing(ledger_dir: Path) -> None:
+    results = simple_evaluate_results(FIXTURES / "run-seed1")
+    with pytest.raises(InputError, match="log_samples=True"):
+        record({**results, "samples": {}})
+    with pytest.raises(InputError, match="arm needs plan"):
+        record(results, arm="nope")
+    with pytest.raises(InputError, match="lm_eval_version"):
+        record({**results, "lm_eval_version": "0.3.0"})
+    with pytest.raises(InputError, match="reserved"):
+        record(results, apparatus={"captured": {}})
+    assert runs() == []
+
+
+def test_without_a_ledger_the_runs_are_spooled_and_the_next_write_appends_them(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "later"
+    folder.mkdir()
+    with pytest.raises(EnvironmentProblem, match="no ledger"):
+        record(simple_evaluate_results(FIXTURES / "run-seed1"), ledger=folder)
+    (spooled,) = (folder / ".logbook" / "spool").glob("*.json")
+    assert run_cli("init", str(folder), "--name", "later").code == 0
+    r = run_cli("--ledger", str(folder), "append", "--from", "lm-eval",
+                str(FIXTURES / "run-seed2"))
+    assert r.code == 0, r.err
+    assert f"from the spool ({spooled.name})" in r.err and not spooled.exists()
+    first, second = runs(folder)  # the command's own run, then the spooled one
+    assert first["source"]["file"].startswith("results_")
+    assert second["source"]["file"] == "simple_evaluate results"
+
+
+DOC = Path(__file__).parents[2] / "docs" / "recording.md"
+
+
+def _stand_in_lm_eval() -> Any:
+    """lm-evaluation-harness is not installed here: a module whose simple_evaluate returns what
+    the real one returned for the fixture's run, for the task and model it is asked for (as
+    test_record's FAKE_LM_EVAL writes the fixture's files for the doc's shell commands)."""
+    import time
+    import types
+
+    def simple_evaluate(*, model: str, model_args: str, tasks: list[str],
+                        log_samples: bool) -> dict[str, Any]:
+        (task,) = tasks
+        results = simple_evaluate_results(FIXTURES / "run-seed1")
+        doc = orjson.loads(orjson.dumps(results).decode().replace("synth_mc", task))
+        doc["config"]["model"], doc["config"]["model_args"] = model, model_args
+        doc["model_name"] = dict(kv.split("=") for kv in model_args.split(","))["pretrained"]
+        doc["date"] = time.time()
+        if not log_samples:
+            doc.pop("samples")
+        return doc
+
+    module = types.ModuleType("lm_eval")
+    module.simple_evaluate = simple_evaluate  # type: ignore[attr-defined]
+    return module
+
+
+def test_doc_lm_eval_python_example_runs(ledger_dir: Path, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+
+    text = DOC.read_text()
+    plan_toml = re.search(r"cat > hellaswag.toml <<'EOF'\n(.*?)^EOF", text, re.S | re.M)
+    assert plan_toml is not None
+    (tmp_path / "hellaswag.toml").write_text(plan_toml.group(1))
+    assert run_cli("plan", str(tmp_path / "hellaswag.toml")).code == 0
+    blocks = re.findall(r"^```python\n(.*?)^```", text, re.M | re.S)
+    (block,) = [b for b in blocks if "logbook.integrations.lm_eval" in b]
+    monkeypatch.setitem(sys.modules, "lm_eval", _stand_in_lm_eval())
+    exec(compile(block, str(DOC), "exec"), {"__name__": "doc_example"})
+    (run,) = runs()
+    assert run["arm"] == "q8" and run["task"] == "hellaswag" and run["plan"] is not None
+    assert run["apparatus"]["kv_cache_precision"] == "fp8_e5m2"
+    assert capsys.readouterr().out.strip() == f"[{len(exported_lines()) - 1}]"
+
+
+def exported_lines() -> list[str]:
+    r = run_cli("export")
+    return r.out.splitlines()
