@@ -13,6 +13,25 @@ from typing import Any
 
 import orjson
 
+from logbook.analysis.brief_shapes import (
+    BandRow,
+    Brief,
+    Checked,
+    ClaimRow,
+    Integrity,
+    LatestCheckpoint,
+    LedgerHead,
+    NoteRow,
+    OpenPlan,
+    Overdue,
+    PlanArm,
+    PreviousSession,
+    Remeasure,
+    RestingOn,
+    RetractionRow,
+    SessionRun,
+    StoredAudit,
+)
 from logbook.ledger.entry import Entry
 from logbook.ledger.service import Ledger
 from logbook.model import apply_amendments
@@ -41,7 +60,7 @@ def stored_findings(raw: object) -> list[dict[str, Any]]:
 
 
 def evaluator_changed(ledger: Ledger, band: Entry,
-                      recent_runs: list[Entry]) -> dict[str, Any] | None:
+                      recent_runs: list[Entry]) -> Remeasure | None:
     """The latest recent run of the band's apparatus scored under another evaluator config
     hash (the band describes the old evaluator: it must be re-measured), else None."""
     from logbook.analysis.view import flatten, is_identity
@@ -63,11 +82,11 @@ def evaluator_changed(ledger: Ledger, band: Entry,
             continue
         other = flatten(run.body.get("apparatus") or {}).get("evaluator.config_hash")
         if other != stamp and shape(run) == want:
-            return {"seq": run.seq, "digest": run.digest, "evaluator_config_hash": other}
+            return Remeasure(seq=run.seq, digest=run.digest, evaluator_config_hash=other)
     return None
 
 
-def open_plans(store: BriefReads, retracted: set[str]) -> list[dict[str, Any]]:
+def open_plans(store: BriefReads, retracted: set[str]) -> list[OpenPlan]:
     """Plans with an arm short of its planned runs, and the arm to run next.
 
     Most plans are finished. A plan untouched by amendments and retractions is finished when
@@ -98,20 +117,20 @@ def open_plans(store: BriefReads, retracted: set[str]) -> list[dict[str, Any]]:
         arms = []
         for arm in body.get("arms", []):
             c = counts.get((p.digest, arm["name"]), {})
-            arms.append({"arm": arm["name"], "role": arm.get("role"),
-                         "completed": c.get("completed", 0), "planned": k,
-                         "failed": c.get("failed", 0), "aborted": c.get("aborted", 0),
-                         "last_seq": last_seq.get((p.digest, arm["name"]))})
-        short = [a for a in arms if a["completed"] < k]
+            arms.append(PlanArm(arm=arm["name"], role=arm.get("role"),
+                                completed=c.get("completed", 0), planned=k,
+                                failed=c.get("failed", 0), aborted=c.get("aborted", 0),
+                                last_seq=last_seq.get((p.digest, arm["name"]))))
+        short = [a for a in arms if a.completed < k]
         if not short:
             continue
         # interleave: the arm with the fewest completed runs, then the one run least recently
-        nxt = min(short, key=lambda a: (a["completed"], -1 if a["last_seq"] is None
-                                        else a["last_seq"]))
-        out.append({"plan": p.digest, "slug": body.get("slug"), "title": body.get("title"),
-                    "seq": p.seq, "arms": arms, "next_arm": nxt["arm"],
-                    "runs_done": sum(a["completed"] for a in arms),
-                    "runs_planned": k * len(arms), "due": body.get("due")})
+        nxt = min(short, key=lambda a: (a.completed, -1 if a.last_seq is None
+                                        else a.last_seq))
+        out.append(OpenPlan(plan=p.digest, slug=body["slug"], title=body.get("title"),
+                            seq=p.seq, arms=arms, next_arm=nxt.arm,
+                            runs_done=sum(a.completed for a in arms),
+                            runs_planned=k * len(arms), due=body.get("due")))
     return out
 
 
@@ -124,7 +143,7 @@ def _finished(digest: str, shape: str | None, completed: dict[tuple[str, str], i
                     for a in arms))
 
 
-def resting_on(store: BriefReads, retractions: list[Entry]) -> list[dict[str, Any]]:
+def resting_on(store: BriefReads, retractions: list[Entry]) -> list[RestingOn]:
     """Claims and notes that rest on what these retractions withdraw (a reference always
     points back, so only entries after the earliest target can)."""
     targets = {str(r.body.get("target")): r for r in retractions}
@@ -139,14 +158,15 @@ def resting_on(store: BriefReads, retractions: list[Entry]) -> list[dict[str, An
         refs = {*b.get("runs", []), *b.get("refs", []), b.get("plan")}
         hit = sorted(t for t in targets if t in refs)
         if hit:
-            rows.append({"seq": e.seq, "digest": e.digest, "kind": e.kind, "rests_on": hit,
-                         "text": b.get("statement") or b.get("text")})
+            rows.append(RestingOn(seq=e.seq, digest=e.digest, kind=e.kind, rests_on=hit,
+                                  text=b.get("statement") or b.get("text")))
     return rows
 
 
 def build_brief(ledger: Ledger, since: int | None = None,
-                verified: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The brief; ``verified`` is what the integrity check established (None: not checked)."""
+                verified: dict[str, Any] | None = None) -> Brief:
+    """The brief; ``verified`` is what the integrity check established (its ``as_dict``;
+    None: not checked)."""
     store = ledger.brief_reads()
     size, head = store.head()
     retractions = _entries(store, "retraction")
@@ -167,188 +187,143 @@ def build_brief(ledger: Ledger, since: int | None = None,
         status = ("retracted" if c.digest in retracted else
                   "rests on retracted runs" if any(r in retracted for r in runs) else
                   "standing (run `logbook claim check` to recompute)")
-        claim_rows.append({"seq": c.seq, "digest": c.digest, "statement": c.body["statement"],
-                           "status": status})
+        claim_rows.append(ClaimRow(seq=c.seq, digest=c.digest,
+                                   statement=c.body["statement"], status=status))
     session = store.latest_session()
     session_runs = store.session_runs(session) if session else []
     plans = open_plans(store, retracted)
     overdue = past_due(plans)
     band_entries = _entries(store, "band")
     recent_runs = _entries(store, "run", RECENT) if band_entries else []
-    bands = [{"seq": b.seq, "selector": b.body["selector"], "k": b.body["k"],
-              "mean": b.body["mean"], "band": b.body["band"],
-              "evaluator_config_hash": b.body.get("evaluator_config_hash"),
-              "remeasure": evaluator_changed(ledger, b, recent_runs)}
+    bands = [BandRow(seq=b.seq, selector=b.body["selector"], k=b.body["k"],
+                     mean=b.body["mean"], band=b.body["band"],
+                     evaluator_config_hash=b.body.get("evaluator_config_hash"),
+                     remeasure=evaluator_changed(ledger, b, recent_runs))
              for b in band_entries]
-    notes = [{"seq": n.seq, "text": n.body["text"]} for n in _entries(store, "note", 5)]
-    brief: dict[str, Any] = {
-        "ledger": {"name": ledger.name, "uuid": ledger.uuid, "size": size, "head": head},
-        "integrity": {
-            "verified": verified,
-            "latest_checkpoint": None if not checkpoints else {
-                "size": checkpoints[-1][1], "root": checkpoints[-1][2],
-                "created": checkpoints[-1][4]},
-        },
-        "open_plans": plans,
-        "overdue": overdue,
-        "remeasure": remeasure,
-        "beyond_band": beyond_band,
-        "retractions": [{"seq": r.seq, "digest": r.digest, "target": r.body.get("target"),
-                         "category": r.body.get("category"), "reason": r.body.get("reason"),
-                         "correction": r.body.get("correction")} for r in shown],
-        "resting_on_retracted": rest_rows,
+    notes = [NoteRow(seq=n.seq, text=n.body["text"]) for n in _entries(store, "note", 5)]
+    last = checkpoints[-1] if checkpoints else None
+    brief = Brief(
+        ledger=LedgerHead(name=ledger.name, uuid=ledger.uuid, size=size, head=head),
+        integrity=Integrity(
+            verified=None if verified is None else Checked(**verified),
+            latest_checkpoint=None if last is None else LatestCheckpoint(
+                size=last[1], root=last[2], created=last[4])),
+        open_plans=plans,
+        overdue=overdue,
+        remeasure=remeasure,
+        beyond_band=beyond_band,
+        retractions=[RetractionRow(seq=r.seq, digest=r.digest, target=r.body.get("target"),
+                                   category=r.body.get("category"),
+                                   reason=r.body.get("reason"),
+                                   correction=r.body.get("correction")) for r in shown],
+        resting_on_retracted=rest_rows,
         # what the last `logbook audit` stored: a derived row the check above cannot vouch
         # for (anyone with the file can write one), so it is labelled as such
-        "audit": None if audit is None else {"size": audit[0], "at": audit[1],
-                                             "errors": errors, "verified": False},
-        "bands": bands,
-        "claims": claim_rows,
-        "notes": notes,
-        "previous_session": None if not session else {
-            "session": session,
-            "runs": [{"seq": r.seq, "digest": r.digest, "plan": r.plan, "arm": r.arm,
-                      "status": r.status} for r in session_runs]},
-    }
-    brief["next"] = next_steps(brief)
+        audit=None if audit is None else StoredAudit(size=audit[0], at=audit[1],
+                                                     errors=errors, verified=False),
+        bands=bands,
+        claims=claim_rows,
+        notes=notes,
+        previous_session=None if not session else PreviousSession(
+            session=session,
+            runs=[SessionRun(seq=r.seq, digest=r.digest, plan=r.plan, arm=r.arm,
+                             status=r.status) for r in session_runs]),
+        next=[])
+    brief.next = next_steps(brief)
     return brief
 
 
-def past_due(plans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def past_due(plans: list[OpenPlan]) -> list[Overdue]:
     """Open plans (no verdict yet) whose `due` date has passed (today, UTC)."""
     import datetime
 
     today = datetime.datetime.now(datetime.UTC).date().isoformat()
-    return [{"plan": p["plan"], "slug": p["slug"], "due": p["due"],
-             "runs_done": p["runs_done"], "runs_planned": p["runs_planned"]}
-            for p in plans if isinstance(p.get("due"), str) and p["due"] < today]
+    return [Overdue(plan=p.plan, slug=p.slug, due=p.due, runs_done=p.runs_done,
+                    runs_planned=p.runs_planned)
+            for p in plans if isinstance(p.due, str) and p.due < today]
 
 
-def next_steps(b: dict[str, Any]) -> list[str]:
+def next_steps(b: Brief) -> list[str]:
     """The three things to do next, most urgent first."""
     steps: list[str] = []
-    integ = b["integrity"]
-    if integ["verified"] is None:
+    checked = b.integrity.verified
+    if checked is None:
         steps.append("run `logbook verify`: this brief did not check the ledger")
-    for r in b["resting_on_retracted"][:1]:
-        steps.append(f"{r['kind']} @{r['seq']} rests on a retracted entry: retract or re-make "
+    for r in b.resting_on_retracted[:1]:
+        steps.append(f"{r.kind} @{r.seq} rests on a retracted entry: retract or re-make "
                      "it; do not repeat it")
-    for p in b.get("overdue", [])[:1]:
-        steps.append(f"plan {p['slug']} was due {p['due']} and has no verdict "
-                     f"({p['runs_done']}/{p['runs_planned']} runs): finish it, or amend or "
+    for due in b.overdue[:1]:
+        steps.append(f"plan {due.slug} was due {due.due} and has no verdict "
+                     f"({due.runs_done}/{due.runs_planned} runs): finish it, or amend or "
                      "retract it saying why")
-    for f in b["remeasure"][:1]:
+    for f in b.remeasure[:1]:
         steps.append(f"re-measure: {f['message']}")
-    for f in b["beyond_band"][:1]:
+    for f in b.beyond_band[:1]:
         steps.append(f"runs disagree beyond their band: {f['message']}")
-    for p in b["open_plans"]:
-        steps.append(f"plan {p['slug']}: run arm {p['next_arm']} next "
-                     f"({p['runs_done']}/{p['runs_planned']} runs done)")
-    if b["audit"] and b["audit"]["errors"]:
-        steps.append(f"{len(b['audit']['errors'])} audit error(s) stand: see `logbook audit`")
-    if not b["open_plans"]:
+    for p in b.open_plans:
+        steps.append(f"plan {p.slug}: run arm {p.next_arm} next "
+                     f"({p.runs_done}/{p.runs_planned} runs done)")
+    if b.audit and b.audit.errors:
+        steps.append(f"{len(b.audit.errors)} audit error(s) stand: see `logbook audit`")
+    if not b.open_plans:
         steps.append("no open plans: write one (`logbook plan FILE`) before the next run")
-    checked = integ["verified"]
-    if checked is not None and checked.get("signatures_checked", 0) > SLOW_SIGNATURES:
-        steps.append(f"run `logbook checkpoint`: {checked['signatures_checked']} signatures were "
+    if checked is not None and checked.signatures_checked > SLOW_SIGNATURES:
+        steps.append(f"run `logbook checkpoint`: {checked.signatures_checked} signatures were "
                      "checked one by one before this brief; a checkpoint vouches for them next "
                      "time")
     return steps[:3]
 
 
-def brief_lines(b: dict[str, Any]) -> list[str]:
-    led, integ = b["ledger"], b["integrity"]
-    out = ["NEXT:"] + [f"  {i}. {s}" for i, s in enumerate(b["next"], 1)]
-    checked = integ["verified"]
-    out.append(f"ledger {led['name']!r} {led['uuid']}: {led['size']} entries; "
-               + ("not checked" if checked is None else
-                  f"verified now ({checked['checks']})")
-               + ("" if not integ["latest_checkpoint"] else
-                  f"; checkpoint at size {integ['latest_checkpoint']['size']}"))
-    if b["open_plans"]:
+def brief_lines(b: Brief) -> list[str]:
+    led, integ = b.ledger, b.integrity
+    out = ["NEXT:"] + [f"  {i}. {s}" for i, s in enumerate(b.next, 1)]
+    checked = integ.verified
+    out.append(f"ledger {led.name!r} {led.uuid}: {led.size} entries; "
+               + ("not checked" if checked is None else f"verified now ({checked.checks})")
+               + ("" if not integ.latest_checkpoint else
+                  f"; checkpoint at size {integ.latest_checkpoint.size}"))
+    if b.open_plans:
         out.append("open plans:")
-        for p in b["open_plans"][:8]:
-            arms = ", ".join(f"{a['arm']} {a['completed']}/{a['planned']}" for a in p["arms"])
-            out.append(f"  {p['slug']}: {arms}; next arm {p['next_arm']}")
-    if b.get("overdue"):
+        for p in b.open_plans[:8]:
+            arms = ", ".join(f"{a.arm} {a.completed}/{a.planned}" for a in p.arms)
+            out.append(f"  {p.slug}: {arms}; next arm {p.next_arm}")
+    if b.overdue:
         out.append("past due without a verdict: " + "; ".join(
-            f"{p['slug']} (due {p['due']}, {p['runs_done']}/{p['runs_planned']} runs)"
-            for p in b["overdue"][:5]))
-    if b["remeasure"]:
+            f"{p.slug} (due {p.due}, {p.runs_done}/{p.runs_planned} runs)"
+            for p in b.overdue[:5]))
+    if b.remeasure:
         out.append("re-measure:")
-        out += [f"  {f['message']}" for f in b["remeasure"][:5]]
-    if b["beyond_band"]:
+        out += [f"  {f['message']}" for f in b.remeasure[:5]]
+    if b.beyond_band:
         out.append("runs beyond their band:")
-        out += [f"  {f['message']}" for f in b["beyond_band"][:5]]
-    if b["retractions"]:
+        out += [f"  {f['message']}" for f in b.beyond_band[:5]]
+    if b.retractions:
         out.append("retractions:")
-        out += [f"  @{r['seq']} retracts {str(r['target'])[:12]} ({r['category']}): "
-                f"{r['reason']}" for r in b["retractions"][-5:]]
-    for r in b["resting_on_retracted"][:5]:
-        out.append(f"  ! {r['kind']} @{r['seq']} rests on retracted {r['rests_on'][0][:12]}: "
-                   f"{r['text']}")
-    if b["audit"] and b["audit"]["errors"]:
-        out.append(f"audit errors ({len(b['audit']['errors'])}, at size {b['audit']['size']}, "
+        out += [f"  @{r.seq} retracts {str(r.target)[:12]} ({r.category}): {r.reason}"
+                for r in b.retractions[-5:]]
+    for x in b.resting_on_retracted[:5]:
+        out.append(f"  ! {x.kind} @{x.seq} rests on retracted {x.rests_on[0][:12]}: {x.text}")
+    if b.audit and b.audit.errors:
+        out.append(f"audit errors ({len(b.audit.errors)}, at size {b.audit.size}, "
                    "as the last `logbook audit` stored them, not verified: run it again to "
                    "recompute):")
-        out += [f"  {f['check']}: {f['message']}" for f in b["audit"]["errors"][:5]]
-    if b["bands"]:
-        out.append("bands: " + "; ".join(f"{x['selector']} ±{x['band']:.4g} (k={x['k']})"
-                                         for x in b["bands"][-3:]))
-        for x in b["bands"]:
-            if x["remeasure"]:
-                out.append(f"  ! band @{x['seq']} ({x['selector']}) must be re-measured: "
-                           f"@{x['remeasure']['seq']} ran its apparatus under evaluator hash "
-                           f"{x['remeasure']['evaluator_config_hash']}")
-    if b["claims"]:
+        out += [f"  {f['check']}: {f['message']}" for f in b.audit.errors[:5]]
+    if b.bands:
+        out.append("bands: " + "; ".join(f"{x.selector} ±{x.band:.4g} (k={x.k})"
+                                         for x in b.bands[-3:]))
+        for band in b.bands:
+            if band.remeasure:
+                out.append(f"  ! band @{band.seq} ({band.selector}) must be re-measured: "
+                           f"@{band.remeasure.seq} ran its apparatus under evaluator hash "
+                           f"{band.remeasure.evaluator_config_hash}")
+    if b.claims:
         out.append("claims:")
-        out += [f"  @{c['seq']} {c['statement']} — {c['status']}" for c in b["claims"]]
-    if b["notes"]:
+        out += [f"  @{c.seq} {c.statement} — {c.status}" for c in b.claims]
+    if b.notes:
         out.append("notes:")
-        out += [f"  @{n['seq']} {n['text']}" for n in b["notes"][-3:]]
-    ps = b["previous_session"]
+        out += [f"  @{n.seq} {n.text}" for n in b.notes[-3:]]
+    ps = b.previous_session
     if ps:
-        runs = ", ".join(f"@{r['seq']} {r['arm']} {r['status']}" for r in ps["runs"][-6:])
-        out.append(f"previous session {ps['session']}: {len(ps['runs'])} runs ({runs})")
+        runs = ", ".join(f"@{r.seq} {r.arm} {r.status}" for r in ps.runs[-6:])
+        out.append(f"previous session {ps.session}: {len(ps.runs)} runs ({runs})")
     return out
-
-
-def brief_schema() -> dict[str, Any]:
-    """The documented shape of `brief --json` (schemas/brief.json)."""
-    obj, arr, s, i = {"type": "object"}, {"type": "array"}, {"type": "string"}, {"type":
-                                                                                  "integer"}
-    nullable = lambda t: {"anyOf": [t, {"type": "null"}]}  # noqa: E731
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": "https://logbook.dev/schemas/brief.json",
-        "title": "logbook brief --json",
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["ledger", "integrity", "open_plans", "overdue", "remeasure", "beyond_band",
-                     "retractions",
-                     "resting_on_retracted", "audit", "bands", "claims", "notes",
-                     "previous_session", "next"],
-        "properties": {
-            "ledger": {"type": "object", "required": ["name", "uuid", "size", "head"],
-                       "properties": {"name": s, "uuid": s, "size": i, "head": nullable(s)}},
-            "integrity": {"type": "object", "required": ["verified", "latest_checkpoint"],
-                          "properties": {"verified": nullable({
-                              "type": "object",
-                              "required": ["verified", "entries", "head", "checks"],
-                              "properties": {"verified": {"const": True}, "entries": i,
-                                             "head": nullable(s), "checks": s}}),
-                                         "latest_checkpoint": nullable(obj)}},
-            "open_plans": {"type": "array", "items": {
-                "type": "object", "required": ["plan", "slug", "arms", "next_arm"],
-                "properties": {"plan": s, "slug": s, "next_arm": s, "arms": arr}}},
-            "overdue": {"type": "array", "items": {
-                "type": "object", "required": ["plan", "slug", "due", "runs_done",
-                                               "runs_planned"],
-                "properties": {"plan": s, "slug": s, "due": s, "runs_done": i,
-                               "runs_planned": i}}},
-            "remeasure": arr, "beyond_band": arr, "retractions": arr,
-            "resting_on_retracted": arr,
-            "audit": nullable(obj), "bands": arr, "claims": arr, "notes": arr,
-            "previous_session": nullable(obj),
-            "next": {"type": "array", "items": s, "maxItems": 3, "minItems": 1},
-        },
-    }

@@ -10,36 +10,40 @@ from __future__ import annotations
 from typing import Any
 
 from logbook.analysis.report import build_report
+from logbook.analysis.schemas import ArmReport, Report
 from logbook.analysis.view import LedgerView
 from logbook.errors import InputError
 
 
-def _figure(rep: dict[str, Any], arm: str | None, effect: str | None) -> dict[str, Any]:
+def _counted(arm: ArmReport) -> list[str]:
+    """The digests of the arm's runs that count: completed and not retracted."""
+    return [r.digest for r in arm.runs if r.status == "completed" and not r.retracted]
+
+
+def _figure(rep: Report, arm: str | None, effect: str | None) -> dict[str, Any]:
     """The claimed figure: an arm's mean, or a treatment's effect over the control."""
     if arm is not None and effect is not None:
         raise InputError("give --arm or --effect, not both")
-    arms = {a["name"]: a for a in rep["arms"]}
-    effects = [e for e in rep["effects"] if e.get("point") is not None]
+    arms = {a.name: a for a in rep.arms}
+    effects = [e for e in rep.effects if e.point is not None]
     if arm is None and (effect is not None or effects):
-        chosen = next((e for e in effects if effect is None or e["treatment"] == effect), None)
+        chosen = next((e for e in effects if effect is None or e.treatment == effect), None)
         if chosen is None:
             raise InputError(f"--effect {effect!r}: no computable effect for that treatment arm"
                              if effect else "the plan has no computable effect yet")
-        runs = [r["digest"] for name in (chosen["control"], chosen["treatment"])
-                for r in arms[name]["runs"] if r["status"] == "completed" and not r["retracted"]]
-        return {"figure": "effect", "arm": [chosen["control"], chosen["treatment"]],
-                "value": chosen["point"], "interval": [chosen["low"], chosen["high"]],
-                "method": chosen["method"], "runs": runs}
-    name = arm or rep["arms"][0]["name"]
+        return {"figure": "effect", "arm": [chosen.control, chosen.treatment],
+                "value": chosen.point, "interval": [chosen.low, chosen.high],
+                "method": chosen.method,
+                "runs": [*_counted(arms[chosen.control]), *_counted(arms[chosen.treatment])]}
+    name = arm or rep.arms[0].name
     if name not in arms:
         raise InputError(f"--arm {name!r} is not an arm of the plan")
     a = arms[name]
-    if a["mean"] is None or a["interval"] is None:
+    if a.mean is None or a.interval is None:
         raise InputError(f"arm {name!r} has no figure yet (no completed runs)")
-    runs = [r["digest"] for r in a["runs"] if r["status"] == "completed" and not r["retracted"]]
-    return {"figure": "arm_mean", "arm": name, "value": a["mean"],
-            "interval": [a["interval"]["low"], a["interval"]["high"]],
-            "method": a["interval"]["kind"], "runs": runs}
+    return {"figure": "arm_mean", "arm": name, "value": a.mean,
+            "interval": [a.interval.low, a.interval.high], "method": a.interval.kind,
+            "runs": _counted(a)}
 
 
 def claim_body(view: LedgerView, plan_ref: str, statement: str, arm: str | None = None,
@@ -47,7 +51,7 @@ def claim_body(view: LedgerView, plan_ref: str, statement: str, arm: str | None 
     rep = build_report(view, plan_ref)
     fig = _figure(rep, arm, effect)
     size = view.size
-    return {"statement": statement, "plan": rep["plan"]["digest"], "arm": fig["arm"],
+    return {"statement": statement, "plan": rep.plan["digest"], "arm": fig["arm"],
             "value": fig["value"], "interval": fig["interval"], "runs": fig["runs"],
             "ledger_size": size, "ledger_root": view.ledger.root(size).hex(),
             "figure": fig["figure"], "method": fig["method"]}

@@ -32,11 +32,6 @@ def verdict_of(plan: PlanView) -> Verdict:
     return judge(body, arms, effects, confidence)
 
 
-def plan_verdict(plan: PlanView) -> dict[str, Any]:
-    """`verdict_of` as JSON data (what the audit's A22 compares)."""
-    return verdict_of(plan).as_json()
-
-
 def retraction_of(view: LedgerView, run: RunView) -> dict[str, Any]:
     """What withdrew a run: the (first) retraction's seq, digest, category, reason, correction."""
     r = run.retracted_by[0]

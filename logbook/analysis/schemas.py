@@ -1,53 +1,20 @@
-"""The shapes of command outputs, each written once: the analysis builds these dataclasses,
-``as_json`` gives the JSON a command prints, and the export derives schemas/ from the same
-fields (through pydantic, imported only then: `python -m logbook.analysis.schemas schemas/`,
-beside the entry kinds'). Tests validate real output against them and keep schemas/ fresh.
+"""The shapes of the report's output, each written once: the analysis builds these
+dataclasses (`outputs.Out`), ``as_json`` gives the JSON `report --json` prints, and the export
+derives schemas/ from the same fields, the brief's (`brief_shapes`) beside them (through
+pydantic, imported only then: `python -m logbook.analysis.schemas schemas/`, beside the entry
+kinds'). Tests validate real output against them and keep schemas/ fresh.
 """
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from logbook.analysis.outputs import ABSENT, EXTRA_KEY, INTERNAL, Out, json_schema
 
-class _Absent:
-    """A field the output leaves out, as opposed to one it gives as null."""
-
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-
-ABSENT: Any = _Absent()
-INTERNAL = {"json": False, "schema": False}  # neither printed nor in the schema
-EXTRA_KEY = {"schema": False}  # printed when set; the schema leaves it to additionalProperties
-
-
-def _json(value: Any) -> Any:
-    if isinstance(value, Out):
-        return value.as_json()
-    if isinstance(value, list):
-        return [_json(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _json(v) for k, v in value.items()}
-    return value
-
-
-@dataclass(kw_only=True, eq=False)
-class Out:
-    """A part of a command's output: ``as_json`` gives its fields in declaration order, less
-    those left ABSENT. ``EXTRA`` is what the schema says of keys it does not name."""
-
-    EXTRA: ClassVar[Literal["forbid", "allow"]] = "forbid"
-
-    def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            key = f.metadata.get("json", f.name)
-            if value is not ABSENT and key is not False:
-                out[key] = _json(value)
-        return out
+if TYPE_CHECKING:
+    from logbook import findings
 
 
 @dataclass(kw_only=True, eq=False)
@@ -273,6 +240,11 @@ class Finding(Out):
     seq: int | None
     entries: list[str]
 
+    @classmethod
+    def of(cls, found: findings.Finding) -> Finding:
+        return cls(check=found.check, severity=found.severity, message=found.message,
+                   seq=found.seq, entries=list(found.entries))
+
 
 @dataclass(kw_only=True, eq=False)
 class ComponentArm(Out):
@@ -303,9 +275,9 @@ class Report(Out):
     verdict: Verdict
     line: str | None
     excluded: list[Excluded]
-    findings: list[Finding]  # the command adds them
     components: list[Component] = field(default_factory=list)
     retractions: RetractionReview | None = None
+    findings: list[Finding]  # the command adds them (last, as `report --json` prints them)
 
 
 SHAPES: tuple[type[Out], ...] = (  # each after the shapes it holds
@@ -314,64 +286,13 @@ SHAPES: tuple[type[Out], ...] = (  # each after the shapes it holds
     RetractionReview, Finding, ComponentArm, Component, Report)
 
 
-def _swap(t: Any, models: dict[Any, Any]) -> Any:
-    """A field's type with each shape replaced by its pydantic model."""
-    import functools
-    import operator
-    import types
-    import typing
-
-    if t in models:
-        return models[t]
-    origin, args = typing.get_origin(t), typing.get_args(t)
-    if origin in (types.UnionType, typing.Union):
-        return functools.reduce(operator.or_, [_swap(a, models) for a in args])
-    if origin in (list, dict):
-        return origin[tuple(_swap(a, models) for a in args)]
-    return t
-
-
-def _model(shape: type[Out], models: dict[Any, Any]) -> Any:
-    """The pydantic model of a shape: its fields (less those kept out of the schema), its
-    docstring as the description, its EXTRA policy; an ABSENT field defaults to null."""
-    import inspect
-    import typing
-
-    from pydantic import ConfigDict, Field, create_model
-
-    hints = typing.get_type_hints(shape)
-    defined: dict[str, Any] = {}
-    for f in fields(shape):
-        if not f.metadata.get("schema", True):
-            continue
-        if f.default is ABSENT:
-            default: Any = None
-        elif f.default is not MISSING:
-            default = f.default
-        elif f.default_factory is not MISSING:
-            default = f.default_factory()
-        else:
-            default = ...
-        alias = f.metadata.get("json")
-        defined[f.name] = (_swap(hints[f.name], models),
-                           Field(default, alias=alias) if alias else default)
-    generated = shape.__name__ + str(inspect.signature(shape)).replace(" -> None", "")
-    doc = None if shape.__doc__ == generated else shape.__doc__
-    return create_model(shape.__name__, __config__=ConfigDict(extra=shape.EXTRA), __doc__=doc,
-                        **defined)
-
-
 def output_schemas() -> dict[str, dict[str, Any]]:
     """The command outputs' schemas, keyed by file name."""
-    from logbook.analysis.brief import brief_schema
+    from logbook.analysis import brief_shapes
 
-    models: dict[Any, Any] = {}
-    for shape in SHAPES:
-        models[shape] = _model(shape, models)
-    schema: dict[str, Any] = models[Report].model_json_schema()
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://logbook.dev/schemas/report.json"
-    return {"report.json": schema, "brief.json": brief_schema()}
+    return {"report.json": json_schema(Report, SHAPES, "https://logbook.dev/schemas/report.json"),
+            "brief.json": json_schema(brief_shapes.Brief, brief_shapes.SHAPES,
+                                      "https://logbook.dev/schemas/brief.json")}
 
 
 def all_schemas() -> dict[str, dict[str, Any]]:

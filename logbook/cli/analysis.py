@@ -25,8 +25,10 @@ def report(
                                 "success."),
 ) -> None:
     """Report on every run of a plan: intervals, the paired effect, the verdict."""
+    from logbook.analysis.audit import findings_for_plan
     from logbook.analysis.report import build_report
     from logbook.analysis.report.formats import render, write
+    from logbook.analysis.schemas import Finding
     from logbook.analysis.view import LedgerView
 
     chosen = [form for form, on in (("json", as_json), ("markdown", markdown)) if on]
@@ -35,11 +37,11 @@ def report(
     with state.open_verified() as (ledger, _):
         view = LedgerView(ledger)
         rep = build_report(view, plan)
-        rep["findings"] = _plan_findings(view, rep["plan"]["digest"])
+        rep.findings = [Finding.of(f) for f in findings_for_plan(view, rep.plan["digest"])]
     if html is not None:
         write(rep, "html", html, "--html")
     sys.stdout.write(render(rep, chosen[0] if chosen else "text"))
-    if strict and rep["verdict"]["status"] != "success":
+    if strict and rep.verdict.status != "success":
         raise typer.Exit(1)
 
 

@@ -21,7 +21,7 @@ def brief(
     with state.open_verified() as (ledger, checked):
         b = build_brief(ledger, since, checked.as_dict())
     if as_json:
-        state.emit_json(b)
+        state.emit_json(b.as_json())
     else:
         print("\n".join(brief_lines(b)))
 

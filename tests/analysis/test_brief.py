@@ -283,3 +283,60 @@ def test_a_damaged_or_forged_stored_audit_never_crashes_brief(ledger_dir: Path) 
         assert b["audit"]["verified"] is False
     # the forged error is shown only as what was stored, never as verified
     assert "FORGED" in r.out and "not verified" in r.out
+
+
+def test_the_brief_schema_is_its_shapes_and_holds_every_section(ledger_dir: Path,
+                                                                 tmp_path: Path) -> None:
+    """schemas/brief.json is derived from analysis/brief_shapes.py: a brief with every
+    section filled (open plans, a retraction and what rests on it, a claim, notes, the
+    stored audit's errors, a checkpoint) validates, and the derived constraints bite."""
+    import json
+
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((Path(__file__).parents[2] / "schemas" / "brief.json").read_text())
+    plan = run_cli("plan", str(write_json(tmp_path / "p.json", plan_body(
+        slug="full", runs_per_arm=2, n_items=200, arms=("a", "b")))), "--json").json["digest"]
+    first, _ = _append(tmp_path, "r.jsonl", [_run(plan, "a", 0.7, 1, "s1"),
+                                             _run(plan, "b", 0.7, 2, "s1")])
+    claim = run_cli("claim", "full", "--arm", "a", "--statement", "a scores 70", "--json")
+    assert claim.code == 0, claim.err
+    assert run_cli("retract", first, "--reason", "bad", "--category", "other").code == 0
+    assert run_cli("note", "after it", "--ref", plan).code == 0
+    assert run_cli("audit").code == 1  # the claim rests on a retracted run: an error
+    assert run_cli("checkpoint").code == 0
+    b = _brief()
+    assert b["open_plans"] and b["retractions"] and b["resting_on_retracted"]
+    assert b["claims"] and b["notes"] and b["audit"]["errors"]
+    assert b["integrity"]["verified"] and b["integrity"]["latest_checkpoint"]
+    assert b["previous_session"]["runs"]
+    jsonschema.validate(b, schema)
+    assert set(schema["required"]) == set(b)  # every section is always there
+    broken = [
+        {**b, "next": [*b["next"], "one", "two", "three"]},  # at most three next steps
+        {**b, "open_plans": [{**b["open_plans"][0], "surprise": 1}]},  # no unknown key
+        {**b, "claims": [{k: v for k, v in b["claims"][0].items() if k != "status"}]},
+        {**b, "integrity": {**b["integrity"], "verified": {
+            **b["integrity"]["verified"], "entries": "many"}}},
+    ]
+    for bad in broken:
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
+
+
+@pytest.mark.parametrize("args", [["brief", "--json"], ["brief"]])
+def test_brief_and_report_do_not_import_pydantic(ledger_dir: Path, tmp_path: Path,
+                                                 args: list[str]) -> None:
+    """The typed outputs are plain dataclasses: pydantic is for the schema export only."""
+    assert run_cli("plan", str(write_json(tmp_path / "p.json", plan_body(
+        slug="light", runs_per_arm=1, n_items=200, arms=("a", "b"))))).code == 0
+    assert run_cli("append", "--jsonl", str(write_jsonl(tmp_path / "r.jsonl", [
+        _run_with_score("light", "a", 0.7, 200, 1), _run_with_score("light", "b", 0.7, 200, 2)
+    ]))).code == 0
+    for cmd in (args, ["report", "light", *args[1:]]):
+        code = ("import sys\nfrom logbook.cli.main import run\n"
+                f"run({cmd!r})\n"
+                "bad = [m for m in sys.modules if m.startswith('pydantic')]\n"
+                "assert not bad, bad\n")
+        r = subprocess.run([sys.executable, "-c", code], cwd=ledger_dir, env=dict(os.environ),
+                           capture_output=True, timeout=120)
+        assert r.returncode == 0, (cmd, r.stderr.decode()[-2000:])

@@ -25,3 +25,24 @@ def test_schemas_are_fresh() -> None:
 def test_every_kind_refuses_extra_fields() -> None:
     for name, schema in entry_schemas().items():
         assert schema.get("additionalProperties") is False, name
+
+
+def test_output_schemas_name_exactly_the_fields_their_shapes_print() -> None:
+    """schemas/report.json and schemas/brief.json come from the dataclasses the commands
+    print (analysis/schemas.py, analysis/brief_shapes.py): each shape's schema names the
+    keys its ``as_json`` can print, under their printed names, and nothing else."""
+    from dataclasses import fields
+
+    from logbook.analysis import brief_shapes, schemas
+
+    for name, root, shapes in (("report.json", schemas.Report, schemas.SHAPES),
+                               ("brief.json", brief_shapes.Brief, brief_shapes.SHAPES)):
+        schema = all_schemas()[name]
+        assert shapes[-1] is root and schema["title"] == root.__name__
+        for shape in shapes:
+            defined = schema if shape is root else schema["$defs"][shape.__name__]
+            printed = {f.metadata.get("json", f.name) for f in fields(shape)
+                       if f.metadata.get("json", True) is not False
+                       and f.metadata.get("schema", True)}
+            assert set(defined["properties"]) == printed, (name, shape.__name__)
+            assert defined["additionalProperties"] is (shape.EXTRA == "allow"), shape

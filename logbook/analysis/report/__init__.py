@@ -58,9 +58,9 @@ def _plan_header(plan: PlanView) -> dict[str, Any]:
             "retracted": bool(plan.retracted_by)}
 
 
-def build_report(view: LedgerView, plan_ref: str) -> dict[str, Any]:
-    """The report on the plan ``plan_ref`` as JSON-ready data (what `report --json` prints,
-    less the audit findings the command adds)."""
+def build_report(view: LedgerView, plan_ref: str) -> Report:
+    """The report on the plan ``plan_ref`` (what `report --json` prints as its ``as_json``,
+    less the audit findings the command adds to ``findings``)."""
     # retractions reads this package's leaves, and importing a leaf runs this module first:
     # imported when a report is built, so either module can be imported first
     from logbook.analysis.retractions import retraction_review
@@ -77,4 +77,4 @@ def build_report(view: LedgerView, plan_ref: str) -> dict[str, Any]:
         plan=_plan_header(plan), ledger={"size": view.size}, arms=arms, effects=effects,
         verdict=verdict, line=line, excluded=_excluded(view, arms), findings=ABSENT,
         components=components(plan, confidence),
-        retractions=retraction_review(view, plan, verdict)).as_json()
+        retractions=retraction_review(view, plan, verdict))

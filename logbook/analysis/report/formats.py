@@ -1,15 +1,19 @@
 """The report's output forms behind one interface: a registry of renderers by name.
 
-A renderer turns the report (from ``build_report``, with the command's audit findings) into
-the whole text of one form. A new form is one module with a renderer, its entry in
-``FORMATS`` (a function that imports it) and its lines in docs/reporting.md.
+A renderer turns the typed report (`schemas.Report`, from ``build_report``, with the
+command's audit findings) into the whole text of one form. A new form is one module with a
+renderer, its entry in ``FORMATS`` (a function that imports it) and its lines in
+docs/reporting.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from logbook.analysis.schemas import Report
 
 
 class Renderer(Protocol):
@@ -18,7 +22,7 @@ class Renderer(Protocol):
         """The form's name, as `report` options and FORMATS know it."""
         ...
 
-    def render(self, rep: dict[str, Any]) -> str:
+    def render(self, rep: Report) -> str:
         """The whole output of this form (for stdout or a file)."""
         ...
 
@@ -52,12 +56,12 @@ FORMATS: dict[str, Callable[[], Renderer]] = {
     "text": _text, "markdown": _markdown, "json": _json, "html": _html}
 
 
-def render(rep: dict[str, Any], form: str) -> str:
+def render(rep: Report, form: str) -> str:
     """The report ``rep`` in the form named ``form`` (a key of FORMATS)."""
     return FORMATS[form]().render(rep)
 
 
-def write(rep: dict[str, Any], form: str, path: Path | str, what: str) -> None:
+def write(rep: Report, form: str, path: Path | str, what: str) -> None:
     """Write the report in ``form`` to ``path``. The file (a temporary one beside it) is
     opened before anything is rendered, so a directory or a missing folder is refused before
     a renderer imports anything (matplotlib, for HTML); the file is whole or absent."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from logbook.analysis import display
 from logbook.analysis.report.text import (
@@ -23,6 +23,9 @@ from logbook.analysis.report.text import (
     score_cell,
 )
 from logbook.errors import EnvironmentProblem
+
+if TYPE_CHECKING:
+    from logbook.analysis.schemas import Report
 
 ARM_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 GREY = "#9a9a9a"
@@ -78,13 +81,13 @@ class HtmlRenderer:
 
     name = "html"
 
-    def render(self, rep: dict[str, Any]) -> str:
+    def render(self, rep: Report) -> str:
         try:
             import matplotlib  # noqa: F401
         except ImportError as exc:
             raise EnvironmentProblem(
                 "the HTML report needs matplotlib: pip install 'logbook[html]'") from exc
-        return render_html(rep)
+        return render_html(rep.as_json())  # the page reads the JSON form, as text does
 
 
 HTML = HtmlRenderer()
@@ -310,7 +313,7 @@ def _verdict(rep: dict[str, Any]) -> str:
 
 
 def render_html(rep: dict[str, Any]) -> str:
-    """The whole page as a string."""
+    """The whole page as a string, from the report's JSON form (``Report.as_json()``)."""
     plan, scale = rep["plan"], _scale(rep)
     title = f"Report: {plan['slug']} — {plan['title']}"
     body = [f"<h1>{_e(title)}</h1>",

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from logbook.analysis.schemas import Report
 
 
 class JsonRenderer:
@@ -10,10 +13,10 @@ class JsonRenderer:
 
     name = "json"
 
-    def render(self, rep: dict[str, Any]) -> str:
+    def render(self, rep: Report) -> str:
         import orjson
 
-        return orjson.dumps(rep, option=orjson.OPT_INDENT_2).decode() + "\n"
+        return orjson.dumps(rep.as_json(), option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
 JSON = JsonRenderer()

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from logbook.analysis import display
+
+if TYPE_CHECKING:
+    from logbook.analysis.schemas import Report
 
 
 def score_cell(x: float | None, scale: float) -> str:
@@ -186,8 +189,9 @@ class TextRenderer:
     name: str
     markdown: bool
 
-    def render(self, rep: dict[str, Any]) -> str:
-        return "\n".join(report_lines(rep, markdown=self.markdown)) + "\n"
+    def render(self, rep: Report) -> str:
+        # the lines read the report's JSON form, so every form shows what --json prints
+        return "\n".join(report_lines(rep.as_json(), markdown=self.markdown)) + "\n"
 
 
 TEXT = TextRenderer("text", markdown=False)

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from logbook.analysis.audit.context import Context, at
 from logbook.analysis.audit.registry import rule
-from logbook.analysis.retractions import plan_verdict, restored
+from logbook.analysis.retractions import restored, verdict_of
 from logbook.analysis.view import PlanView, RunView
 from logbook.findings import Finding
 from logbook.ledger.entry import Entry
@@ -36,13 +36,13 @@ def laundering_retraction(ctx: Context) -> Iterator[Finding]:
         late = [(r, run) for r, run in late if run.digest not in replaced
                 and run.status == "completed" and ctx.score(run) is not None]
         # a plan left short of runs reports no verdict, so nothing was laundered (yet)
-        now = plan_verdict(plan)["status"] if late else "incomplete"
+        now = verdict_of(plan).status if late else "incomplete"
         for retraction, run in late if now != "incomplete" else []:
             why = []
             if worst_of_arm(ctx, plan, run):
                 why.append(f"it was the worst run of arm {run.arm}")
             else:  # only then is the verdict worth recomputing
-                with_it = plan_verdict(restored(plan, [run.digest]))["status"]
+                with_it = verdict_of(restored(plan, [run.digest])).status
                 if with_it != now:
                     why.append(f"the verdict is {now} without it and {with_it} with it")
             if not why:
