@@ -46,7 +46,7 @@ def main() -> None:
             with Ledger.open(tmp, write=False) as ledger, ledger.snapshot():
                 view = LedgerView(ledger)
                 rep = build_report(view, "bench-plan")
-                findings_for_plan(view, rep["plan"]["digest"])
+                findings_for_plan(view, rep.plan["digest"])
 
         t_check, t_command = paired_medians(
             the_check, lambda: run_checked([exe, "report", "bench-plan", "--json"], env=env))

@@ -31,6 +31,8 @@ VARIABLES: dict[str, str] = {
     "LOGBOOK_PLAN": "inside a harness (the Inspect AI hook): the plan the runs belong to",
     "LOGBOOK_ARM": "inside a harness: the plan's arm the runs measure",
     "LOGBOOK_RECORD": "inside a harness: 1 records runs even with no plan (exploratory runs)",
+    "LOGBOOK_WRAPPED": "set by `logbook run` for the command it runs: 1 tells a harness's "
+                       "logbook hook that `logbook run` records the run itself",
     "LOGBOOK_TEST_FAULT": "a test seam: `before-commit` kills the process inside an append's "
                           "transaction, for the crash tests",
 }
@@ -96,6 +98,16 @@ def harness_arm() -> str | None:
 def record_exploratory() -> bool:
     """LOGBOOK_RECORD=1."""
     return _get("LOGBOOK_RECORD") == "1"
+
+
+def wrapped_by_logbook_run() -> bool:
+    """LOGBOOK_WRAPPED=1: this process is a command `logbook run` runs (and records)."""
+    return _get("LOGBOOK_WRAPPED") == "1"
+
+
+def wrapped_marker() -> dict[str, str]:
+    """What `logbook run` adds to its command's environment."""
+    return {"LOGBOOK_WRAPPED": "1"}
 
 
 def debug() -> bool:

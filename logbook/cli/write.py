@@ -86,11 +86,21 @@ def append(
     session: str = typer.Option(None, "--session", help="With --from: the session id."),
     apparatus: str = typer.Option(None, "--apparatus", help="With --from: JSON file of "
                                   "declared apparatus to merge."),
+    spool: bool = typer.Option(False, "--spool", help="Append the runs a harness integration "
+                               "spooled beside the ledger when it could not append them "
+                               "(docs/recording.md, \"When the append fails: the spool\")."),
     as_json: bool = state.json_flag(),
 ) -> None:
     """Append an entry draft (or, with --from, the runs of a harness output).
 
     A run draft without a `session` gets LOGBOOK_SESSION's, when it is set."""
+    if spool:
+        if file is not None or source is not None:
+            raise InputError("--spool appends what the spool holds: give no FILE or --from")
+        from logbook.cli.record import append_spool
+
+        _print_appended(append_spool(), as_json)
+        return
     if source is not None:
         from logbook.cli.record import append_from
 

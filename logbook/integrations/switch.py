@@ -15,7 +15,6 @@ The variables win over the file; ``record = false`` in the file switches it off.
 
 from __future__ import annotations
 
-import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,21 +74,11 @@ def settings_file(start: Path) -> tuple[Path, dict[str, Any]] | None:
     return None
 
 
-# Set by `logbook run` for the command it runs: the run is recorded by `logbook run` itself
-# (once, with its logs and signals), so a hook inside that command records nothing. Read here
-# until logbook/config.py has it (its VARIABLES entry: "LOGBOOK_WRAPPED": "set by `logbook run`
-# for its command: 1 tells a harness's logbook hook that `logbook run` records the run").
-WRAPPED = "LOGBOOK_WRAPPED"
-
-
-def wrapped_marker() -> dict[str, str]:
-    """What `logbook run` adds to its command's environment."""
-    return {WRAPPED: "1"}
-
-
-def wrapped_by_logbook_run() -> bool:
-    """Whether this process is a command `logbook run` runs (and records)."""
-    return os.environ.get(WRAPPED) == "1"
+# `logbook run` marks the command it runs (LOGBOOK_WRAPPED, logbook.config): the run is
+# recorded by `logbook run` itself (once, with its logs and signals), so a hook inside that
+# command records nothing.
+wrapped_marker = config.wrapped_marker
+wrapped_by_logbook_run = config.wrapped_by_logbook_run
 
 
 def recording(cwd: Path | None = None) -> Recording | None:

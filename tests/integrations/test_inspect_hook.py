@@ -220,6 +220,24 @@ def test_a_locked_ledger_spools_the_run_and_the_next_write_appends_it(work: Path
     assert again.code == 2 and "already" in again.err
 
 
+def test_append_spool_appends_what_the_spool_holds(work: Path) -> None:
+    holder = sqlite3.connect(work / ".logbook" / "ledger.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        inspect_eval(work, env={"LOGBOOK_RECORD": "1", "LOGBOOK_LOCK_TIMEOUT": "0.2"})
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    (spooled,) = (work / ".logbook" / "spool").glob("*.json")
+    r = run_cli("append", "--spool", "--json")
+    assert r.code == 0, r.err
+    assert f"from the spool ({spooled.name})" in r.err and not spooled.exists()
+    assert r.json["entry"]["kind"] == "run" and len(runs(work)) == 1  # one entry: an object
+    empty = run_cli("append", "--spool")
+    assert empty.code == 2 and "holds no runs" in empty.err
+    assert run_cli("append", "x.json", "--spool").code == 2
+
+
 DOC = Path(__file__).parents[2] / "docs" / "recording.md"
 
 
