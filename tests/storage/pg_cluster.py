@@ -87,19 +87,28 @@ def _start() -> Cluster:
     return cluster
 
 
+_RUNNING: list[Cluster] = []  # one cluster a session, whichever test module asks first
+_USERS: list[int] = [0]
+
+
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[Cluster]:
+    if not _RUNNING:
+        try:
+            _RUNNING.append(_start())
+        except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+            if os.environ.get("CI") == "true":
+                pytest.fail(f"PostgreSQL could not start: {exc}")
+            pytest.skip(f"PostgreSQL could not start: {exc}")
+    _USERS[0] += 1
     try:
-        cluster = _start()
-    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"PostgreSQL could not start: {exc}")
-        pytest.skip(f"PostgreSQL could not start: {exc}")
-    try:
-        yield cluster
+        yield _RUNNING[0]
     finally:
-        cluster.pg_ctl("-m", "immediate", "stop")
-        shutil.rmtree(cluster.folder, ignore_errors=True)
+        _USERS[0] -= 1
+        if not _USERS[0]:
+            cluster = _RUNNING.pop()
+            cluster.pg_ctl("-m", "immediate", "stop")
+            shutil.rmtree(cluster.folder, ignore_errors=True)
 
 
 @pytest.fixture
