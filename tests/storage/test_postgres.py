@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pg_cluster as cluster_fixtures
 import pytest
 from builders import draft, plan_body, run_body, write_json
 from conftest import run_cli
-from pg_cluster import PASSWORD, pg_cluster, pg_url  # noqa: F401  (fixtures)
+
+# the session's PostgreSQL cluster and a database of each test's own (pg_cluster.py)
+pg_cluster = cluster_fixtures.pg_cluster
+pg_url = cluster_fixtures.pg_url
 
 
 @pytest.fixture(autouse=True)
