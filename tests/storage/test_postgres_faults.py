@@ -170,3 +170,30 @@ def test_no_password_reaches_any_output(pg_cluster: Cluster, pg_url: str,
     assert down.code == 3 and "cannot be reached" in down.err
     for r in [*outputs, wrong, down]:
         assert secret not in r.out + r.err
+
+
+def test_the_documented_grants_let_an_agent_append_and_nothing_else(
+        pg_cluster: Cluster, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+    from pathlib import Path
+
+    import psycopg
+
+    _team(pg_url)
+    text = (Path(__file__).resolve().parents[2] / "docs" / "team.md").read_text()
+    grants = re.search(r"```sql\n(.*?)```", text, re.S)
+    assert grants is not None
+    secret = "agent-" + PASSWORD[3:]
+    db = pg_url.rsplit("/", 1)[1]
+    with _db(pg_cluster, pg_url) as conn:
+        conn.execute(grants.group(1).replace("'...'", f"'{secret}'").encode())
+    agent = pg_cluster.url(db, user="agent_7")
+    monkeypatch.setenv("PGPASSWORD", secret)
+    r = run_cli("--ledger", agent, "note", "by agent 7")
+    assert r.code == 0, r.err
+    assert run_cli("--ledger", agent, "checkpoint").code == 0
+    assert run_cli("--ledger", agent, "verify").code == 0
+    with psycopg.connect(agent, autocommit=True) as conn, \
+            pytest.raises(psycopg.errors.InsufficientPrivilege):
+        conn.execute("DELETE FROM entries WHERE seq = 1")
+    assert secret not in r.out + r.err
