@@ -3,6 +3,7 @@ copied both ways with `logbook clone`, against a real server (tests/storage/pg_c
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pg_cluster as cluster_fixtures
@@ -16,14 +17,19 @@ pg_url = cluster_fixtures.pg_url
 
 
 @pytest.fixture(autouse=True)
-def _clone_registered() -> None:
-    """`logbook clone` as the console script will have it once cli/main.py registers it."""
+def _clone_registered() -> Iterator[None]:
+    """`logbook clone` as the console script has it once cli/main.py registers it (removed
+    again afterwards when this test added it, so no other test sees a changed app)."""
     from logbook.cli import clone, main
 
     main._register()
-    if not any(c.name == "clone" or getattr(c.callback, "__name__", "") == "clone"
-               for c in main.app.registered_commands):
+    added = not any(getattr(c.callback, "__name__", "") == "clone"
+                    for c in main.app.registered_commands)
+    if added:
         clone.register(main.app)
+    yield
+    if added:
+        main.app.registered_commands.pop()
 
 
 def _team_work(work: Path) -> None:

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import pg_cluster as cluster_fixtures
@@ -21,14 +22,23 @@ pg_cluster = cluster_fixtures.pg_cluster
 pg_url = cluster_fixtures.pg_url
 
 
-def _team(pg_url: str, notes: int = 2) -> None:
-    """A ledger made on PostgreSQL with `clone` from a fresh SQLite one, and a few notes."""
+@pytest.fixture(autouse=True)
+def _clone_registered() -> Iterator[None]:
+    """`logbook clone` as the console script has it once cli/main.py registers it."""
     from logbook.cli import clone, main
 
     main._register()
-    if not any(getattr(c.callback, "__name__", "") == "clone"
-               for c in main.app.registered_commands):
+    added = not any(getattr(c.callback, "__name__", "") == "clone"
+                    for c in main.app.registered_commands)
+    if added:
         clone.register(main.app)
+    yield
+    if added:
+        main.app.registered_commands.pop()
+
+
+def _team(pg_url: str, notes: int = 2) -> None:
+    """A ledger made on PostgreSQL with `clone` from a fresh SQLite one, and a few notes."""
     assert run_cli("init", ".", "--name", "team").code == 0
     assert run_cli("clone", ".", pg_url).code == 0
     for i in range(notes):
