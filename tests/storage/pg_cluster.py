@@ -23,7 +23,20 @@ from typing import Any
 
 import pytest
 
-BIN = Path(os.environ.get("LOGBOOK_TEST_PG_BIN", "/usr/lib/postgresql/15/bin"))
+
+def _bindir() -> Path:
+    """PG_BINDIR when set, else the newest server the distribution installed (Debian keeps
+    them in /usr/lib/postgresql/VERSION/bin, off the PATH)."""
+    named = os.environ.get("PG_BINDIR")
+    if named:
+        return Path(named)
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"),
+                   key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit()
+                   else 0)
+    return found[-1].parent if found else Path("/usr/lib/postgresql/15/bin")
+
+
+BIN = _bindir()
 PASSWORD = "pw-" + uuid.uuid4().hex  # a secret no output may ever contain
 SUPERUSER = "postgres"
 
