@@ -26,14 +26,17 @@ import pytest
 
 def _bindir() -> Path:
     """PG_BINDIR when set, else the newest server the distribution installed (Debian keeps
-    them in /usr/lib/postgresql/VERSION/bin, off the PATH)."""
+    them in /usr/lib/postgresql/VERSION/bin, off the PATH), else initdb's folder on the PATH."""
     named = os.environ.get("PG_BINDIR")
     if named:
         return Path(named)
     found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"),
                    key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit()
                    else 0)
-    return found[-1].parent if found else Path("/usr/lib/postgresql/15/bin")
+    if found:
+        return found[-1].parent
+    on_path = shutil.which("initdb")
+    return Path(on_path).parent if on_path else Path("/usr/lib/postgresql/15/bin")
 
 
 BIN = _bindir()

@@ -47,7 +47,9 @@ def _team_work(work: Path) -> None:
 
 READS = [("log", "--json"), ("show", "@2", "--json"), ("report", "kv-q8-vs-f16", "--json"),
          ("audit", "--json"), ("verify", "--json"), ("verify", "--strict"),
-         ("prove", "@3", "--json"), ("log",)]
+         ("prove", "@3", "--json"), ("log",), ("export",),
+         ("compare", "kv-q8-vs-f16:f16", "kv-q8-vs-f16:q8", "--json"),
+         ("keys", "list", "--json"), ("report", "kv-q8-vs-f16")]
 
 
 def test_clone_to_postgres_answers_every_read_alike(pg_url: str, tmp_path: Path) -> None:
