@@ -29,7 +29,8 @@ def _clone_registered() -> Iterator[None]:
         clone.register(main.app)
     yield
     if added:
-        main.app.registered_commands.pop()
+        main.app.registered_commands[:] = [c for c in main.app.registered_commands
+                                           if c.callback is not clone.clone]
 
 
 def _team_work(work: Path) -> None:
