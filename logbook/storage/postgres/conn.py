@@ -63,7 +63,8 @@ def display(url: str) -> str:
 
 def first_line(exc: BaseException, url: str) -> str:
     text = str(exc).strip().splitlines()
-    return scrub(text[0] if text else type(exc).__name__, url).rstrip(".")
+    # libpq's "FATAL:  the database system is shutting down": one sentence, single spaces
+    return scrub(" ".join((text[0] if text else type(exc).__name__).split()), url).rstrip(".")
 
 
 def connect(url: str) -> psycopg.Connection[Any]:
