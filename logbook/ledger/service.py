@@ -23,8 +23,8 @@ from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
 from logbook.format import canonical, kinds
 from logbook.ledger import admission
 from logbook.ledger.entry import Entry, now_rfc3339, parse_stored
+from logbook.storage import describe, is_url, open_store
 from logbook.storage import index as derive
-from logbook.storage import is_url, open_store
 from logbook.storage.base import (
     BriefReads,
     CheckpointRow,
@@ -72,27 +72,49 @@ def find_db(start: Path | None = None) -> Path:
 
 
 class Ledger:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, locator: Path | str | None = None) -> None:
         self._store = store
+        self._locator = locator
         self._genesis: Entry | None = None
 
     # -- opening -------------------------------------------------------------------------
     @classmethod
     def open(cls, path: Path | str | None = None, write: bool = True) -> Ledger:
         """The ledger at ``path`` (or found from the working directory); read-only on request."""
-        return cls(open_store(locate(path), write=write))
+        where = locate(path)
+        return cls(open_store(where, write=write), where)
 
     @classmethod
-    def init(cls, directory: Path, name: str, key: SigningKey) -> Ledger:
+    def open_or_create(cls, where: Path | str) -> Ledger:
+        """The ledger at ``where`` open for writing, or a new empty store there (what
+        `logbook clone` copies into): a URL, a folder (its .logbook/ledger.db) or a .db file."""
+        if isinstance(where, str) and is_url(where):
+            try:
+                return cls(open_store(where, create=True), where)
+            except InputError:  # it holds a ledger already
+                return cls(open_store(where, write=True), where)
+        try:
+            db = find_db(Path(where))
+        except EnvironmentProblem:
+            db = Path(where) if str(where).endswith(".db") else Path(where) / LEDGER_DIR / DB_NAME
+            return cls(open_store(db, create=True), db)
+        return cls(open_store(db, write=True), db)
+
+    @classmethod
+    def init(cls, directory: Path | str, name: str, key: SigningKey) -> Ledger:
+        """A new ledger in ``directory``/.logbook/, or at a postgresql:// URL."""
         if not name.strip():
             raise InputError("--name must not be empty")
-        db = directory / LEDGER_DIR / DB_NAME
-        store = open_store(db, create=True)
-        ignore = db.parent / ".gitignore"  # the ledger's folder never dirties a git tree
-        if not ignore.exists():
-            ignore.write_text("*\n")
-            ignore.chmod(0o644)  # whatever the umask: nobody else may rewrite what git ignores
-        ledger = cls(store)
+        if isinstance(directory, str) and is_url(directory):
+            ledger = cls(open_store(directory, create=True), directory)
+        else:
+            db = Path(directory) / LEDGER_DIR / DB_NAME
+            store = open_store(db, create=True)
+            ignore = db.parent / ".gitignore"  # the ledger's folder never dirties a git tree
+            if not ignore.exists():
+                ignore.write_text("*\n")
+                ignore.chmod(0o644)  # whatever the umask: nobody else may rewrite it
+            ledger = cls(store)
         ledger_id = str(uuidlib.uuid4())
         body = {"name": name, "uuid": ledger_id,
                 "keys": [{"name": "default", "public": key.public.b64}]}
@@ -113,11 +135,16 @@ class Ledger:
         return self._store.path
 
     @property
+    def location(self) -> str:
+        """Where the ledger is, for messages: its file, or its URL without the password."""
+        return describe(self._locator) if self._locator is not None else str(self.path)
+
+    @property
     def genesis(self) -> Entry:
         if self._genesis is None:
             stored = self._store.entry(0)
             if stored is None:
-                raise EnvironmentProblem(f"ledger {self.path} has no genesis entry")
+                raise EnvironmentProblem(f"ledger {self.location} has no genesis entry")
             self._genesis = Entry.from_stored(stored)
         return self._genesis
 
@@ -352,6 +379,21 @@ class Ledger:
         txn.insert_entry(StoredEntry(size, digest, raw, signature))
         derive.index_entry(txn, size, digest, envelope)
         return Entry(size, digest, envelope, signature, raw)
+
+    def copy_in(self, entries: list[Entry]) -> None:
+        """Append entries copied from another store as they are (bytes and signatures, which
+        the caller verified), in one transaction: each must hash to its digest and follow the
+        head, or none is kept (`logbook clone`)."""
+        with self._store.transaction() as txn:
+            size, prev = self._store.head()
+            for e in entries:
+                if (e.seq != size or canonical.digest_bytes(e.raw).hex() != e.digest
+                        or e.envelope.get("prev") != (prev or canonical.ZERO_DIGEST)):
+                    raise StorageDamaged(f"entry {e.seq} does not follow entry {size - 1} of "
+                                         f"{self.location}; nothing was copied")
+                txn.insert_entry(StoredEntry(e.seq, e.digest, e.raw, e.signature))
+                derive.index_entry(txn, e.seq, e.digest, orjson.loads(e.raw))
+                size, prev = size + 1, e.digest
 
     def check_key(self, key: SigningKey) -> None:
         """Exit 3 unless ``key`` is a valid signing key of this ledger now."""

@@ -1,0 +1,343 @@
+"""The PostgreSQL store (logbook.storage.base.Store; DESIGN §10): the team ledger. With its
+companions schema.py (the migrations), summaries.py (what ``brief`` reads), txn.py (the append
+transaction's writes) and conn.py (connecting, and the one-sentence errors).
+
+An append is one transaction that locks the one-row ``head`` table (``SELECT ... FOR UPDATE``,
+waiting at most LOGBOOK_LOCK_TIMEOUT), reads ``seq`` and ``prev`` from the entries, writes the
+entries, their derived rows (logbook.storage.index, never this package) and tree nodes, moves
+the head and commits: any number of writers on any number of machines keep one chain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from itertools import count
+from pathlib import Path
+from typing import Any, ClassVar
+
+import psycopg
+from psycopg import pq
+
+from logbook.errors import EnvironmentProblem, InputError
+from logbook.storage.base import AuditRow, CheckpointRow, KeyRow, RawEntry, StoredEntry, Txn
+from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
+from logbook.storage.postgres.conn import connect, display, lock_wait_ms, problem
+from logbook.storage.postgres.schema import DERIVED_TABLES, MIGRATIONS
+from logbook.storage.postgres.summaries import Summaries, stored_entry
+from logbook.storage.postgres.txn import PostgresTxn
+from logbook.storage.sqlite.store import TreeDamaged
+from logbook.tlog.merkle import leaf_hash
+
+SCHEMA_VERSION = len(MIGRATIONS)
+_ENTRY = "seq, digest, entry, signature"
+_MIGRATION_LOCK = 0x6C6F67626F6F6B  # "logbook": the advisory lock migrations take
+_CURSORS = count()  # server-side cursors' names: scans may interleave (verify's do)
+
+
+class PostgresStore(Summaries):
+    """One ledger in a PostgreSQL database. Open for writing (migrates) or read-only (never
+    migrates; every transaction is READ ONLY)."""
+
+    # Called after a transaction's writes, just before its COMMIT. A test seam, installed only
+    # by tests (tests/storage/test_postgres_faults.py kills the process there).
+    before_commit: ClassVar[Callable[[], None] | None] = None
+
+    def __init__(self, conn: psycopg.Connection[Any], url: str, writable: bool) -> None:
+        self.conn = conn
+        self.url = url
+        self.where = display(url)
+        self.writable = writable
+
+    @property
+    def path(self) -> Path:
+        """The URL without its password (a Path only because the protocol says so)."""
+        return Path(self.where)
+
+    # -- opening -----------------------------------------------------------------------------
+    @classmethod
+    def create(cls, url: str) -> PostgresStore:
+        store = cls._open(url, writable=True, create=True)
+        return store
+
+    @classmethod
+    def open_write(cls, url: str) -> PostgresStore:
+        return cls._open(url, writable=True, create=False)
+
+    @classmethod
+    def open_read(cls, url: str) -> PostgresStore:
+        return cls._open(url, writable=False, create=False)
+
+    @classmethod
+    def _open(cls, url: str, writable: bool, create: bool) -> PostgresStore:
+        conn = connect(url)
+        store = cls(conn, url, writable)
+        try:
+            version = store._version()
+            if create and version and store.rows("SELECT 1 FROM entries LIMIT 1"):
+                raise InputError(f"a ledger already exists at {store.where}")
+            if not create and version == 0:
+                raise EnvironmentProblem(f"no ledger at {store.where} (the database has no "
+                                         "logbook tables; create one with `logbook init`)")
+            if version > SCHEMA_VERSION:
+                raise EnvironmentProblem(f"{store.where} was written by a newer logbook "
+                                         f"(schema {version} > {SCHEMA_VERSION})")
+            if writable:
+                store._migrate()
+            elif version < SCHEMA_VERSION:
+                raise EnvironmentProblem(
+                    f"{store.where} has schema version {version}, older than "
+                    f"{SCHEMA_VERSION}: open it once for writing (for example `logbook "
+                    "reindex`) to migrate it")
+            else:
+                store.conn.execute("SET default_transaction_read_only = on")
+        except psycopg.Error as exc:
+            conn.close()
+            raise store._problem(exc) from None
+        except BaseException:
+            conn.close()
+            raise
+        return store
+
+    def _problem(self, exc: psycopg.Error) -> BaseException:
+        found = problem(exc, self.url)
+        return found if found is not None else exc
+
+    def _version(self) -> int:
+        if not self.rows("SELECT 1 FROM pg_tables WHERE schemaname = current_schema() "
+                         "AND tablename = 'schema_version'"):
+            return 0
+        found = self.rows("SELECT max(version) FROM schema_version")
+        return int(found[0][0] or 0)
+
+    def _migrate(self) -> None:
+        if self._version() == SCHEMA_VERSION:  # an agent's role may not create tables
+            return
+        with self.conn.transaction():
+            self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            self.conn.execute("CREATE TABLE IF NOT EXISTS schema_version "
+                              "(version INTEGER PRIMARY KEY, at TIMESTAMPTZ DEFAULT now())")
+            current = self._version()  # re-read inside the lock: another writer may have
+            for number in range(current, SCHEMA_VERSION):
+                self.conn.execute(MIGRATIONS[number].encode())
+                self.conn.execute("INSERT INTO schema_version (version) VALUES (%s)",
+                                  (number + 1,))
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- statements ----------------------------------------------------------------------
+    def rows(self, sql: str, args: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
+        """Every row of one query (exit 3, one sentence, when the server is gone)."""
+        try:
+            return self.conn.execute(sql.encode(), args).fetchall()
+        except psycopg.Error as exc:
+            raise self._problem(exc) from None
+
+    def _batches(self, sql: str, size: int = 5000) -> Iterator[tuple[Any, ...]]:
+        """The rows of one query fetched ``size`` at a time (a server-side cursor inside the
+        snapshot the caller holds, or its own transaction)."""
+        try:
+            with self.snapshot(), self.conn.cursor(name=f"logbook_scan_{next(_CURSORS)}") as cur:
+                cur.execute(sql.encode())
+                while batch := cur.fetchmany(size):
+                    yield from batch
+        except psycopg.Error as exc:
+            raise self._problem(exc) from None
+
+    def _in_transaction(self) -> bool:
+        return self.conn.info.transaction_status != pq.TransactionStatus.IDLE
+
+    # -- the append transaction ----------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[PostgresTxn]:
+        """One transaction holding the head's row lock: appenders serialise here."""
+        if not self.writable:  # pragma: no cover - a programming error
+            raise RuntimeError("store opened read-only")
+        try:
+            with self.conn.transaction():
+                self.conn.execute(f"SET LOCAL lock_timeout = {lock_wait_ms()}".encode())
+                self.conn.execute("SELECT size FROM head WHERE id = 1 FOR UPDATE")
+                txn = PostgresTxn(self.conn, self)
+                yield txn
+                txn.flush()
+                hook = type(self).before_commit
+                if hook is not None:
+                    hook()
+        except psycopg.Error as exc:
+            raise self._problem(exc) from None
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One REPEATABLE READ transaction: every read inside sees the ledger as at the first
+        one, whatever is appended meanwhile (readers never block writers)."""
+        if self._in_transaction():
+            yield
+            return
+        with self.conn.transaction():
+            self.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            yield
+
+    # -- readers -----------------------------------------------------------------------------
+    def head(self) -> tuple[int, str | None]:
+        found = self.rows("SELECT seq, digest FROM entries ORDER BY seq DESC LIMIT 1")
+        return (0, None) if not found else (int(found[0][0]) + 1, str(found[0][1]))
+
+    def entry(self, seq: int) -> StoredEntry | None:
+        found = self.rows(f"SELECT {_ENTRY} FROM entries WHERE seq = %s", (seq,))
+        return stored_entry(found[0]) if found else None
+
+    def entry_by_digest(self, digest: str) -> StoredEntry | None:
+        found = self.rows(f"SELECT {_ENTRY} FROM entries WHERE digest = %s", (digest,))
+        return stored_entry(found[0]) if found else None
+
+    def digests_with_prefix(self, prefix: str, limit: int = 2) -> list[str]:
+        upper = prefix + "g"  # every hex digit sorts below "g" (the column collates as "C")
+        return [str(r[0]) for r in self.rows(
+            "SELECT digest FROM entries WHERE digest >= %s AND digest < %s ORDER BY digest "
+            "LIMIT %s", (prefix, upper, limit))]
+
+    def entries(self, start: int = 0, stop: int | None = None) -> Iterator[StoredEntry]:
+        """Every stored entry in seq order, fetched a batch at a time."""
+        last = stop if stop is not None else 2**62
+        while True:
+            batch = self.rows(f"SELECT {_ENTRY} FROM entries WHERE seq >= %s AND seq < %s "
+                              "ORDER BY seq LIMIT 2000", (start, last))
+            yield from (stored_entry(r) for r in batch)
+            if len(batch) < 2000:
+                return
+            start = int(batch[-1][0]) + 1
+
+    def raw_entries(self) -> Iterator[RawEntry]:
+        """(seq, digest, bytes, signature, storage class) of every entry: PostgreSQL's column
+        types are fixed, so the bytes are always a blob."""
+        for seq, digest, raw, signature in self._batches(
+                f"SELECT {_ENTRY} FROM entries ORDER BY seq"):
+            yield (seq, digest, bytes(raw), signature, "blob")
+
+    def entries_where(self, kind: str | None = None, plan: str | None = None,
+                      last: int | None = None) -> list[StoredEntry]:
+        clauses, args = [], []
+        if kind:
+            clauses.append("i.kind = %s")
+            args.append(kind)
+        if plan:
+            clauses.append("(i.plan = %s OR e.digest = %s)")
+            args += [plan, plan]
+        where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
+        sql = ("SELECT e.seq, e.digest, e.entry, e.signature FROM entries e "
+               f"JOIN entry_index i ON i.seq = e.seq{where} ORDER BY i.seq")
+        if last is None:
+            return [stored_entry(r) for r in self.rows(sql, args)]
+        found = self.rows(sql + " DESC LIMIT %s", [*args, last])
+        return [stored_entry(r) for r in reversed(found)]
+
+    def runs_with_source(self, keys: list[str]) -> list[tuple[int, str, bytes]]:
+        if not keys:
+            return []
+        return [(int(r[0]), str(r[1]), bytes(r[2])) for r in self.rows(
+            "SELECT DISTINCT e.seq, e.digest, e.entry FROM run_sources s JOIN entries e "
+            "ON e.seq = s.seq WHERE s.key = ANY(%s) ORDER BY e.seq", (keys,))]
+
+    def all_source_rows(self) -> list[tuple[str, int]]:
+        return [(str(r[0]), int(r[1])) for r in self.rows(
+            'SELECT key, seq FROM run_sources ORDER BY seq, key COLLATE "C"')]
+
+    def all_index_rows(self) -> Iterator[tuple[Any, ...]]:
+        return self._batches(f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index ORDER BY seq")
+
+    def all_outcome_rows(self) -> Iterator[tuple[Any, ...]]:
+        for row in self._batches(f"SELECT {', '.join(OUTCOME_COLUMNS)} FROM outcomes "
+                                 "ORDER BY seq"):
+            yield (*row[:5], bytes(row[5]))
+
+    def plan_digest_by_slug(self, slug: str) -> str | None:
+        found = self.rows("SELECT digest FROM entry_index WHERE slug = %s", (slug,))
+        return str(found[0][0]) if found else None
+
+    def kind_of(self, digest: str) -> tuple[int, str] | None:
+        found = self.rows("SELECT i.seq, i.kind FROM entries e JOIN entry_index i "
+                          "ON i.seq = e.seq WHERE e.digest = %s", (digest,))
+        return (int(found[0][0]), str(found[0][1])) if found else None
+
+    def retractions_of(self, digests: list[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        if digests:
+            for target, digest in self.rows(
+                    "SELECT target, digest FROM entry_index WHERE kind = 'retraction' "
+                    "AND target = ANY(%s) ORDER BY seq", (digests,)):
+                out.setdefault(target, []).append(digest)
+        return out
+
+    def key_is_valid(self, fingerprint: str) -> bool:
+        found = self.rows("SELECT revoked_seq FROM signing_keys WHERE fingerprint = %s",
+                          (fingerprint,))
+        return bool(found) and found[0][0] is None
+
+    def signing_keys(self) -> list[KeyRow]:
+        return [(r[0], r[1], r[2], int(r[3]), None if r[4] is None else int(r[4]))
+                for r in self.rows("SELECT fingerprint, name, public, added_seq, revoked_seq "
+                                   "FROM signing_keys ORDER BY added_seq, fingerprint")]
+
+    def once_digest(self, key: str) -> str | None:
+        found = self.rows("SELECT digest FROM once_keys WHERE key = %s", (key,))
+        return str(found[0][0]) if found else None
+
+    def tree_node(self, level: int, idx: int) -> bytes:
+        """A complete subtree's hash; leaves are SHA-256(0x00 || digest of entry idx)."""
+        if level == 0:
+            found = self.rows("SELECT digest FROM entries WHERE seq = %s", (idx,))
+            if not found:
+                raise TreeDamaged(f"tree leaf {idx} is missing")
+            try:
+                return leaf_hash(bytes.fromhex(found[0][0]))
+            except ValueError:
+                raise TreeDamaged(f"the stored digest of entry {idx} is not hex") from None
+        found = self.rows("SELECT hash FROM tree WHERE level = %s AND idx = %s", (level, idx))
+        if not found:
+            raise TreeDamaged(f"tree node ({level}, {idx}) is missing")
+        if len(found[0][0]) != 32:
+            raise TreeDamaged(f"tree node ({level}, {idx}) is not a 32-byte hash")
+        return bytes(found[0][0])
+
+    def all_tree_nodes(self) -> Iterator[tuple[int, int, bytes]]:
+        for level, idx, h in self._batches("SELECT level, idx, hash FROM tree "
+                                           "ORDER BY level, idx"):
+            yield (int(level), int(idx), bytes(h))
+
+    # -- checkpoints and audits (kept beside the ledger, not entries) ---------------------
+    def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None:
+        self._insert("INSERT INTO checkpoints (size, root, note, created) VALUES (%s,%s,%s,%s)",
+                     (size, root, note, created))
+
+    def checkpoints(self, checked: bool = True) -> list[CheckpointRow]:
+        """The checkpoints kept, oldest first (the column types are fixed: ``checked`` has
+        nothing to find)."""
+        return [(int(r[0]), int(r[1]), r[2], r[3], r[4]) for r in self.rows(
+            "SELECT id, size, root, note, created FROM checkpoints ORDER BY id")]
+
+    def record_audit(self, size: int, at: str, findings: str) -> None:
+        self._insert("INSERT INTO audits (size, at, findings) VALUES (%s,%s,%s)",
+                     (size, at, findings))
+
+    def _insert(self, sql: str, args: tuple[Any, ...]) -> None:
+        try:
+            with self.conn.transaction():
+                self.conn.execute(sql.encode(), args)
+        except psycopg.Error as exc:
+            raise self._problem(exc) from None
+
+    def last_audit(self) -> AuditRow | None:
+        found = self.rows("SELECT size, at, findings FROM audits ORDER BY id DESC LIMIT 1")
+        return (int(found[0][0]), found[0][1], found[0][2]) if found else None
+
+    # -- rebuilding the derived tables ------------------------------------------------------
+    def rebuild_derived(self, rows: Callable[[Txn], None]) -> None:
+        """Empty every derived table and let ``rows`` write them again, in one transaction."""
+        with self.transaction() as txn:
+            txn.execute(f"TRUNCATE {', '.join(DERIVED_TABLES)}")
+            rows(txn)
+
+    def table_counts(self) -> dict[str, int]:
+        return {t: int(self.rows(f"SELECT count(*) FROM {t}")[0][0])
+                for t in ("entries", *DERIVED_TABLES)}
