@@ -38,7 +38,8 @@ def _version(value: bool) -> None:
 def _global(
     ctx: typer.Context,
     ledger: str = typer.Option(None, "--ledger", help="The ledger: a folder holding .logbook/, "
-                               "the .logbook folder, or the ledger.db file (or LOGBOOK_DIR)."),
+                               "the .logbook folder, the ledger.db file or a postgresql:// "
+                               "URL (or LOGBOOK_DIR)."),
     debug: bool = typer.Option(False, "--debug", help="Show the traceback of a user error."),
     version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
                                  help="Print logbook's version and exit."),
@@ -61,6 +62,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "keys": ("keys",),
     "demo": ("demo",),
     "brief": ("brief",),
+    "clone": ("clone",),
 }
 _MODULE_OF = {command: module for module, commands in MODULES.items() for command in commands}
 _registered: list[str] = []

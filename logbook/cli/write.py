@@ -53,23 +53,26 @@ def init(
     name: str = typer.Option(..., "--name", help="The ledger's name."),
     as_json: bool = state.json_flag(),
 ) -> None:
-    """Create a ledger (.logbook/ledger.db) whose genesis entry names its public key."""
+    """Create a ledger (.logbook/ledger.db, or the tables of a postgresql:// URL given to
+    --ledger) whose genesis entry names its public key."""
     from logbook.crypto.signing import load_or_create_key
-    from logbook.ledger.service import Ledger
+    from logbook.ledger.service import Ledger, is_url
 
-    if not path.is_dir():
+    url = state.options().ledger
+    target: Path | str = url if url is not None and is_url(url) else path
+    if target is path and not path.is_dir():
         raise InputError(f"PATH {path} is not a folder")
     key, created = load_or_create_key()
-    with Ledger.init(path, name, key) as ledger:
+    with Ledger.init(target, name, key) as ledger:
         g = ledger.genesis
         if as_json:
-            state.emit_json({"ledger": ledger.uuid, "name": name, "path": str(ledger.path),
+            state.emit_json({"ledger": ledger.uuid, "name": name, "path": ledger.location,
                              "key": str(key.path), "key_created": created,
                              "fingerprint": key.public.fingerprint, "digest": g.digest})
         else:
             if created:
                 print(f"created signing key {key.path}", file=sys.stderr)
-            print(f"initialised ledger {name!r} ({ledger.uuid}) at {ledger.path}")
+            print(f"initialised ledger {name!r} ({ledger.uuid}) at {ledger.location}")
             print(f"signer {key.public.fingerprint}")
 
 

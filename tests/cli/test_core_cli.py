@@ -226,16 +226,15 @@ def draft_run() -> dict:
 
 
 def test_a_ledger_url_no_backend_serves_is_exit_2(cli, monkeypatch) -> None:
-    # open_store picks the backend from the locator: PostgreSQL (team mode) is not there yet,
-    # and an unknown scheme is refused; the URL is not repeated (it may carry a password)
-    for args in (("--ledger", "postgresql://me:s3cret@db.example/ledger", "log"),
-                 ("--ledger", "s3://bucket/ledger.db", "verify")):
-        r = cli(*args)
-        assert r.code == 2, r.err
-        assert "s3cret" not in r.err and "bucket" not in r.err
-    assert "not supported yet" in cli("--ledger", "postgresql://db/ledger", "log").err
-    monkeypatch.setenv("LOGBOOK_DIR", "postgres://db/ledger")
+    # open_store picks the backend from the locator: an unknown scheme is refused (exit 2), a
+    # PostgreSQL server that cannot be reached is exit 3; neither repeats a password
+    r = cli("--ledger", "postgresql://me:s3cret@127.0.0.1:1/ledger", "log")
+    assert r.code == 3 and "cannot be reached" in r.err, r.err
+    assert "s3cret" not in r.err
+    monkeypatch.setenv("LOGBOOK_DIR", "postgres://me:s3cret@127.0.0.1:1/ledger")
     r = cli("show", "@0")
-    assert r.code == 2 and "not supported yet" in r.err, r.err
+    assert r.code == 3 and "s3cret" not in r.err, r.err
+    monkeypatch.delenv("LOGBOOK_DIR")
     r = cli("--ledger", "s3://bucket/ledger.db", "log")
-    assert "s3:// is not a kind of ledger" in r.err
+    assert r.code == 2 and "s3:// is not a kind of ledger" in r.err
+    assert "bucket" not in r.err

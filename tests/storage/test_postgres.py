@@ -3,7 +3,6 @@ copied both ways with `logbook clone`, against a real server (tests/storage/pg_c
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pg_cluster as cluster_fixtures
@@ -14,23 +13,6 @@ from conftest import run_cli
 # the session's PostgreSQL cluster and a database of each test's own (pg_cluster.py)
 pg_cluster = cluster_fixtures.pg_cluster
 pg_url = cluster_fixtures.pg_url
-
-
-@pytest.fixture(autouse=True)
-def _clone_registered() -> Iterator[None]:
-    """`logbook clone` as the console script has it once cli/main.py registers it (removed
-    again afterwards when this test added it, so no other test sees a changed app)."""
-    from logbook.cli import clone, main
-
-    main._register()
-    added = not any(getattr(c.callback, "__name__", "") == "clone"
-                    for c in main.app.registered_commands)
-    if added:
-        clone.register(main.app)
-    yield
-    if added:
-        main.app.registered_commands[:] = [c for c in main.app.registered_commands
-                                           if c.callback is not clone.clone]
 
 
 def _team_work(work: Path) -> None:

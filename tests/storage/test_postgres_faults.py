@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pg_cluster as cluster_fixtures
@@ -20,22 +19,6 @@ from pg_cluster import PASSWORD, Cluster
 # the session's PostgreSQL cluster and a database of each test's own (pg_cluster.py)
 pg_cluster = cluster_fixtures.pg_cluster
 pg_url = cluster_fixtures.pg_url
-
-
-@pytest.fixture(autouse=True)
-def _clone_registered() -> Iterator[None]:
-    """`logbook clone` as the console script has it once cli/main.py registers it."""
-    from logbook.cli import clone, main
-
-    main._register()
-    added = not any(getattr(c.callback, "__name__", "") == "clone"
-                    for c in main.app.registered_commands)
-    if added:
-        clone.register(main.app)
-    yield
-    if added:
-        main.app.registered_commands[:] = [c for c in main.app.registered_commands
-                                           if c.callback is not clone.clone]
 
 
 def _team(pg_url: str, notes: int = 2) -> None:
