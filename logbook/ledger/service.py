@@ -85,22 +85,6 @@ class Ledger:
         return cls(open_store(where, write=write), where)
 
     @classmethod
-    def open_or_create(cls, where: Path | str) -> Ledger:
-        """The ledger at ``where`` open for writing, or a new empty store there (what
-        `logbook clone` copies into): a URL, a folder (its .logbook/ledger.db) or a .db file."""
-        if isinstance(where, str) and is_url(where):
-            try:
-                return cls(open_store(where, create=True), where)
-            except InputError:  # it holds a ledger already
-                return cls(open_store(where, write=True), where)
-        try:
-            db = find_db(Path(where))
-        except EnvironmentProblem:
-            db = Path(where) if str(where).endswith(".db") else Path(where) / LEDGER_DIR / DB_NAME
-            return cls(open_store(db, create=True), db)
-        return cls(open_store(db, write=True), db)
-
-    @classmethod
     def init(cls, directory: Path | str, name: str, key: SigningKey) -> Ledger:
         """A new ledger in ``directory``/.logbook/, or at a postgresql:// URL."""
         if not name.strip():
@@ -379,21 +363,6 @@ class Ledger:
         txn.insert_entry(StoredEntry(size, digest, raw, signature))
         derive.index_entry(txn, size, digest, envelope)
         return Entry(size, digest, envelope, signature, raw)
-
-    def copy_in(self, entries: list[Entry]) -> None:
-        """Append entries copied from another store as they are (bytes and signatures, which
-        the caller verified), in one transaction: each must hash to its digest and follow the
-        head, or none is kept (`logbook clone`)."""
-        with self._store.transaction() as txn:
-            size, prev = self._store.head()
-            for e in entries:
-                if (e.seq != size or canonical.digest_bytes(e.raw).hex() != e.digest
-                        or e.envelope.get("prev") != (prev or canonical.ZERO_DIGEST)):
-                    raise StorageDamaged(f"entry {e.seq} does not follow entry {size - 1} of "
-                                         f"{self.location}; nothing was copied")
-                txn.insert_entry(StoredEntry(e.seq, e.digest, e.raw, e.signature))
-                derive.index_entry(txn, e.seq, e.digest, orjson.loads(e.raw))
-                size, prev = size + 1, e.digest
 
     def check_key(self, key: SigningKey) -> None:
         """Exit 3 unless ``key`` is a valid signing key of this ledger now."""

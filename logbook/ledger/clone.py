@@ -1,0 +1,102 @@
+"""Copying a ledger between stores (`logbook clone SRC DEST`, docs/team.md): a SQLite file into
+a PostgreSQL team ledger when a team starts, or the team ledger into a file an auditor takes
+away.
+
+SRC is verified first (in one read transaction) and DEST after; DEST must hold nothing or a
+prefix of SRC's chain, and then gets only what is new, bytes and signatures as they are, in
+one transaction, with the checkpoints SRC kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from logbook.errors import CheckFailed, EnvironmentProblem, InputError, StorageDamaged
+from logbook.format import canonical
+from logbook.ledger.entry import Entry
+from logbook.ledger.service import DB_NAME, LEDGER_DIR, Ledger, find_db, is_url
+from logbook.storage import index as derive
+from logbook.storage import open_store
+from logbook.storage.base import StoredEntry
+from logbook.verify.stored import verify_store
+
+
+@dataclass(frozen=True)
+class Cloned:
+    src: str
+    dest: str
+    copied: int
+    had: int
+    entries: int
+    head: str | None
+
+
+def open_or_create(where: Path | str) -> Ledger:
+    """The ledger at ``where`` open for writing, or a new empty store there: a URL, a folder
+    (its .logbook/ledger.db) or a .db file."""
+    if isinstance(where, str) and is_url(where):
+        try:
+            return Ledger(open_store(where, create=True), where)
+        except InputError:  # it holds a ledger already
+            return Ledger(open_store(where, write=True), where)
+    try:
+        db = find_db(Path(where))
+    except EnvironmentProblem:
+        db = Path(where) if str(where).endswith(".db") else Path(where) / LEDGER_DIR / DB_NAME
+        return Ledger(open_store(db, create=True), db)
+    return Ledger(open_store(db, write=True), db)
+
+
+def copy_in(ledger: Ledger, entries: list[Entry]) -> None:
+    """Append entries copied from another store as they are (bytes and signatures, which the
+    caller verified), in one transaction: each must hash to its digest and follow the head, or
+    none is kept."""
+    store = ledger._store  # the ledger package's own store: this module is part of it
+    with store.transaction() as txn:
+        size, prev = store.head()
+        for e in entries:
+            if (e.seq != size or canonical.digest_bytes(e.raw).hex() != e.digest
+                    or e.envelope.get("prev") != (prev or canonical.ZERO_DIGEST)):
+                raise StorageDamaged(f"entry {e.seq} does not follow entry {size - 1} of "
+                                     f"{ledger.location}; nothing was copied")
+            txn.insert_entry(StoredEntry(e.seq, e.digest, e.raw, e.signature))
+            derive.index_entry(txn, e.seq, e.digest, orjson.loads(e.raw))
+            size, prev = size + 1, e.digest
+
+
+def clone(src: str, dest: str) -> Cloned:
+    """Copy SRC into DEST (see the module's docstring); CheckFailed (exit 1) when either does
+    not verify, InputError (exit 2) when DEST holds another or a longer chain."""
+    with Ledger.open(src, write=False) as source, source.snapshot():
+        checked = verify_store(source.verify_reads())
+        if not checked.ok:
+            raise CheckFailed(f"SRC {source.location} does not verify "
+                              f"({len(checked.findings)} findings; `logbook --ledger SRC "
+                              "verify` lists them); nothing was copied")
+        entries = [e for e in source.entries() if e.seq < checked.entries]
+        checkpoints = source.checkpoints()
+        src_location = source.location
+    with open_or_create(dest) as target:
+        have = target.size()
+        if have > len(entries):
+            raise InputError(f"DEST {target.location} holds {have} entries, more than SRC's "
+                             f"{len(entries)}: it is not a copy of SRC; nothing was copied")
+        for e in entries[:have]:
+            mine = target.entry_at(e.seq)
+            if mine is None or mine.digest != e.digest:
+                raise InputError(f"DEST {target.location} holds a different chain (entry "
+                                 f"{e.seq} differs from SRC's); nothing was copied")
+        copy_in(target, entries[have:])
+        kept = {(c[1], c[2], c[3]) for c in target.checkpoints()}
+        for _id, size, root, note, created in checkpoints:
+            if (size, root, note) not in kept:
+                target.add_checkpoint(size, root, note, created)
+        after = verify_store(target.verify_reads())
+        if not after.ok:
+            raise CheckFailed(f"DEST {target.location} does not verify after the copy "
+                              f"({len(after.findings)} findings)")
+        return Cloned(src_location, target.location, len(entries) - have, have, len(entries),
+                      after.head)
