@@ -1,0 +1,113 @@
+"""Scale (issue 22): the everyday commands at 10,000 and 100,000 entries (and 1,000,000 with
+`--million`, run by hand: it takes a long while to build), each command's wall time and peak
+memory, and its ratio to the 10,000-entry time.
+
+The ledger is mostly notes, one entry in ten a run of 100 items, built through the Python API
+in batches. Commands, each timed once as a subprocess of the console script on the same ledger:
+a cold `append` of a note, `log -n 20`, `brief`, `audit`, `verify`, `checkpoint`, `prove` of
+the last entry, `export` to a file. The budgets the issue sets at 1M entries (`audit` <= 2 s and
+300 MB, `brief` and `log -n 20` within 1.5x of their 10k times, a cold append within 1.2x,
+verify <= 250 MB) are printed beside the figures; the script never fails on them.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from logbook.crypto.signing import SigningKey
+from logbook.ledger.service import Ledger
+
+BATCH = 1000
+ITEMS = [f"q{i:03d}" for i in range(100)]
+
+
+def build(folder: Path, n: int, key: SigningKey) -> None:
+    with Ledger.init(folder, "scale", key) as ledger:
+        drafts: list[tuple[str, dict[str, Any]]] = []
+        for i in range(1, n):
+            if i % 10 == 0:
+                drafts.append(("run", {
+                    "plan": None, "arm": None, "status": "completed",
+                    "apparatus": {"model": "m", "seed": i},
+                    "outcomes": {"metric": "acc", "id": ITEMS,
+                                 "score": [float((i + j) % 3 != 0) for j in range(100)]}}))
+            else:
+                drafts.append(("note", {"text": f"note {i}"}))
+            if len(drafts) == BATCH:
+                ledger.append_many(drafts, key)
+                drafts = []
+        if drafts:
+            ledger.append_many(drafts, key)
+
+
+def timed(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int]:
+    """(seconds, peak resident MB) of one run of `logbook ARGS`."""
+    exe = str(Path(sys.executable).parent / "logbook")
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([exe, *args], env=env, cwd=cwd, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    _, err = proc.communicate()
+    elapsed = time.perf_counter() - t0
+    if proc.returncode not in (0, 1):  # the audit may find something: that is fine here
+        raise SystemExit(f"logbook {' '.join(args)} failed ({proc.returncode}): {err[-800:]!r}")
+    return elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+
+
+def commands(folder: Path, n: int) -> list[tuple[str, list[str]]]:
+    (folder / "note.json").write_text('{"kind": "note", "body": {"text": "one more"}}')
+    return [("cold append", ["append", "note.json"]), ("log -n 20", ["log", "-n", "20"]),
+            ("brief", ["brief"]), ("audit", ["audit"]), ("verify", ["verify"]),
+            ("checkpoint", ["checkpoint", "--out", str(folder / "cp.txt")]),
+            ("prove", ["prove", f"@{n - 1}"]),
+            ("export", ["export", "--out", str(folder / "export.jsonl")])]
+
+
+def main() -> int:
+    sizes = [10_000, 100_000] + ([1_000_000] if "--million" in sys.argv[1:] else [])
+    base: dict[str, float] = {}
+    for n in sizes:
+        with tempfile.TemporaryDirectory(prefix="logbook-bench-scale-") as tmp:
+            folder = Path(tmp)
+            key = SigningKey.generate()
+            key.write(folder / "keys" / "bench.key")
+            t0 = time.perf_counter()
+            build(folder, n, key)
+            print(f"scale: built {n:,} entries in {time.perf_counter() - t0:.0f} s", flush=True)
+            env = {k: v for k, v in os.environ.items() if not k.startswith("LOGBOOK_")}
+            env |= {"LOGBOOK_DIR": str(folder), "LOGBOOK_KEY": str(folder / "keys" / "bench.key")}
+            # peak memory is per child, so each command runs in a fresh helper process
+            for name, args in commands(folder, n):
+                seconds, peak = _isolated(args, env, folder)
+                base.setdefault(name, seconds)
+                print(f"  {n:>9,} {name:<12} {seconds:7.2f} s  {peak:5d} MB  "
+                      f"x{seconds / base[name]:.2f} of 10k", flush=True)
+    print("  budgets at 1M: audit <= 2 s and 300 MB; brief and log -n 20 <= 1.5x of 10k; "
+          "cold append <= 1.2x of 10k; verify <= 250 MB")
+    return 0
+
+
+def _isolated(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int]:
+    """Time one command from a fresh Python process, so its peak memory is its own."""
+    code = ("import sys, json; sys.path.insert(0, sys.argv[1]); import scale; "
+            "print(json.dumps(scale.timed(json.loads(sys.argv[2]), dict(__import__('os').environ),"
+            " __import__('pathlib').Path(sys.argv[3]))))")
+    import json
+
+    out = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent),
+                          json.dumps(args), str(cwd)], env=env, capture_output=True, text=True,
+                         check=False)
+    if out.returncode != 0:
+        raise SystemExit(out.stderr[-2000:])
+    seconds, peak = json.loads(out.stdout.strip().splitlines()[-1])
+    return float(seconds), int(peak)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
