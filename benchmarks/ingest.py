@@ -14,6 +14,10 @@ adapter accepts it. Both sides are cold subprocesses, median of 5, each into a f
 
 Prints the ratio and never fails on it: CI machines are noisy. When over budget it also prints
 where the time goes, measured in-process.
+
+Then the Inspect AI hook's cost (issue 20): the hook's append of a real Inspect log (what it
+does at a task's end, in a fresh process) against `logbook append --from inspect` of the same
+log, each into a fresh ledger, median of 5; budget <= 1.5.
 """
 
 from __future__ import annotations
@@ -117,6 +121,38 @@ def breakdown(output: Path, tmp: Path) -> str:
             f"index) {t3 - t2:.2f} s")
 
 
+INSPECT_LOG = next((ROOT / "tests/fixtures/inspect/run-main").glob("*.eval"))
+HOOK = """
+import sys
+from logbook.integrations.inspect_record import record_log
+from logbook.integrations.switch import Recording
+entries = record_log(sys.argv[1], Recording(None, None, None, "benchmark"),
+                     ["inspect", "eval", "arith.py"], tell=lambda message: None)
+assert entries, "the hook appended nothing"
+"""
+HOOK_BUDGET = 1.5
+
+
+def hook_cost(ledgers: Ledgers, env: dict[str, str]) -> None:
+    ledgers.prepare(2 * (REPEAT + 1))
+    hook_env = {**env, "LOGBOOK_RECORD": "1"}
+
+    def hook() -> None:
+        run_checked([sys.executable, "-c", HOOK, str(INSPECT_LOG)], env=hook_env,
+                    cwd=ledgers.take())
+
+    def plain() -> None:
+        run_checked([str(BIN / "logbook"), "append", "--from", "inspect", str(INSPECT_LOG)],
+                    env=env, cwd=ledgers.take())
+
+    hook()
+    plain()
+    t_hook, t_plain = median_time(hook, REPEAT), median_time(plain, REPEAT)
+    report("inspect hook", t_hook / t_plain, f"<= {HOOK_BUDGET}",
+           f"the hook's append {t_hook:.2f} s, append --from inspect {t_plain:.2f} s (median "
+           f"of {REPEAT})")
+
+
 def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="logbook-bench-ingest-"))
     try:
@@ -149,6 +185,7 @@ def main() -> None:
                f"({N_SAMPLES:,} samples, median of {REPEAT})")
         if ratio > BUDGET:
             print(f"ingest: over budget; {breakdown(output, tmp)}", flush=True)
+        hook_cost(ledgers, env)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
