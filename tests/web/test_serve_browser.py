@@ -6,7 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.web.conftest import ERROR, ITEM, LOG, NOTE, REASON, SLUG
+import served
+from served import ERROR, ITEM, LOG, NOTE, REASON, SLUG
+
+# the module's fixtures
+planted, server, browser, screens = served.planted, served.server, served.browser, served.screens
 
 
 def _page(browser: Any) -> tuple[Any, list[str]]:

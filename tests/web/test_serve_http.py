@@ -6,28 +6,14 @@ from __future__ import annotations
 import hashlib
 import socket
 import subprocess
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
+import served
+from served import SLUG, get, serve_command
 
-from tests.web.conftest import SLUG, serve_command
-
-
-def get(url: str, method: str = "GET", host: str | None = None) -> tuple[int, Any, dict[str, str]]:
-    req = urllib.request.Request(url, method=method)
-    if host:
-        req.add_header("Host", host)
-    try:
-        with urllib.request.urlopen(req, timeout=60) as resp:
-            body, status, headers = resp.read(), resp.status, dict(resp.headers)
-    except urllib.error.HTTPError as exc:
-        body, status, headers = exc.read(), exc.code, dict(exc.headers)
-    is_json = headers.get("content-type", "").startswith("application/json")
-    return status, orjson.loads(body) if is_json else body.decode(), headers
+planted, server = served.planted, served.server  # the module's fixtures
 
 
 def test_the_plan_twin_is_report_json(server: str, planted: dict[str, Any]) -> None:

@@ -7,7 +7,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tests.web.test_serve_http import get
+import served
+from served import get
+
+planted, server = served.planted, served.server  # the module's fixtures
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "web.md").read_text()
 
@@ -68,7 +71,7 @@ def test_the_setup_block_runs(tmp_path: Path) -> None:
     import sys
     import time
 
-    from tests.web.conftest import serve_command
+    from served import serve_command
 
     block = re.search(r"```sh\n(.*?)```", DOC, flags=re.S)
     assert block is not None

@@ -1,6 +1,8 @@
-"""A ledger built with the public commands (`logbook demo`, then a retraction and entries
-with planted markup), `logbook serve` on a free port in a subprocess, and Chromium through
-Playwright (Debian's chromium, its path set: `playwright install` is never run)."""
+"""The web tests' fixtures: a ledger built with the public commands (`logbook demo`, then a
+retraction and entries with planted markup), `logbook serve` on a free port in a subprocess,
+and Chromium through Playwright (Debian's chromium, its path set: `playwright install` is never
+run). A module the tests take their fixtures from, not a conftest: tests/conftest.py is
+imported as `conftest`, and a second conftest.py would shadow it."""
 
 from __future__ import annotations
 
@@ -11,14 +13,15 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-
-from tests.conftest import run_cli
+from conftest import run_cli
 
 SLUG = "kv-q8-vs-f16"
 NOTE = "<img src=x onerror=\"document.title='pwned'\"><b id=planted-note>bold</b> & done"
@@ -35,6 +38,20 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 LAUNCH = ("import sys\nfrom logbook.cli import main, serve\nif 'serve' not in "
           "[c.name for c in main.app.registered_commands]:\n    serve.register(main.app)\n"
           "sys.exit(main.run())\n")
+
+
+def get(url: str, method: str = "GET", host: str | None = None) -> tuple[int, Any, dict[str, str]]:
+    """(status, the body (JSON parsed when it is JSON), headers) of one request."""
+    req = urllib.request.Request(url, method=method)
+    if host:
+        req.add_header("Host", host)
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            body, status, headers = resp.read(), resp.status, dict(resp.headers)
+    except urllib.error.HTTPError as exc:
+        body, status, headers = exc.read(), exc.code, dict(exc.headers)
+    is_json = headers.get("content-type", "").startswith("application/json")
+    return status, orjson.loads(body) if is_json else body.decode(), headers
 
 
 def serve_command(*args: str) -> list[str]:
