@@ -33,11 +33,12 @@ REASON = "<b id=planted-reason>judge prompt</b> had a bug"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                   "--no-first-run", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync"]
-# `serve` is registered by cli/main.py once the lead adds it there; until then the test
-# registers the real command on the real app before running the real entry point
-LAUNCH = ("import sys\nfrom logbook.cli import main, serve\nif 'serve' not in "
-          "[c.name for c in main.app.registered_commands]:\n    serve.register(main.app)\n"
-          "sys.exit(main.run())\n")
+# `serve` is registered by cli/main.py once the lead lists it there; until then the test
+# registers the real command on the real app (after main's own registration, so never twice)
+# and runs the real entry point
+LAUNCH = ("import sys\nfrom logbook.cli import main, serve\nmain._register()\n"
+          "if not any(c.callback is serve.serve for c in main.app.registered_commands):\n"
+          "    serve.register(main.app)\nsys.exit(main.run())\n")
 
 
 def get(url: str, method: str = "GET", host: str | None = None) -> tuple[int, Any, dict[str, str]]:
