@@ -63,6 +63,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "demo": ("demo",),
     "brief": ("brief",),
     "clone": ("clone",),
+    "serve": ("serve",),
 }
 _MODULE_OF = {command: module for module, commands in MODULES.items() for command in commands}
 _registered: list[str] = []

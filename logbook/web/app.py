@@ -1,0 +1,150 @@
+"""The web view's routes: every page at ``/…`` and its JSON twin at ``/….json``.
+
+Starlette (with uvicorn serving it) rather than the standard library's http.server: it gives
+routing with path parameters, a thread pool for the synchronous SQLite reads, HEAD and 405
+handling and host checking, all well kept and small; http.server would need each of those
+written here. Each request opens the ledger read-only, runs the integrity check analysis runs
+(logbook.verify.integrity) and builds its page inside the read transaction that was checked,
+so nothing is shown from bytes that do not verify and nothing is ever written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from logbook.errors import CheckFailed, EnvironmentProblem, InputError
+from logbook.web import data, pages
+from logbook.web.data import NotFound, Source
+
+# no script, no frame, nothing from elsewhere: a page is text, tables and one inline SVG
+HEADERS = [(b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; "
+            b"img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+           (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
+           (b"cache-control", b"no-store")]
+LOOPBACK = ("127.0.0.1", "localhost")
+
+Build = Callable[[Source, Request], dict[str, Any]]
+
+
+def _json(value: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n", status,
+                    media_type="application/json")
+
+
+def _error(status: int, message: str, as_json: bool) -> Response:
+    if as_json:
+        return _json({"error": message, "status": status}, status)
+    return HTMLResponse(pages.error_page(status, message), status)
+
+
+class _Site:
+    def __init__(self, db: Path) -> None:
+        self.db = db
+
+    def read(self, build: Build, request: Request) -> dict[str, Any]:
+        from logbook.analysis.view import LedgerView
+        from logbook.ledger.service import Ledger
+        from logbook.verify.integrity import verified
+
+        with Ledger.open(self.db, write=False) as ledger, \
+                verified(ledger.verify_reads()) as checked:
+            return build(Source(ledger, LedgerView(ledger), checked), request)
+
+    def page(self, build: Build, render: Callable[[dict[str, Any]], str] | None) -> Any:
+        """A synchronous endpoint (run in Starlette's thread pool): the data, then its HTML
+        (``render``) or the data itself as JSON (``render`` None)."""
+
+        def endpoint(request: Request) -> Response:
+            try:
+                d = self.read(build, request)
+            except NotFound as exc:
+                return _error(404, str(exc), render is None)
+            except InputError as exc:
+                return _error(400, str(exc), render is None)
+            except CheckFailed as exc:  # the ledger does not verify: no figure is shown
+                return _error(409, str(exc), render is None)
+            except EnvironmentProblem as exc:
+                return _error(503, str(exc), render is None)
+            return _json(d) if render is None else HTMLResponse(render(d))
+
+        return endpoint
+
+
+def _query(request: Request) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for k, v in request.query_params.multi_items():
+        out.setdefault(k, []).append(v)
+    return out
+
+
+def _ref(request: Request) -> str:
+    return str(request.path_params["ref"])
+
+
+def _report_html(src: Source, request: Request) -> dict[str, Any]:
+    return {"html": data.report_html(src, _ref(request))}
+
+
+def routes(site: _Site) -> list[Route]:
+    views: list[tuple[str, Build, Callable[[dict[str, Any]], str]]] = [
+        ("/plans/{ref}", lambda s, r: data.plan_page(s, _ref(r)), pages.plan),
+        ("/runs/{ref}", lambda s, r: data.run_page(s, _ref(r), r.query_params.get("items")
+                                                   == "all"), pages.run),
+        ("/entries/{ref}", lambda s, r: data.entry(s, _ref(r)), pages.entry),
+        ("/plans", lambda s, r: data.plans(s), pages.plans),
+        ("/runs", lambda s, r: data.runs(s, _query(r)), pages.runs),
+        ("/audit", lambda s, r: data.audit(s), pages.audit),
+        ("/retractions", lambda s, r: data.retractions(s), pages.retractions),
+    ]
+    out = [Route("/", site.page(lambda s, r: data.overview(s), pages.overview)),
+           Route("/index.json", site.page(lambda s, r: data.overview(s), None)),
+           Route("/plans/{ref}/report.html", site.page(_report_html, lambda d: d["html"]))]
+    # the twins first: "/runs/{ref}" would also match "/runs/X.json"
+    out += [Route(f"{path}.json", site.page(build, None)) for path, build, _ in views]
+    out += [Route(path, site.page(build, render)) for path, build, render in views]
+    return out
+
+
+class _Headers:
+    """Adds HEADERS to every response, the router's own 404 and 405 included."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] = list(message["headers"]) + HEADERS
+            await send(message)
+
+        await self.app(scope, receive, sending)
+
+
+def _missing(request: Request, exc: Exception) -> Response:
+    status = int(getattr(exc, "status_code", 404))
+    wants_json = request.url.path.endswith(".json")
+    text = "no such page" if status == 404 else "this view is read-only: only GET and HEAD"
+    return _error(status, text, wants_json)
+
+
+def make_app(db: Path, host: str = "127.0.0.1") -> Starlette:
+    """The read-only view of the ledger at ``db``. Served on loopback, it answers only
+    requests addressed to loopback names (a web page elsewhere cannot read the ledger by
+    rebinding its own name to 127.0.0.1)."""
+    middleware = [Middleware(_Headers)]
+    if host in LOOPBACK:
+        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=list(LOOPBACK)))
+    return Starlette(routes=routes(_Site(db)), middleware=middleware,
+                     exception_handlers={404: _missing, 405: _missing})

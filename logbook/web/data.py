@@ -1,0 +1,325 @@
+"""What each page shows, as JSON-ready data: the page's JSON twin, and what its HTML is drawn
+from (so the two never disagree).
+
+Everything is read through the analysis and ledger APIs inside the read transaction the
+integrity check just covered (logbook.verify.integrity): the view (`LedgerView`), the report
+(`report_json`), the brief (`brief_json`), the audit (`run_audit`) and the ledger's read
+methods. Nothing here opens a store or writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from logbook.analysis.view import LedgerView, PlanView, RunView
+from logbook.errors import InputError
+from logbook.ledger.service import Ledger
+from logbook.verify.integrity import Verified
+
+STATUSES = ("completed", "failed", "aborted")
+SORTS = ("seq", "plan", "arm", "status", "session", "score", "missing", "ts")
+
+
+class NotFound(InputError):
+    """A page's path names no entry of the kind it shows (HTTP 404)."""
+
+
+@dataclass
+class Source:
+    """One request's reading of the ledger: the ledger, its view, what the check covered."""
+
+    ledger: Ledger
+    view: LedgerView
+    checked: Verified
+
+
+def report_of(view: LedgerView, plan: str) -> Any:
+    """The report of one plan with its audit findings, as `logbook report` builds it: the one
+    place web/ builds a report."""
+    from logbook.analysis.audit import findings_for_plan
+    from logbook.analysis.report import build_report
+    from logbook.analysis.schemas import Finding
+
+    rep = build_report(view, plan)
+    rep.findings = [Finding.of(f) for f in findings_for_plan(view, rep.plan["digest"])]
+    return rep
+
+
+def report_json(view: LedgerView, plan: str) -> dict[str, Any]:
+    """`report --json` for one plan, findings included."""
+    out: dict[str, Any] = report_of(view, plan).as_json()
+    return out
+
+
+def brief_json(ledger: Ledger, checked: Verified) -> dict[str, Any]:
+    """`brief --json`: the one place web/ builds a brief."""
+    from logbook.analysis.brief import build_brief
+
+    b: Any = build_brief(ledger, verified=checked.as_dict())
+    return b.as_json() if hasattr(b, "as_json") else dict(b)
+
+
+def integrity(src: Source) -> dict[str, Any]:
+    return {**src.checked.as_dict(), "ledger": src.ledger.uuid}
+
+
+def _plan(src: Source, ref: str) -> PlanView:
+    try:
+        return src.view.plan(ref)
+    except InputError as exc:
+        raise NotFound(str(exc)) from None
+
+
+def _entry_ref(src: Source, digest: str | None) -> dict[str, Any] | None:
+    """A reference to another entry: its digest with the kind and seq it has here."""
+    if not digest:
+        return None
+    found = src.ledger.kind_of(str(digest))
+    seq, kind = found if found else (None, None)
+    return {"digest": str(digest), "seq": seq, "kind": kind}
+
+
+def overview(src: Source) -> dict[str, Any]:
+    led = src.ledger
+    b = brief_json(led, src.checked)
+    checkpoints = led.checkpoints()
+    counts: dict[str, int] = {}
+    for e in led.entries():
+        counts[e.kind] = counts.get(e.kind, 0) + 1
+    return {
+        "ledger": {"name": led.name, "uuid": led.uuid, "size": src.view.size,
+                   "head": src.checked.head, "kinds": counts},
+        "integrity": integrity(src),
+        "latest_checkpoint": None if not checkpoints else {
+            "size": checkpoints[-1][1], "root": checkpoints[-1][2],
+            "created": checkpoints[-1][4], "note": checkpoints[-1][3]},
+        "keys": [{"fingerprint": fp, "name": name, "public": public, "added": added,
+                  "revoked": revoked} for fp, name, public, added, revoked in led.signing_keys()],
+        "open_plans": b.get("open_plans", []), "claims": b.get("claims", []),
+        "notes": b.get("notes", []), "next": b.get("next", [])}
+
+
+def _plan_row(src: Source, plan: PlanView) -> dict[str, Any]:
+    rep = report_json(src.view, plan.digest)
+    return {"slug": plan.slug, "digest": plan.digest, "seq": plan.seq,
+            "title": plan.body.get("title"), "due": plan.body.get("due"),
+            "retracted": bool(plan.retracted_by), "verdict": rep["verdict"]["status"],
+            "wording": rep["verdict"]["wording"],
+            "arms": [{"name": a["name"], "role": a["role"], "completed": a["completed"],
+                      "planned": a["planned_runs"], "failed": a["failed"],
+                      "aborted": a["aborted"], "retracted": a["retracted"]}
+                     for a in rep["arms"]],
+            "runs_done": sum(min(a["completed"], a["planned_runs"]) for a in rep["arms"]),
+            "runs_planned": sum(a["planned_runs"] for a in rep["arms"]),
+            "findings": len(rep["findings"])}
+
+
+def plans(src: Source) -> dict[str, Any]:
+    return {"integrity": integrity(src),
+            "plans": [_plan_row(src, p) for p in src.view.plans.values()]}
+
+
+def report_html(src: Source, ref: str) -> str:
+    """`report --html` of one plan: the whole HTML report."""
+    from logbook.analysis.report.formats import render
+
+    return render(report_of(src.view, _plan(src, ref).digest), "html")
+
+
+def plan_page(src: Source, ref: str) -> dict[str, Any]:
+    plan = _plan(src, ref)
+    return {"integrity": integrity(src), "report": report_json(src.view, plan.digest)}
+
+
+def run_row(src: Source, run: RunView) -> dict[str, Any]:
+    plan = src.view.plans.get(run.plan) if run.plan else None
+    n_items = (plan.body.get("suite") or {}).get("n_items") if plan else None
+    missing, total = run.missing(n_items) if run.status == "completed" else (None, None)
+    return {"seq": run.seq, "digest": run.digest, "ts": run.entry.envelope.get("ts"),
+            "plan": None if plan is None else {"slug": plan.slug, "digest": plan.digest},
+            "arm": run.arm, "status": run.status, "session": run.session,
+            "score": run.score if run.status == "completed" else None,
+            "items": len((run.body.get("outcomes") or {}).get("id") or []),
+            "missing": missing,
+            "missing_rate": None if not total else missing / total,  # type: ignore[operator]
+            "retracted": run.retracted, "retracted_by": [e.digest for e in run.retracted_by],
+            "note": run.body.get("note"), "reason": run.body.get("reason")}
+
+
+def _day(value: str, name: str) -> str:
+    try:
+        return date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise InputError(f"{name} must be a date (YYYY-MM-DD), not {value!r}") from None
+
+
+def runs(src: Source, q: dict[str, list[str]]) -> dict[str, Any]:
+    """The runs table: every run, narrowed by the query's filters and sorted by its key.
+
+    ``plan`` (slug, digest prefix, @SEQ, or ``none`` for exploratory runs), ``arm``,
+    ``status``, ``session``, ``since``/``until`` (dates, inclusive, of the entry's ts),
+    ``where`` (``FIELD=VALUE`` on the apparatus, repeatable: every one must hold),
+    ``retracted`` (yes | no), ``sort`` (a column of SORTS, ``-`` first for descending).
+    """
+    from logbook.analysis.selectors import parse
+
+    def one(name: str) -> str | None:
+        values = [v for v in q.get(name, []) if v != ""]
+        if len(values) > 1:
+            raise InputError(f"{name} is given {len(values)} times (give it once)")
+        return values[0] if values else None
+
+    chosen = list(src.view.runs)
+    filters: dict[str, Any] = {}
+    plan_ref = one("plan")
+    if plan_ref == "none":
+        chosen = [r for r in chosen if not r.plan]
+    elif plan_ref:
+        digest = src.view.plan(plan_ref).digest
+        chosen = [r for r in chosen if r.plan == digest]
+    for name in ("arm", "session"):
+        value = one(name)
+        if value is not None:
+            chosen = [r for r in chosen if getattr(r, name) == value]
+            filters[name] = value
+    status = one("status")
+    if status is not None:
+        if status not in STATUSES:
+            raise InputError(f"status must be one of {', '.join(STATUSES)}, not {status!r}")
+        chosen = [r for r in chosen if r.status == status]
+    retracted = one("retracted")
+    if retracted is not None:
+        if retracted not in ("yes", "no"):
+            raise InputError(f"retracted must be yes or no, not {retracted!r}")
+        chosen = [r for r in chosen if r.retracted == (retracted == "yes")]
+    since, until = one("since"), one("until")
+    if since:
+        day = _day(since, "since")
+        chosen = [r for r in chosen if str(r.entry.envelope.get("ts", ""))[:10] >= day]
+    if until:
+        day = _day(until, "until")
+        chosen = [r for r in chosen if str(r.entry.envelope.get("ts", ""))[:10] <= day]
+    wheres = [w for w in q.get("where", []) if w.strip()]
+    for term in wheres:
+        if "=" not in term or "," in term:
+            raise InputError(f"where must be one FIELD=VALUE (e.g. engine_build=b1234), "
+                             f"not {term!r}")
+        match = parse(src.view, term)
+        chosen = [r for r in chosen if match(r)]
+    sort = one("sort") or "seq"
+    key = sort.removeprefix("-")
+    if key not in SORTS:
+        raise InputError(f"sort must be one of {', '.join(SORTS)} (with - for descending), "
+                         f"not {sort!r}")
+    rows = [run_row(src, r) for r in chosen]
+    rows.sort(key=lambda row: _sort_key(row, key), reverse=sort.startswith("-"))
+    if sort.startswith("-"):  # absent values last, whichever the direction
+        rows.sort(key=lambda row: _value(row, key) is None)
+    filters.update({k: v for k, v in (("plan", plan_ref), ("status", status),
+                                      ("retracted", retracted), ("since", since),
+                                      ("until", until)) if v})
+    if wheres:
+        filters["where"] = wheres
+    return {"integrity": integrity(src), "filters": filters, "sort": sort,
+            "total": len(src.view.runs), "runs": rows}
+
+
+def _value(row: dict[str, Any], key: str) -> Any:
+    return (row["plan"] or {}).get("slug") if key == "plan" else row.get(key)
+
+
+def _sort_key(row: dict[str, Any], key: str) -> tuple[bool, Any, int]:
+    v = _value(row, key)
+    return (v is None, "" if v is None else v, row["seq"])
+
+
+def _run(src: Source, ref: str) -> RunView:
+    try:
+        digest = src.ledger.resolve(ref, "RUN")
+    except InputError as exc:
+        raise NotFound(str(exc)) from None
+    run = src.view.runs_by_digest.get(digest)
+    if run is None:
+        raise NotFound(f"entry {ref} is not a run")
+    return run
+
+
+def run_page(src: Source, ref: str, all_items: bool = False) -> dict[str, Any]:
+    """A run: its row, the apparatus declared and captured side by side, its logs, and its
+    items (those with an error or no score, or all of them)."""
+    run = _run(src, ref)
+    declared = {k: v for k, v in run.apparatus.items() if not k.startswith("captured.")}
+    captured = {k.removeprefix("captured."): v for k, v in run.apparatus.items()
+                if k.startswith("captured.")}
+    apparatus = [{"field": k, "declared": declared.get(k), "captured": captured.get(k),
+                  "declared_set": k in declared, "captured_set": k in captured}
+                 for k in sorted(set(declared) | set(captured))]
+    oc = run.body.get("outcomes") or {}
+    ids = list(oc.get("id") or [])
+    cols = {c: list(oc.get(c) or []) for c in ("score", "error", "cluster", "sample")}
+    items = []
+    for i, item in enumerate(ids):
+        row = {"id": item, **{c: (v[i] if i < len(v) else None) for c, v in cols.items()}}
+        if all_items or row["error"] is not None or row["score"] is None:
+            items.append(row)
+    return {"integrity": integrity(src), "run": run_row(src, run),
+            "signer": run.entry.envelope.get("signer"),
+            "started": run.body.get("started"), "finished": run.body.get("finished"),
+            "metric": oc.get("metric"), "apparatus": apparatus,
+            "logs": list(run.body.get("logs") or []),
+            "items_shown": "all" if all_items else "errors",
+            "items_with_errors": sum(1 for e in cols["error"] if e is not None), "items": items,
+            "retractions": [_retraction(src, e.body, e.seq, e.digest)
+                            for e in run.retracted_by]}
+
+
+def audit(src: Source) -> dict[str, Any]:
+    from logbook.analysis.audit import run_audit
+
+    res = run_audit(src.view).as_json()
+    for f in res["findings"]:
+        f["entries"] = [_entry_ref(src, d) for d in f["entries"]]
+    return {"integrity": integrity(src), "audit": res}
+
+
+def _retraction(src: Source, body: dict[str, Any], seq: int, digest: str) -> dict[str, Any]:
+    return {"seq": seq, "digest": digest, "target": _entry_ref(src, body.get("target")),
+            "category": body.get("category"), "reason": body.get("reason"),
+            "correction": body.get("correction")}
+
+
+def _original(src: Source, digest: str) -> dict[str, Any] | None:
+    """What a retraction withdrew, in a line: a run's plan, arm, status and score; a plan's
+    slug and title; any other entry's kind."""
+    run = src.view.runs_by_digest.get(digest)
+    if run is not None:
+        row = run_row(src, run)
+        return {"kind": "run", "plan": (row["plan"] or {}).get("slug"), "arm": row["arm"],
+                "status": row["status"], "score": row["score"], "note": row["note"]}
+    plan = src.view.plans.get(digest)
+    if plan is not None:
+        return {"kind": "plan", "slug": plan.slug, "title": plan.original.get("title")}
+    ref = _entry_ref(src, digest)
+    return None if ref is None or ref["kind"] is None else {"kind": ref["kind"]}
+
+
+def retractions(src: Source) -> dict[str, Any]:
+    rows = []
+    for e in src.view.entries_of("retraction"):
+        row = _retraction(src, e.body, e.seq, e.digest)
+        row["original"] = _original(src, str(e.body.get("target")))
+        rows.append(row)
+    return {"integrity": integrity(src), "retractions": rows}
+
+
+def entry(src: Source, ref: str) -> dict[str, Any]:
+    """Any entry as it is stored: envelope, signature, and the retractions that name it."""
+    try:
+        e = src.ledger.get(ref)
+    except InputError as exc:
+        raise NotFound(str(exc)) from None
+    return {"integrity": integrity(src), "seq": e.seq, "digest": e.digest, "kind": e.kind,
+            "signature": e.signature, "envelope": e.envelope,
+            "retracted_by": [_entry_ref(src, x.digest) for x in src.view.retracted_by(e.digest)]}

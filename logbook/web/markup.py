@@ -1,0 +1,83 @@
+"""HTML built from values, every one escaped unless it is already `Markup`.
+
+Entries are untrusted input: a note, an item id or an apparatus value may hold markup. Pages
+are therefore never assembled by pasting strings: `tag` escapes every child and attribute
+value that is not `Markup` (which only `tag`, `esc` and `join` produce), and `href` builds
+links from path segments quoted whole, so a ledger value can neither open an element nor name
+a scheme (``javascript:``) in a link.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from html import escape
+from typing import Any
+from urllib.parse import quote, urlencode
+
+Child = Any  # str | Markup | int | float | None | Iterable of those
+
+
+class Markup(str):
+    """Text that is already HTML (built here, never taken from the ledger)."""
+
+    __slots__ = ()
+
+
+def esc(value: Any) -> Markup:
+    """``value`` as HTML text: None as "—", Markup as is, anything else escaped."""
+    if isinstance(value, Markup):
+        return value
+    return Markup(escape("—" if value is None else str(value), quote=True))
+
+
+def join(children: Iterable[Child], sep: str = "") -> Markup:
+    return Markup(esc(sep).join(_child(c) for c in children))
+
+
+def _child(c: Child) -> Markup:
+    if isinstance(c, str | int | float) or c is None:
+        return esc(c)
+    if isinstance(c, Iterable):
+        return join(c)
+    return esc(c)
+
+
+VOID = {"input", "meta", "br", "hr", "img", "link"}
+
+
+def tag(element: str, /, *children: Child, **attrs: Any) -> Markup:
+    """``<element attrs>children</element>``; attribute names come from code (``cls`` is
+    ``class``, ``data_x`` is ``data-x``), values are escaped; False and None omit one."""
+    parts = [element]
+    for key, value in attrs.items():
+        if value is None or value is False:
+            continue
+        attr = "class" if key == "cls" else key.rstrip("_").replace("_", "-")
+        parts.append(attr if value is True else f'{attr}="{esc(value)}"')
+    if element in VOID:
+        return Markup(f"<{' '.join(parts)}>")
+    inner = "".join(_child(c) for c in children)
+    return Markup(f"<{' '.join(parts)}>{inner}</{element}>")
+
+
+def href(*segments: Any, query: dict[str, Any] | None = None) -> str:
+    """A site-absolute path from segments, each quoted whole (a ``/`` in a value stays
+    inside its segment), with an optional query string."""
+    path = "/" + "/".join(quote(str(s), safe="") for s in segments)
+    pairs = {k: v for k, v in (query or {}).items() if v not in (None, "")}
+    return path + ("?" + urlencode(pairs, doseq=True) if pairs else "")
+
+
+def link(text: Child, *segments: Any, query: dict[str, Any] | None = None,
+         **attrs: Any) -> Markup:
+    return tag("a", text, href=href(*segments, query=query), **attrs)
+
+
+def table(head: list[str], rows: Iterable[list[Child]], cls: str | None = None,
+          row_attrs: Iterable[dict[str, Any]] | None = None) -> Markup:
+    """A table of header names and rows of cells (each cell a child as for `tag`)."""
+    attrs = list(row_attrs) if row_attrs is not None else None
+    body = [tag("tr", [tag("td", c) for c in row], **(attrs[i] if attrs else {}))
+            for i, row in enumerate(rows)]
+    return tag("table", tag("thead", tag("tr", [tag("th", h) for h in head])),
+               tag("tbody", body), cls=cls)

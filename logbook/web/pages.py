@@ -1,0 +1,271 @@
+"""Each page's HTML, drawn from the data of its JSON twin (logbook.web.data) and nothing else.
+
+Every value from the ledger goes through `markup.tag` (escaped); the only HTML not built
+here is the report's forest plot, drawn by the report's own renderer (matplotlib SVG, text as
+paths). Pages carry no script: the server's Content-Security-Policy forbids any.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from logbook.web.markup import Markup, esc, href, join, link, table, tag
+from logbook.web.report_page import plan_body
+
+CSS = """
+body{font:15px/1.45 system-ui,sans-serif;color:#1d232a;max-width:1200px;margin:0 auto;
+ padding:0 24px 48px;background:#fbfbfa}
+nav{display:flex;gap:18px;padding:12px 0;border-bottom:1px solid #ddd;margin-bottom:10px}
+nav a{text-decoration:none;font-weight:600}h1{font-size:1.45em;margin:14px 0 6px}
+h2{font-size:1.12em;margin:24px 0 8px;border-bottom:1px solid #ddd;padding-bottom:3px}
+.meta,.integrity{color:#5b6570;font-size:.88em}.integrity{margin:4px 0 12px}
+table{border-collapse:collapse;margin:6px 0;font-size:.92em}th,td{padding:3px 10px;
+ border-bottom:1px solid #e3e3e3;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th{background:#f0f0ee;white-space:nowrap;overflow-wrap:normal}td.num{text-align:right;font-variant-numeric:tabular-nums}
+tr.retracted td{color:#888}code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;
+ font-size:.88em}pre{background:#fff;border:1px solid #ddd;padding:8px;overflow:auto;
+ white-space:pre-wrap;overflow-wrap:anywhere}.box{border-radius:6px;padding:10px 14px;
+ margin:12px 0;border:1px solid #ccc;background:#fff}.error{background:#fde8e8;
+ border-color:#e0a0a0}.badge{border-radius:3px;padding:0 6px;font-size:.85em;color:#fff;
+ background:#666}.b-completed,.b-success{background:#2e8540}.b-failed,.b-failure{background:#c0392b}
+.b-aborted,.b-inconclusive{background:#b8860b}.b-incomplete{background:#777}
+.v-success{border:2px solid #2e8540}.v-failure{border:2px solid #c0392b}
+.v-inconclusive{border:2px solid #b8860b}.v-incomplete{border:2px solid #777}
+form.filters{display:flex;flex-wrap:wrap;gap:8px;align-items:end}form.filters label{
+ display:flex;flex-direction:column;font-size:.8em;color:#5b6570}
+figure{margin:10px 0;background:#fff;border:1px solid #ddd;border-radius:6px;padding:6px}
+figure svg{width:100%;height:auto}.side{display:grid;grid-template-columns:1fr 1fr 1fr;gap:8px}
+"""
+
+NAV = (("Overview", ""), ("Plans", "plans"), ("Runs", "runs"), ("Audit", "audit"),
+       ("Retractions", "retractions"))
+
+
+def short(digest: Any) -> str:
+    return "—" if not digest else str(digest)[:12]
+
+
+def badge(word: Any) -> Markup:
+    return tag("span", word, cls=f"badge b-{word}")
+
+
+def num(x: Any, digits: int = 4) -> str:
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def entry_link(ref: dict[str, Any] | None) -> Markup:
+    """A link to the page of the entry ``ref`` ({digest, seq, kind}) names."""
+    if not ref:
+        return esc(None)
+    label = f"@{ref['seq']} {ref['kind']}" if ref.get("seq") is not None else short(ref["digest"])
+    if ref.get("kind") == "run":
+        return link(label, "runs", ref["digest"])
+    if ref.get("kind") == "plan":
+        return link(label, "plans", ref["digest"])
+    return link(label, "entries", ref["digest"])
+
+
+def layout(title: str, twin: str, data: dict[str, Any], *body: Any) -> str:
+    """The whole page: navigation, the integrity line, the body, and a link to the twin."""
+    i = data.get("integrity") or {}
+    line = (f"verified {i.get('entries')} entries to head {short(i.get('head'))}: "
+            f"{i.get('checks')}") if i.get("verified") else ""
+    page = tag("html", tag("head", tag("meta", charset="utf-8"),
+                           tag("title", f"{title} · logbook"), tag("style", Markup(CSS))),
+               tag("body", tag("nav", [link(name, *([p] if p else [])) for name, p in NAV]),
+                   tag("h1", title), tag("div", line, cls="integrity", id="integrity"),
+                   *body, tag("p", tag("a", "this page as JSON", href="/" + twin),
+                              cls="meta", id="twin") if twin else ""), lang="en")
+    return "<!DOCTYPE html>\n" + page
+
+
+def error_page(status: int, message: str) -> str:
+    return layout(f"{status}", "", {}, tag("div", message, cls="box error", id="error"))
+
+
+def overview(d: dict[str, Any]) -> str:
+    led, cp = d["ledger"], d["latest_checkpoint"]
+    facts = table(["", ""], [["name", led["name"]], ["uuid", led["uuid"]],
+                             ["size", led["size"]], ["head", tag("code", led["head"])],
+                             ["entries by kind", ", ".join(f"{k} {n}" for k, n in
+                                                          sorted(led["kinds"].items()))]],
+                  cls="facts")
+    checkpoint = (tag("p", "no checkpoint is stored (`logbook checkpoint` makes one)")
+                  if cp is None else
+                  table(["size", "root", "created"], [[cp["size"], tag("code", cp["root"]),
+                                                       cp["created"]]]))
+    keys = table(["name", "fingerprint", "added", "revoked"],
+                 [[k["name"], tag("code", k["fingerprint"]), f"@{k['added']}",
+                   "—" if k["revoked"] is None else f"@{k['revoked']}"] for k in d["keys"]])
+    opened = table(["plan", "title", "runs done", "next arm", "due"],
+                   [[link(p["slug"], "plans", p["plan"]), p["title"],
+                     f"{p['runs_done']}/{p['runs_planned']}", p["next_arm"], p["due"]]
+                    for p in d["open_plans"]]) if d["open_plans"] else tag("p", "none")
+    claims = table(["claim", "statement", "status"],
+                   [[link(f"@{c['seq']}", "entries", c["digest"]), c["statement"], c["status"]]
+                    for c in d["claims"]]) if d["claims"] else tag("p", "none")
+    notes = tag("ul", [tag("li", link(f"@{n['seq']}", "entries", f"@{n['seq']}"), " ",
+                           tag("span", n["text"], cls="note")) for n in d["notes"]],
+                id="notes") if d["notes"] else tag("p", "none")
+    return layout(f"Ledger {led['name']}", "index.json", d, facts,
+                  tag("h2", "Latest checkpoint"), checkpoint, tag("h2", "Signing keys"), keys,
+                  tag("h2", "Open plans"), opened, tag("h2", "Claims"), claims,
+                  tag("h2", "Latest notes"), notes,
+                  tag("h2", "Next"), tag("ul", [tag("li", s) for s in d["next"]]))
+
+
+def plans(d: dict[str, Any]) -> str:
+    rows, attrs = [], []
+    for p in d["plans"]:
+        arms = join([f"{a['name']} ({a['role']}) {a['completed']}/{a['planned']}"
+                     + (f", {a['failed']} failed" if a["failed"] else "")
+                     + (f", {a['retracted']} retracted" if a["retracted"] else "")
+                     for a in p["arms"]], "; ")
+        rows.append([link(p["slug"], "plans", p["digest"]), p["title"], badge(p["verdict"]),
+                     arms, f"{p['runs_done']}/{p['runs_planned']}", p["due"],
+                     link(p["findings"], "audit") if p["findings"] else "0"])
+        attrs.append({"data_plan": p["slug"], "cls": "retracted" if p["retracted"] else None})
+    return layout("Plans", "plans.json", d, table(
+        ["plan", "title", "verdict", "arms (completed/planned)", "runs done", "due",
+         "findings"], rows, cls="plans", row_attrs=attrs) if rows else tag("p", "no plans"))
+
+
+def plan(d: dict[str, Any]) -> str:
+    rep = d["report"]
+    p = rep["plan"]
+    return layout(f"Plan {p['slug']}", f"plans/{p['digest']}.json", d, *plan_body(rep))
+
+
+RUN_HEAD = ["run", "plan", "arm", "status", "session", "score", "items", "missing",
+            "retracted", "note or reason"]
+
+
+def run_cells(r: dict[str, Any]) -> list[Any]:
+    plan_cell = link(r["plan"]["slug"], "plans", r["plan"]["digest"]) if r["plan"] else \
+        "exploratory"
+    return [link(f"@{r['seq']}", "runs", r["digest"]), plan_cell, r["arm"], badge(r["status"]),
+            r["session"], tag("span", num(r["score"]), cls="score"), r["items"],
+            "—" if r["missing_rate"] is None else f"{r['missing']} ({r['missing_rate']:.1%})",
+            "retracted" if r["retracted"] else "", r["note"] or r["reason"]]
+
+
+def _field(name: str, label: str, value: Any) -> Markup:
+    return tag("label", label, tag("input", name=name, value=value or ""))
+
+
+def runs(d: dict[str, Any]) -> str:
+    f = d["filters"]
+    form = tag("form", [_field(n, n, f.get(n)) for n in ("plan", "arm", "status", "session",
+                                                         "since", "until")],
+               _field("where", "where FIELD=VALUE", (f.get("where") or [""])[0]),
+               _field("sort", "sort", d["sort"]), tag("button", "filter", type="submit"),
+               cls="filters", method="get", action="/runs")
+    sorts = join([link(k, "runs", query={**f, "sort": k if d["sort"] != k else f"-{k}"})
+                  for k in ("seq", "plan", "arm", "status", "session", "score", "missing")],
+                 " · ")
+    twin = href("runs.json", query={**f, "sort": d["sort"]}).lstrip("/")
+    rows = [run_cells(r) for r in d["runs"]]
+    attrs = [{"data_seq": r["seq"], "cls": "retracted" if r["retracted"] else None}
+             for r in d["runs"]]
+    return layout("Runs", twin, d, form, tag("p", f"{len(rows)} of {d['total']} runs; sort by ",
+                                             sorts, cls="meta", id="count"),
+                  table(RUN_HEAD, rows, cls="runs", row_attrs=attrs))
+
+
+def _value(v: Any, is_set: bool) -> Any:
+    return tag("code", "null" if v is None else v) if is_set else "—"
+
+
+def run(d: dict[str, Any]) -> str:
+    r = d["run"]
+    facts = table(["", ""], [
+        ["digest", tag("code", r["digest"])], ["appended", r["ts"]],
+        ["signer", tag("code", d["signer"])],
+        ["plan", link(r["plan"]["slug"], "plans", r["plan"]["digest"]) if r["plan"]
+         else "exploratory (no plan)"],
+        ["arm", r["arm"]], ["status", badge(r["status"])], ["session", r["session"]],
+        ["started / finished", f"{d['started'] or '—'} / {d['finished'] or '—'}"],
+        ["metric", d["metric"]], ["score", tag("span", num(r["score"]), id="score")],
+        ["items", r["items"]],
+        ["missing", "—" if r["missing_rate"] is None
+         else f"{r['missing']} ({r['missing_rate']:.1%})"],
+        ["note", tag("span", r["note"], id="note")], ["reason", r["reason"]]], cls="facts")
+    body: list[Any] = [facts]
+    for x in d["retractions"]:
+        body.append(tag("div", "Retracted by ", link(f"@{x['seq']}", "entries", x["digest"]),
+                        f" ({x['category']}): {x['reason']}",
+                        f"; correction: {x['correction']}" if x["correction"] else "",
+                        cls="box error"))
+    body += [tag("h2", "Apparatus: declared and captured"),
+             table(["field", "declared", "captured"],
+                   [[tag("code", a["field"]), _value(a["declared"], a["declared_set"]),
+                     _value(a["captured"], a["captured_set"])] for a in d["apparatus"]],
+                   cls="apparatus",
+                   row_attrs=[{"cls": "differs"} if a["declared_set"] and a["captured_set"]
+                              and a["declared"] != a["captured"] else {}
+                              for a in d["apparatus"]]),
+             tag("h2", "Logs")]
+    body.append(table(["name", "sha256", "size", "excerpt"],
+                      [[x.get("name"), tag("code", x.get("sha256")), x.get("size"),
+                        tag("pre", x.get("excerpt")) if x.get("excerpt") else "—"]
+                       for x in d["logs"]], cls="logs") if d["logs"] else tag("p", "no logs"))
+    shown = "all items" if d["items_shown"] == "all" else "items with an error or no score"
+    other = (link("show only those with errors", "runs", r["digest"])
+             if d["items_shown"] == "all" else
+             link("show all items", "runs", r["digest"], query={"items": "all"}))
+    body += [tag("h2", f"Items: {shown} ({len(d['items'])}; {d['items_with_errors']} with "
+                 "an error)"), tag("p", other, cls="meta"),
+             table(["id", "score", "error", "cluster", "sample"],
+                   [[tag("code", i["id"]), "missing" if i["score"] is None else i["score"],
+                     i["error"], i["cluster"], i["sample"]] for i in d["items"]], cls="items")]
+    return layout(f"Run @{r['seq']}", f"runs/{r['digest']}.json", d, *body)
+
+
+def audit(d: dict[str, Any]) -> str:
+    a = d["audit"]
+    rows = [[f["check"], badge(f["severity"]), f"@{f['seq']}" if f["seq"] is not None else "—",
+             f["message"], join([entry_link(e) for e in f["entries"]], ", ")]
+            for f in a["findings"]]
+    summary = (f"{len(rows)} finding(s) from {len(a['rules_run'])} rules over {a['entries']} "
+               f"entries; {'no error' if a['ok'] else 'an error-level finding stands'}")
+    return layout("Audit", "audit.json", d, tag("p", summary, id="summary"),
+                  table(["rule", "severity", "at", "finding", "entries"], rows, cls="findings")
+                  if rows else tag("p", "no findings"))
+
+
+def _original(o: dict[str, Any] | None) -> Any:
+    if o is None:
+        return "—"
+    if o["kind"] == "run":
+        return (f"run of {o['plan'] or 'no plan'}, arm {o['arm']}, {o['status']}, score "
+                f"{num(o['score'])}" + (f"; note: {o['note']}" if o["note"] else ""))
+    if o["kind"] == "plan":
+        return f"plan {o['slug']}: {o['title']}"
+    return o["kind"]
+
+
+def retractions(d: dict[str, Any]) -> str:
+    rows = [[link(f"@{x['seq']}", "entries", x["digest"]), entry_link(x["target"]),
+             _original(x["original"]), x["category"], x["reason"], x["correction"]]
+            for x in d["retractions"]]
+    return layout("Retractions", "retractions.json", d, table(
+        ["retraction", "withdraws", "the original", "category", "reason", "correction"], rows,
+        cls="retractions") if rows else tag("p", "nothing has been retracted"))
+
+
+def entry(d: dict[str, Any]) -> str:
+    import json
+
+    kind, digest = d["kind"], d["digest"]
+    page = {"run": ("runs", "the run's page"), "plan": ("plans", "the plan's page")}.get(kind)
+    body: list[Any] = [table(["", ""], [["kind", kind], ["seq", d["seq"]],
+                                        ["digest", tag("code", digest)],
+                                        ["signature", tag("code", d["signature"])]])]
+    if page:
+        body.append(tag("p", link(page[1], page[0], digest)))
+    if d["retracted_by"]:
+        body.append(tag("div", "Retracted by ", join([entry_link(x) for x in d["retracted_by"]],
+                                                     ", "), cls="box error"))
+    body += [tag("h2", "Envelope"), tag("pre", json.dumps(d["envelope"], indent=2,
+                                                          ensure_ascii=False), id="envelope")]
+    return layout(f"Entry @{d['seq']} ({kind})", f"entries/{digest}.json", d, *body)

@@ -1,0 +1,126 @@
+"""`logbook serve` in a real browser: overview -> plans -> plan -> run, the figures shown
+checked against `report --json`, and markup planted in entries shown as text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import served
+from served import ERROR, ITEM, LOG, NOTE, REASON, SLUG
+
+# the module's fixtures
+planted, server, browser, screens = served.planted, served.server, served.browser, served.screens
+
+
+def _page(browser: Any) -> tuple[Any, list[str]]:
+    page = browser.new_page()
+    dialogs: list[str] = []
+
+    def refuse(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", refuse)
+    return page, dialogs
+
+
+def _run_of(rep: dict[str, Any], seq: int) -> dict[str, Any]:
+    return next(r for a in rep["arms"] for r in a["runs"] if r["seq"] == seq)
+
+
+def test_overview_to_plan_to_run(browser: Any, server: str, planted: dict[str, Any],
+                                 screens: Path) -> None:
+    rep = planted["report"]
+    page, dialogs = _page(browser)
+    page.goto(server + "/")
+    assert page.locator("h1").inner_text() == "Ledger demo"
+    size = len(planted["log"])
+    assert page.locator("table.facts tr", has_text="size").locator("td").nth(1)\
+        .inner_text() == str(size)
+    assert page.locator("#integrity").inner_text().startswith(f"verified {size} entries")
+    page.screenshot(path=str(screens / "overview.png"), full_page=True)
+
+    page.click("nav >> text=Plans")
+    row = page.locator(f"tr[data-plan='{SLUG}']")
+    assert row.locator(".badge").inner_text() == rep["verdict"]["status"]
+    done = sum(min(a["completed"], a["planned_runs"]) for a in rep["arms"])
+    planned = sum(a["planned_runs"] for a in rep["arms"])
+    assert f"{done}/{planned}" in row.inner_text()
+
+    row.locator(f"a:text-is('{SLUG}')").click()
+    assert page.locator("h1").inner_text() == f"Plan {SLUG}"
+    assert page.locator("#verdict").inner_text() == rep["verdict"]["wording"]
+    review = rep["retractions"]
+    assert review is not None  # @3 was retracted
+    shown = page.locator("#retraction-review").inner_text()
+    assert review["without"]["wording"] in shown and review["with"]["wording"] in shown
+    assert page.locator("#forest svg").count() == 1
+    for arm in rep["arms"]:
+        for r in arm["runs"]:
+            cell = page.locator(f"table.arm-runs tr[data-seq='{r['seq']}'] .score").inner_text()
+            expected = "—" if r["score"] is None else f"{r['score'] * 100:.1f}"
+            assert cell == expected, (r["seq"], cell, r["score"])
+            retracted = page.locator(f"table.arm-runs tr[data-seq='{r['seq']}']")\
+                .get_attribute("class") == "retracted"
+            assert retracted == r["retracted"]
+    effect = rep["effects"][0]
+    assert page.locator("table.effects .effect").inner_text() == f"{effect['point'] * 100:+.2f}"
+    page.screenshot(path=str(screens / "plan.png"), full_page=True)
+
+    first = rep["arms"][0]["runs"][0]
+    page.locator(f"table.arm-runs tr[data-seq='{first['seq']}'] a").first.click()
+    assert page.locator("h1").inner_text() == f"Run @{first['seq']}"
+    assert page.locator("#score").inner_text() == f"{first['score']:.4f}"
+    assert page.locator("table.apparatus code", has_text="kv_cache_precision").count() == 1
+    assert page.locator("table.items tr").count() == 1 + first["missing"]
+    page.screenshot(path=str(screens / "run.png"), full_page=True)
+    assert not dialogs
+
+
+def test_planted_markup_is_shown_as_text(browser: Any, server: str, planted: dict[str, Any],
+                                         screens: Path) -> None:
+    page, dialogs = _page(browser)
+    page.goto(server + "/runs?plan=none")
+    rows = page.locator("table.runs tbody tr")
+    assert rows.count() == 1
+    rows.locator("a").first.click()
+    assert page.locator("#note").inner_text() == NOTE
+    items = page.locator("table.items tbody tr")
+    assert items.count() == 1
+    assert items.locator("td").nth(0).inner_text() == ITEM
+    assert items.locator("td").nth(2).inner_text() == ERROR
+    captured = page.locator("table.apparatus tr", has_text="model").inner_text()
+    assert "<u>m</u>" in captured and "<u>m2</u>" in captured
+    log = page.locator("table.logs tbody tr")
+    assert [log.locator("td").nth(i).inner_text() for i in range(4)] == \
+        [LOG["name"], LOG["sha256"], str(LOG["size"]), LOG["excerpt"]]
+    for planted_id in ("planted-note", "planted-item", "planted-error", "planted-excerpt"):
+        assert page.locator(f"#{planted_id}").count() == 0
+    assert page.locator("img").count() == 0 and page.locator("u").count() == 0
+    assert page.locator("body script").count() == 0
+    page.screenshot(path=str(screens / "planted-run.png"), full_page=True)
+
+    page.goto(server + "/")
+    assert NOTE in page.locator("#notes").inner_text()
+    assert page.locator("#planted-note").count() == 0 and page.locator("img").count() == 0
+
+    page.goto(server + "/retractions")
+    row = page.locator("table.retractions tbody tr")
+    assert REASON in row.inner_text() and "re-run after the fix" in row.inner_text()
+    assert page.locator("#planted-reason").count() == 0
+    assert page.title() != "pwned" and not dialogs
+
+
+def test_audit_findings_link_to_their_entries(browser: Any, server: str,
+                                              planted: dict[str, Any]) -> None:
+    page, _ = _page(browser)
+    page.goto(server + "/audit.json")
+    findings = page.evaluate("() => JSON.parse(document.body.innerText)")["audit"]["findings"]
+    assert findings
+    page.goto(server + "/audit")
+    rows = page.locator("table.findings tbody tr")
+    assert rows.count() == len(findings)
+    target = next(e for f in findings for e in f["entries"] if e["kind"] == "run")
+    page.locator(f"table.findings a[href='/runs/{target['digest']}']").first.click()
+    assert page.locator("h1").inner_text() == f"Run @{target['seq']}"

@@ -1,0 +1,121 @@
+"""`logbook serve` over plain HTTP: the JSON twins against the commands' own output, the
+filters, the errors (one sentence naming the field), read-only, loopback and its headers."""
+
+from __future__ import annotations
+
+import hashlib
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import served
+from served import SLUG, get, serve_command
+
+planted, server = served.planted, served.server  # the module's fixtures
+
+
+def test_the_plan_twin_is_report_json(server: str, planted: dict[str, Any]) -> None:
+    status, d, _ = get(f"{server}/plans/{SLUG}.json")
+    assert status == 200
+    assert d["report"] == planted["report"]
+    assert d["integrity"]["verified"] is True
+    assert d["integrity"]["entries"] == len(planted["log"])
+
+
+def test_the_overview_twin(server: str, planted: dict[str, Any]) -> None:
+    status, d, _ = get(f"{server}/index.json")
+    log = planted["log"]
+    assert status == 200
+    assert d["ledger"]["size"] == len(log) and d["ledger"]["name"] == "demo"
+    assert d["ledger"]["head"] == log[-1]["digest"]
+    assert d["latest_checkpoint"]["size"] == 2  # the demo anchors its plan with one
+    assert [k["name"] for k in d["keys"]] == ["default"]
+    assert d["ledger"]["kinds"]["run"] == sum(1 for e in log if e["kind"] == "run")
+
+
+def test_runs_filters_and_sorting(server: str, planted: dict[str, Any]) -> None:
+    _, everything, _ = get(f"{server}/runs.json")
+    runs = [e for e in planted["log"] if e["kind"] == "run"]
+    assert [r["seq"] for r in everything["runs"]] == [e["seq"] for e in runs]
+    _, q8, _ = get(f"{server}/runs.json?where=kv_cache_precision%3Dq8&sort=-score")
+    assert q8["runs"] and {r["arm"] for r in q8["runs"]} == {"q8"}
+    scores = [r["score"] for r in q8["runs"]]
+    present = [s for s in scores if s is not None]
+    assert present == sorted(present, reverse=True) and scores[len(present):] == \
+        [None] * (len(scores) - len(present))
+    _, failed, _ = get(f"{server}/runs.json?status=failed")
+    assert [r["status"] for r in failed["runs"]] == ["failed"]
+    _, gone, _ = get(f"{server}/runs.json?plan={SLUG}&retracted=yes")
+    assert [r["seq"] for r in gone["runs"]] == [3]
+    _, session, _ = get(f"{server}/runs.json?session=demo-session-1&arm=f16")
+    assert {(r["arm"], r["session"]) for r in session["runs"]} == {("f16", "demo-session-1")}
+    _, exploratory, _ = get(f"{server}/runs.json?plan=none")
+    assert [r["arm"] for r in exploratory["runs"]] == ["probe"]
+
+
+@pytest.mark.parametrize(("query", "field"), [
+    ("status=bogus", "status"), ("sort=bogus", "sort"), ("since=yesterday", "since"),
+    ("plan=no-such-plan", "PLAN"), ("where=engine", "where"), ("retracted=maybe", "retracted"),
+])
+def test_a_bad_filter_is_one_sentence_naming_it(server: str, query: str, field: str) -> None:
+    status, d, _ = get(f"{server}/runs.json?{query}")
+    assert status == 400 and d["error"].startswith(field), d
+    status, page, _ = get(f"{server}/runs?{query}")
+    assert status == 400 and 'id="error"' in page
+
+
+def test_unknown_pages_and_entries_are_404(server: str) -> None:
+    assert get(f"{server}/runs/@999.json")[0] == 404
+    status, d, _ = get(f"{server}/plans/@2.json")  # @2 is a run
+    assert status == 404 and d["error"] == "PLAN @2: that entry is not a plan"
+    assert get(f"{server}/no-such-page")[0] == 404
+    status, d, _ = get(f"{server}/entries/@1.json")
+    assert status == 200 and d["kind"] == "plan"
+
+
+def test_read_only_loopback_and_no_scripts(server: str, planted: dict[str, Any]) -> None:
+    db = Path(planted["folder"]) / ".logbook" / "ledger.db"
+    before = hashlib.sha256(db.read_bytes()).hexdigest(), db.stat().st_mtime_ns
+    for path in ("/", "/plans", f"/plans/{SLUG}", "/runs", "/audit", "/retractions"):
+        status, page, headers = get(server + path)
+        assert status == 200, path
+        assert "script-src" not in headers["content-security-policy"]
+        assert headers["content-security-policy"].startswith("default-src 'none'")
+        assert "<script" not in page
+    status, _, _ = get(f"{server}/runs", method="POST")
+    assert status == 405
+    status, _, _ = get(f"{server}/", host="attacker.example")
+    assert status == 400  # a rebound name is refused: only loopback names are served
+    assert (hashlib.sha256(db.read_bytes()).hexdigest(), db.stat().st_mtime_ns) == before
+
+
+def test_the_full_html_report_is_served(server: str) -> None:
+    status, page, _ = get(f"{server}/plans/{SLUG}/report.html")
+    assert status == 200 and page.startswith("<!DOCTYPE html>") and "Verdict:" in page
+
+
+def _serve(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(serve_command(*args), capture_output=True, text=True, timeout=60)
+
+
+def test_serve_without_a_ledger_exits_3() -> None:
+    r = _serve("serve", "--port", "0")
+    assert r.returncode == 3 and "no ledger" in r.stderr
+
+
+def test_serve_on_a_taken_port_exits_3(planted: dict[str, Any]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        r = _serve("--ledger", str(planted["folder"]), "serve", "--port", str(port))
+    assert r.returncode == 3 and f"cannot listen on 127.0.0.1:{port}" in r.stderr
+
+
+def test_serve_refuses_a_bad_port_and_host(planted: dict[str, Any]) -> None:
+    r = _serve("--ledger", str(planted["folder"]), "serve", "--port", "70000")
+    assert r.returncode == 2 and "--port" in r.stderr
+    r = _serve("--ledger", str(planted["folder"]), "serve", "--host", "no-such-host.invalid")
+    assert r.returncode == 2 and "--host no-such-host.invalid" in r.stderr
