@@ -7,7 +7,7 @@ ledger holds for the question, with failed, aborted and retracted runs marked, n
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import orjson
@@ -37,15 +37,15 @@ def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
     return out
 
 
+@lru_cache(maxsize=65536)  # the same few field names, over and over (the audit asks per run)
 def is_identity(name: str) -> bool:
+    """A field that names this run rather than the system measured (seeds, times, paths,
+    the command line): never a confound, never part of the apparatus key."""
     low = name.lower()
     last = low.rsplit(".", 1)[-1]
     if any(last.endswith(s) for s in IDENTITY_SUFFIXES) or "seed" in last:
         return True
     return any(low == p or low.startswith(p + ".") for p in IDENTITY_PREFIXES)
-
-
-_identity = cache(is_identity)  # the same few field names, once per run
 
 
 def suite_key(plan_body: dict[str, Any]) -> str:
@@ -302,7 +302,7 @@ class LedgerView:
         plan = self.plans.get(run.plan) if run.plan else None
         metric = (run.body.get("outcomes") or {}).get("metric")
         fields = tuple(sorted((k, repr(v)) for k, v in run.apparatus.items()
-                              if not _identity(k)))
+                              if not is_identity(k)))
         return (suite_key(plan.original) if plan else None, metric, fields)
 
     def entries_of(self, kind: str) -> list[Entry]:
