@@ -3,8 +3,8 @@
 Each value is read when a command asks for it (once per command), so that a process that sets
 one for itself (the demo, a test) is seen; its name, meaning, default and bounds are written
 here once, and a bad value is one sentence naming the variable (exit 2). The table below is
-the one list: docs/recording.md and docs/auditing.md name the variables, and a test holds the
-docs and this table to each other.
+the one list: the README and docs/ name every variable, and tests/test_docs.py holds the docs
+and this table to each other.
 """
 
 from __future__ import annotations
@@ -33,8 +33,6 @@ VARIABLES: dict[str, str] = {
     "LOGBOOK_RECORD": "inside a harness: 1 records runs even with no plan (exploratory runs)",
     "LOGBOOK_WRAPPED": "set by `logbook run` for the command it runs: 1 tells a harness's "
                        "logbook hook that `logbook run` records the run itself",
-    "LOGBOOK_TEST_FAULT": "a test seam: `before-commit` kills the process inside an append's "
-                          "transaction, for the crash tests",
 }
 
 DEFAULT_LOCK_TIMEOUT = 30.0
@@ -128,11 +126,6 @@ def max_input_bytes() -> int:
 def read_timeout() -> float:
     """LOGBOOK_READ_TIMEOUT: seconds (default 30)."""
     return _number("LOGBOOK_READ_TIMEOUT", DEFAULT_READ_TIMEOUT, 0.001, 86400)
-
-
-def test_fault() -> str | None:
-    """LOGBOOK_TEST_FAULT: the fault a crash test asks for, or None (always, outside tests)."""
-    return _get("LOGBOOK_TEST_FAULT") or None
 
 
 @contextmanager

@@ -92,3 +92,14 @@ def test_quickstart_lists_every_plan_field() -> None:
     required = {name for cell in re.findall(r"^\| (`[^|]+`) \| yes \|", text, flags=re.M)
                 for name in re.findall(r"`(\w+)`", cell)}
     assert required == set(schema["required"])
+
+
+def test_every_environment_variable_is_documented_and_every_documented_one_exists() -> None:
+    import re
+
+    from logbook.config import VARIABLES
+
+    text = " ".join(p.read_text() for p in [*DOCS.glob("*.md"), DOCS.parent / "README.md"])
+    named = set(re.findall(r"LOGBOOK_[A-Z_]*[A-Z]", text))
+    assert named == set(VARIABLES), (sorted(named - set(VARIABLES)),
+                                     sorted(set(VARIABLES) - named))
