@@ -3,14 +3,12 @@ the same answers as logbook.storage.sqlite.summaries, in PostgreSQL's SQL."""
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from itertools import accumulate
 from typing import Any
 
 import orjson
 
 from logbook.storage.base import PlanShape, RunCount, StoredEntry
-from logbook.storage.index import INDEX_COLUMNS, IndexRow
+from logbook.storage.index import INDEX_COLUMNS, IndexRow, mentioning
 
 SCAN_BATCH = 5000  # entries per buffer in entries_mentioning
 
@@ -42,16 +40,8 @@ class Summaries:
                 (list(kinds), start, SCAN_BATCH))
             if not rows:
                 return found
-            # NUL separates entries: canonical JSON never holds a raw control character
-            buf = b"\0".join(bytes(r[2]) for r in rows)
-            starts = list(accumulate((len(r[2]) + 1 for r in rows[:-1]), initial=0))
-            hits: set[int] = set()
-            for needle in wanted:
-                pos = buf.find(needle)
-                while pos != -1:
-                    hits.add(bisect_right(starts, pos) - 1)
-                    pos = buf.find(needle, pos + 1)
-            found += (stored_entry(rows[i]) for i in sorted(hits))
+            found += (stored_entry(rows[i])
+                      for i in mentioning([bytes(r[2]) for r in rows], wanted))
             start = int(rows[-1][0])
 
     def completed_counts(self) -> dict[tuple[str, str], int]:

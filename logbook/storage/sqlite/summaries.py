@@ -5,12 +5,10 @@ a byte search before any entry is parsed."""
 from __future__ import annotations
 
 import sqlite3
-from bisect import bisect_right
-from itertools import accumulate
 
 from logbook.errors import StorageDamaged
 from logbook.storage.base import PlanShape, RunCount, StoredEntry, sql_type
-from logbook.storage.index import INDEX_COLUMNS, IndexRow
+from logbook.storage.index import INDEX_COLUMNS, IndexRow, mentioning
 
 SCAN_BATCH = 5000  # entries per buffer in entries_mentioning
 
@@ -50,16 +48,8 @@ class Summaries:
             "ORDER BY i.seq", [*kinds, after])
         found: list[StoredEntry] = []
         while rows := cur.fetchmany(SCAN_BATCH):
-            # NUL separates entries: canonical JSON never holds a raw control character
-            buf = b"\0".join(bytes(r[2]) for r in rows)
-            starts = list(accumulate((len(r[2]) + 1 for r in rows[:-1]), initial=0))
-            hits: set[int] = set()
-            for needle in wanted:
-                pos = buf.find(needle)
-                while pos != -1:
-                    hits.add(bisect_right(starts, pos) - 1)
-                    pos = buf.find(needle, pos + 1)
-            found += (stored_entry(rows[i], self.conn) for i in sorted(hits))
+            found += (stored_entry(rows[i], self.conn)
+                      for i in mentioning([bytes(r[2]) for r in rows], wanted))
         return found
 
     def completed_counts(self) -> dict[tuple[str, str], int]:
