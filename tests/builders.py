@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 import struct
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -89,3 +91,24 @@ def write_eval(path: Path, members: dict[str, bytes],
     end = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, n, n, len(directory), len(body), 0)
     path.write_bytes(bytes(body + directory + end))
     return path
+
+
+@contextmanager
+def static_server(root: Path) -> Iterator[str]:
+    """A static HTTP server on 127.0.0.1 serving the folder ``root``; yields its URL and stops
+    it afterwards (a published ledger as any web server would serve it)."""
+    import functools
+    import http.server
+    import threading
+
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *a, **k: None  # type: ignore[attr-defined]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -4,16 +4,13 @@ caught when any published file is changed."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 import pytest
-from builders import draft, write_jsonl
+from builders import draft, static_server, write_jsonl
 from conftest import CliResult, run_cli
 
 from logbook.tlog import merkle, tiles
@@ -36,17 +33,8 @@ def served(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     """A static HTTP server on 127.0.0.1 serving tmp_path/pub (stopped after the test)."""
     root = tmp_path / "pub"
     root.mkdir()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    handler.log_message = lambda *a, **k: None  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield root, f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with static_server(root) as url:
+        yield root, url
 
 
 def files(root: Path) -> dict[str, bytes]:
