@@ -28,7 +28,7 @@ RANKS: dict[str, int] = {
     "model": 6, "storage": 6, "capture": 6,
     "verify": 7,
     "ledger": 8,
-    "ingest": 9, "analysis": 9,
+    "ingest": 9, "analysis": 9, "witness": 9,
     "integrations": 10, "web": 10,
     "cli": 11,
     "__init__": 12, "__main__": 12,
@@ -42,7 +42,7 @@ PURE: dict[str, set[str]] = {
 # store, the tree, the statistics or the models directly
 CLI_MAY_IMPORT = {"cli", "analysis", "ledger", "verify", "ingest", "capture", "crypto",
                   "config", "errors", "files", "reading", "limits", "format", "integrations",
-                  "web"}
+                  "web", "witness"}
 # the auditor reads a store through the protocol and recomputes derived rows; the analysis
 # names the read ports the ledger hands it (brief's) and writes the flat export (a database of
 # its own, not a store): nothing else outside storage/ and ledger/ imports storage/

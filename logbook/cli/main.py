@@ -64,6 +64,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "brief": ("brief",),
     "clone": ("clone",),
     "serve": ("serve",),
+    "witness": ("witness",),
 }
 _MODULE_OF = {command: module for module, commands in MODULES.items() for command in commands}
 _registered: list[str] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import nullcontext
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -19,36 +20,109 @@ def checkpoint(
                             "stdout)."),
     as_json: bool = typer.Option(False, "--json", help="Print size, root, note and verifier "
                                  "key as JSON."),
+    witnesses: list[str] = typer.Option([], "--witness", help="URL=VERIFIER_KEY of a witness "
+                                        "(C2SP tlog-witness) to cosign the checkpoint "
+                                        "(repeatable)."),
+    quorum: int = typer.Option(None, "--quorum", help="How many witnesses must cosign "
+                               "(default: every --witness)."),
+    timeout: float = typer.Option(None, "--timeout", help="Seconds to wait for each witness "
+                                  "(default: LOGBOOK_READ_TIMEOUT, 30)."),
 ) -> None:
     """Sign the ledger's current Merkle root as a C2SP checkpoint and keep it in the ledger.
 
     Publish the note (commit it, print it in a paper, post it): anyone holding it can later
     check that the ledger they are shown extends it (`logbook verify --checkpoint FILE`).
+
+    With --witness: each witness is asked, in parallel, to cosign it; their cosignatures are
+    appended to the note, and fewer than --quorum is exit 1 with nothing kept or written.
     """
     from logbook.crypto.signing import load_key
     from logbook.files import atomic_writer
     from logbook.ledger.checkpoints import describe, make_checkpoint
 
+    targets, need, wait = witness_options(witnesses, quorum, timeout)
+    previous = previous_note(out) if targets else None
+    made: list[str] = []
     # --out is opened (as a temporary file beside it, or written through when it is a device
     # or FIFO) before anything is signed or kept: a path that cannot be written is refused with
     # the ledger unchanged, and the temporary file is removed whatever fails
     with atomic_writer(out, "--out") if out is not None else nullcontext() as fh:
-
-        def publish(note: str) -> None:  # on disk (synced, in place) before it is kept
-            if fh is not None:
-                fh.write(note)
-                fh.commit()
-
         key = load_key()
         with state.open_ledger(write=True) as ledger:
-            note = make_checkpoint(ledger, key, publish)  # exit 1 if it does not verify
-    made = describe(note, key.public)
+
+            def publish(note: str) -> None:  # cosigned and on disk before it is kept
+                if targets:
+                    note = cosign(ledger, note, targets, need, wait, _beside(out), previous)
+                if fh is not None:
+                    fh.write(note)
+                    fh.commit()
+                made.append(note)
+
+            make_checkpoint(ledger, key, publish)  # exit 1 if it does not verify
+    note = made[0]
+    shown = describe(note, key.public)
     if out is not None:
-        print(f"wrote checkpoint of size {made['size']} to {out}", file=sys.stderr)
+        print(f"wrote checkpoint of size {shown['size']} to {out}", file=sys.stderr)
     if as_json:
-        state.emit_json(made)
+        state.emit_json(shown)
     elif out is None:
         sys.stdout.write(note)
+
+
+def witness_options(witnesses: list[str], quorum: int | None,
+                     timeout: float | None) -> tuple[list[Any], int, float]:
+    from logbook import config
+    from logbook.witness.client import parse_target
+
+    targets = [parse_target(w) for w in witnesses]
+    if quorum is not None and not targets:
+        raise InputError("--quorum needs at least one --witness")
+    need = len(targets) if quorum is None else quorum
+    if targets and not 1 <= need <= len(targets):
+        raise InputError(f"--quorum {need} is not between 1 and the {len(targets)} "
+                         "--witness given")
+    if timeout is not None and not 0 < timeout <= 86400:
+        raise InputError(f"--timeout {timeout} is not a number of seconds above 0")
+    return targets, need, timeout if timeout is not None else config.read_timeout()
+
+
+def previous_note(out: str | Path | None) -> str | None:
+    """The checkpoint --out holds from the last run: the sizes its witnesses cosigned."""
+    if out is None or not Path(out).is_file():
+        return None
+    try:
+        return Path(out).read_text(encoding="utf-8")[:64 * 1024]
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _beside(out: str | None) -> Path:
+    return Path(out).parent if out is not None else Path.cwd()
+
+
+def cosign(ledger: Any, note: str, targets: list[Any], need: int, wait: float,
+           evidence: Path, previous: str | None) -> str:
+    """`note` with the cosignatures of `targets` (CheckFailed below `need`), the proofs cut
+    from the tree recomputed from the ledger's entries; refusals are said on stderr."""
+    import threading
+
+    from logbook.ledger.checkpoints import consistency_proof
+    from logbook.verify.tree import recomputed_tree
+    from logbook.witness.client import gather_cosignatures
+
+    tree = recomputed_tree(ledger.verify_reads())
+    lock = threading.Lock()
+
+    def prove(old: int) -> list[bytes]:
+        with lock:
+            proof = consistency_proof(ledger, old, tree.size, tree)
+        return [bytes.fromhex(h) for h in proof["path"]]
+
+    cosigned, asked = gather_cosignatures(note, targets, need, prove, wait, evidence, previous)
+    for a in asked:
+        if a.line is None:
+            print(f"witness {a.target.url} did not cosign: {a.refusal}", file=sys.stderr)
+    return cosigned
 
 
 def _ledger_checkpoint(ledger: Any, file: str | None, tree: Any) -> Any:

@@ -16,24 +16,41 @@ def publish(
     directory: str = typer.Argument(..., metavar="DIR", help="The folder to publish into "
                                     "(created if missing); serve it with any static web "
                                     "server."),
+    witnesses: list[str] = typer.Option([], "--witness", help="URL=VERIFIER_KEY of a witness "
+                                        "to cosign the published checkpoint (repeatable)."),
+    quorum: int = typer.Option(None, "--quorum", help="How many witnesses must cosign "
+                               "(default: every --witness)."),
+    timeout: float = typer.Option(None, "--timeout", help="Seconds to wait for each witness "
+                                  "(default: LOGBOOK_READ_TIMEOUT, 30)."),
     as_json: bool = state.json_flag(),
 ) -> None:
     """Publish the ledger as C2SP tlog-tiles: checkpoint, tiles, entry bundles, signed entries.
 
     A new checkpoint is signed (with your key) when the ledger grew since the last one.
     Publishing again writes only what changed; tiles already published are never rewritten.
+    With --witness, the published checkpoint is then replaced by the same one cosigned by
+    the witnesses; fewer than --quorum is exit 1 (DIR keeps the checkpoint uncosigned).
     """
+    from logbook.cli.proofs import cosign, previous_note, witness_options
     from logbook.crypto.signing import load_key
+    from logbook.files import write_atomic
     from logbook.ledger.publish import publish as publish_ledger
 
+    targets, need, wait = witness_options(witnesses, quorum, timeout)
     dest = Path(directory)
     if dest.exists() and not dest.is_dir():
         raise InputError(f"DIR {directory} is not a folder")
+    previous = previous_note(dest / "checkpoint") if targets else None
     with state.open_ledger(write=True) as ledger:
         done = publish_ledger(ledger, dest, load_key)
+        if targets:
+            note = (dest / "checkpoint").read_text(encoding="utf-8")
+            cosigned = cosign(ledger, note, targets, need, wait, dest.parent, previous)
+            write_atomic(dest / "checkpoint", cosigned, "the published checkpoint")
     if as_json:
         state.emit_json({"size": done.size, "new_checkpoint": done.new_checkpoint,
-                         "written": done.written, "unchanged": done.kept})
+                         "written": done.written, "unchanged": done.kept,
+                         "witnessed": bool(targets)})
         return
     made = "a new checkpoint" if done.new_checkpoint else "the latest checkpoint"
     print(f"published {done.size} entries with {made} to {directory}: "
@@ -47,15 +64,22 @@ def mirror(
                                "(created if missing)."),
     trust: str = typer.Option(None, "--trust", help="A key fingerprint, public-key file or "
                               "C2SP verifier key that must have signed the checkpoint."),
+    witnesses: list[str] = typer.Option([], "--witness", help="A witness's verifier key (or a "
+                                        "file holding it) whose cosignature on SOURCE's "
+                                        "checkpoint counts towards --quorum (repeatable)."),
+    quorum: int = typer.Option(None, "--quorum", help="How many distinct --witness keys must "
+                               "have cosigned the checkpoint (default: every --witness)."),
     as_json: bool = state.json_flag(),
 ) -> None:
     """Keep a verified copy of a published ledger, and catch a log that forks or rolls back.
 
     The new checkpoint must extend the last one kept in DEST (a consistency proof computed
     from the tiles); if it does not, this prints SECURITY ERROR, keeps both checkpoints as
-    evidence and exits 1. Only new tiles and entries are fetched.
+    evidence and exits 1. Only new tiles and entries are fetched. With --witness, the
+    checkpoint must also carry valid cosignatures by --quorum of the given witnesses.
     """
     from logbook.verify.checkpoint import read_trust_key
+    from logbook.verify.cosignatures import witness_policy
     from logbook.verify.mirror import SecurityError, mirror_once
     from logbook.verify.published import open_source
 
@@ -64,7 +88,8 @@ def mirror(
     if where.exists() and not where.is_dir():
         raise InputError(f"DEST {dest} is not a folder")
     try:
-        done = mirror_once(open_source(source), where, trusted, trusted_key)
+        done = mirror_once(open_source(source), where, trusted, trusted_key,
+                           witness_policy(witnesses, quorum))
     except SecurityError as exc:
         print(f"SECURITY ERROR: {exc}", file=sys.stderr)
         raise typer.Exit(1) from None

@@ -22,6 +22,12 @@ def verify(
                               "and that must have signed every --checkpoint."),
     checkpoints: list[str] = typer.Option([], "--checkpoint", help="A checkpoint file the "
                                           "ledger must extend (repeatable)."),
+    witnesses: list[str] = typer.Option([], "--witness", help="A witness's verifier key (or "
+                                        "a file holding it) whose cosignature counts "
+                                        "towards --quorum on every --checkpoint "
+                                        "(repeatable)."),
+    quorum: int = typer.Option(None, "--quorum", help="How many distinct --witness keys must "
+                               "have cosigned each --checkpoint (default: every --witness)."),
     as_json: bool = state.json_flag(),
     strict: bool = typer.Option(False, "--strict", help="Also check that every stored entry "
                                 "is exactly RFC 8785 canonical and every body passes its "
@@ -36,15 +42,21 @@ def verify(
     With --checkpoint: also that the checkpoint is signed by a key of the ledger (by the
     --trust key when given), names this ledger, and that the ledger extends it (not cut,
     rewritten or forked), by a consistency proof from its size to the current head.
+    With --witness: also that each --checkpoint carries valid cosignatures by --quorum of
+    the given witnesses.
     """
     from logbook.verify import chain as v
     from logbook.verify import stored as verify_ledger
     from logbook.verify.checkpoint import check_against, read_checkpoint, read_trust_key
+    from logbook.verify.cosignatures import witness_policy
     from logbook.verify.summary import quotable_line
 
     trusted, trusted_key = read_trust_key(trust) if trust else (None, None)
     for cp in checkpoints:
         read_checkpoint(cp)  # a missing or malformed file is bad input: exit 2 before any work
+    witnessed = witness_policy(witnesses, quorum)
+    if witnessed is not None and not checkpoints:
+        raise InputError("--witness checks the cosignatures of a --checkpoint: give one")
     published = None
     if file is not None and _is_published(file):
         from logbook.verify.published import open_source, verify_published
@@ -63,7 +75,7 @@ def verify(
         with state.open_ledger() as ledger:
             result = verify_ledger.verify_store(ledger.verify_reads(), trusted, strict=strict)
     # from the digests verify recomputed from the entries' bytes, never the stored tree
-    checked = [check_against(result, cp, trusted_key, trusted) for cp in checkpoints]
+    checked = [check_against(result, cp, trusted_key, trusted, witnessed) for cp in checkpoints]
     out = result.as_dict()
     if checked:
         out["checkpoints"] = [c.as_dict() for c in checked]
@@ -80,7 +92,9 @@ def verify(
         for c in checked:
             if c.ok:
                 print(f"checkpoint {c.path}: the ledger extends it (size {c.size}, signed by "
-                      f"{(c.signed_by or '?')[:16]}…)")
+                      f"{(c.signed_by or '?')[:16]}…" + (f"; cosigned by at least {witnessed[1]} "
+                                                        "of the given witnesses)"
+                                                        if witnessed else ")"))
         if result.ok and published is not None:
             print(f"verified {result.entries} entries of the ledger {result.ledger} published "
                   f"at {file}: its tiles give the root its checkpoint signs (size "

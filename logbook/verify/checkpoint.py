@@ -28,6 +28,7 @@ from logbook.tlog.note import (
     verify_checkpoint_signature,
 )
 from logbook.verify.chain import Result
+from logbook.verify.cosignatures import WitnessKey
 from logbook.verify.proofs import (
     Parsed,
     origin_of,
@@ -155,13 +156,26 @@ def _check(result: Result, label: str, parsed: Parsed, ledger_uuid: str | None, 
 
 
 def check_against(result: Result, checkpoint_path: str, trusted_key: PublicKey | None,
-                  trusted: str | None = None) -> CheckpointCheck:
+                  trusted: str | None = None,
+                  witnessed: tuple[Sequence[WitnessKey], int] | None = None) -> CheckpointCheck:
     """`verify --checkpoint`, after `verify_store` (a database) or `verify_export_lines` (an
     export) filled `result`: from the digests recomputed from the entries' bytes, never the
-    stored tree."""
+    stored tree. With `witnessed` (witness keys, quorum): also that many distinct given
+    witnesses cosigned it (logbook.verify.cosignatures)."""
     from logbook.verify.chain import expected_tree
 
-    _, parsed = read_checkpoint(checkpoint_path)
+    text, parsed = read_checkpoint(checkpoint_path)
+    if witnessed is not None:
+        from logbook.verify.cosignatures import quorum_of
+
+        keys, quorum = witnessed
+        result.checks += 1
+        problem = quorum_of(text, keys, quorum)
+        if problem is not None:
+            result.findings.append(Finding("checkpoint", "error", f"checkpoint "
+                                           f"{checkpoint_path}: not witnessed: {problem}",
+                                           None, []))
+            return CheckpointCheck(checkpoint_path, parsed[0].size)
     fp = trusted_key.fingerprint if trusted_key is not None else trusted
     nodes = expected_tree(result.digests)
 

@@ -8,13 +8,16 @@ carry another root at the same size, and must be consistent with the old one by 
 computed from the source's tiles; otherwise `SecurityError`, with the new checkpoint kept as
 evidence beside the old, which is never overwritten. Then the whole published tree is
 verified (`verify_published`), reading tiles and entries the mirror already holds from its
-own copy, and only what was fetched is written, the checkpoint last.
+own copy, and only what was fetched is written, the checkpoint last. With witnesses given,
+the new checkpoint must also carry a quorum of their cosignatures (checked after the fork
+checks, so that a fork is a SECURITY ERROR whether or not it was witnessed).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +29,7 @@ from logbook.files import atomic_writer
 from logbook.tlog import merkle, tiles
 from logbook.tlog.note import parse_checkpoint, verify_checkpoint_signature
 from logbook.verify.chain import Result
+from logbook.verify.cosignatures import WitnessKey, quorum_of
 from logbook.verify.proofs import Parsed
 from logbook.verify.published import (
     KEYS_PATH,
@@ -146,8 +150,11 @@ def _check_extends(remote: Source, dest: Path, note: str, new: Parsed, old: Pars
 
 
 def mirror_once(remote: Source, dest: Path, trusted_fp: str | None = None,
-                trusted: PublicKey | None = None) -> Mirrored:
-    """One round of mirroring ``remote`` into ``dest``; see the module's text."""
+                trusted: PublicKey | None = None,
+                witnessed: tuple[Sequence[WitnessKey], int] | None = None) -> Mirrored:
+    """One round of mirroring ``remote`` into ``dest``; see the module's text. With
+    ``witnessed`` (witness keys, quorum), the source's checkpoint must carry that many valid
+    cosignatures by distinct given witnesses, or nothing is changed (exit 1)."""
     note, new = read_checkpoint(remote)
     old_size = 0
     kept = dest / "checkpoint"
@@ -158,6 +165,11 @@ def mirror_once(remote: Source, dest: Path, trusted_fp: str | None = None,
             raise InputError(f"DEST {kept} is not a checkpoint: {exc}") from None
         _check_extends(remote, dest, note, new, old, trusted)
         old_size = old[0].size
+    if witnessed is not None:  # after the fork checks: a fork is a SECURITY ERROR, witnessed or not
+        problem = quorum_of(note, *witnessed)
+        if problem is not None:
+            raise CheckFailed(f"the checkpoint of {remote.name} is not witnessed: {problem}; "
+                              "nothing was changed")
     cached = _Cached(dest, remote, note.encode("utf-8"))
     published = verify_published(cached, trusted_fp, trusted)
     done = Mirrored(published.result, new[0].size, old_size)
