@@ -75,6 +75,8 @@ def witness_options(witnesses: list[str], quorum: int | None,
     from logbook.witness.client import parse_target
 
     targets = [parse_target(w) for w in witnesses]
+    if len({(t.key.name, t.key.public) for t in targets}) != len(targets):
+        raise InputError("--witness: a witness key is given twice; each counts once")
     if quorum is not None and not targets:
         raise InputError("--quorum needs at least one --witness")
     need = len(targets) if quorum is None else quorum

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from logbook.crypto.signing import SigningKey
-from logbook.errors import InputError
+from logbook.errors import InputError, LogbookError
 from logbook.tlog import merkle
 from logbook.tlog.note import body_text, verify_note
 from logbook.tlog.witness import (
@@ -144,6 +144,7 @@ def _handler(witness: Witness) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "logbook-witness"
         protocol_version = "HTTP/1.1"
+        timeout = 30  # seconds a client may take to send its request (a stalled one is cut)
 
         def log_message(self, format: str, *args: object) -> None:
             pass  # one line per request would drown the startup message; errors are answered
@@ -174,7 +175,12 @@ def _handler(witness: Witness) -> type[BaseHTTPRequestHandler]:
                 self._answer(_text(413, f"a request is at most {MAX_REQUEST_BYTES} bytes"))
                 return
             body = self.rfile.read(int(length))
-            self._answer(witness.add_checkpoint(body))
+            try:
+                answer = witness.add_checkpoint(body)
+            except LogbookError as exc:  # the state cannot be read or written: cosign nothing
+                print(f"logbook witness: {exc}", file=sys.stderr, flush=True)
+                answer = _text(500, "the witness cannot keep its state; nothing was cosigned")
+            self._answer(answer)
 
     return Handler
 

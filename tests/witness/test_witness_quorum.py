@@ -96,6 +96,8 @@ def test_a_witness_down_leaves_the_checkpoint_short_of_quorum(
     ok("verify", "--checkpoint", str(cp), "--witness", a.vkey)
     r = run_cli("checkpoint", "--witness", at(a), "--quorum", "2")
     assert r.code == 2 and "--quorum 2" in r.err
+    r = run_cli("checkpoint", "--witness", at(a), "--witness", at(a))
+    assert r.code == 2 and "given twice" in r.err
     r = run_cli("checkpoint", "--witness", "localhost=" + a.vkey)
     assert r.code == 2 and "--witness" in r.err
 

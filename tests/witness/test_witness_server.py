@@ -159,3 +159,42 @@ def test_serve_refuses_bad_options_with_one_sentence(tmp_path: Path, ledger_dir:
     assert r.code == 2 and "--name" in r.err
     r = run_cli("witness", "--help")
     assert r.code == 0 and "serve" in r.out
+
+
+def test_oversized_requests_other_calls_and_a_lost_state_are_refused(ledger_dir: Path,
+                                                                     tmp_path: Path) -> None:
+    import urllib.error
+    import urllib.request
+
+    vkey = log_vkey()
+    key = witness_key(tmp_path / "keys", "w1")
+    state = tmp_path / "w1.state"
+    note = checkpoint(tmp_path / "cp")
+    with running_witness(key, [vkey], state, NAME) as w:
+        # a body announced above the bound is refused before it is read
+        import http.client
+
+        conn = http.client.HTTPConnection(w.url.removeprefix("http://"), timeout=30)
+        conn.putrequest("POST", "/add-checkpoint")
+        conn.putheader("Content-Length", str(200 * 1024))
+        conn.endheaders()
+        assert conn.getresponse().status == 413
+        conn.close()
+        try:
+            urllib.request.urlopen(w.url + "/add-checkpoint", timeout=30)
+            raise AssertionError("GET was answered")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 405
+        request = urllib.request.Request(w.url + "/other", data=b"", method="POST")
+        try:
+            urllib.request.urlopen(request, timeout=30)
+            raise AssertionError("POST /other was answered")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 404
+        # a state that can no longer be read (here: a folder in its place): nothing cosigned
+        state.unlink(missing_ok=True)
+        state.mkdir()
+        status, body, _ = post(w.url, request_body(0, [], note))
+        assert status == 500 and b"nothing was cosigned" in body
+        state.rmdir()
+        assert post(w.url, request_body(0, [], note))[0] == 200
