@@ -59,19 +59,33 @@ def compare(
     variable: list[str] = typer.Option([], "--variable", help="The apparatus field you mean "
                                        "to vary (repeatable); every other difference is a "
                                        "confound."),
+    items: bool = typer.Option(False, "--items", help="Instead: the per-item flip list "
+                               "(improved, regressed, unchanged, not comparable) and the "
+                               "discordance `logbook power --paired` takes; A or B may be "
+                               "one run (@SEQ or a digest prefix)."),
     as_json: bool = state.json_flag(),
 ) -> None:
-    """Compare two sets of runs: confounds and left-out runs first, then the paired effect."""
+    """Compare two sets of runs: confounds and left-out runs first, then the paired effect
+    (or, with --items, which items changed)."""
     from logbook.analysis.compare import compare as do_compare
-    from logbook.analysis.compare import compare_lines
+    from logbook.analysis.compare import compare_items, compare_lines, item_lines
     from logbook.analysis.view import LedgerView
 
+    if items and variable:
+        raise InputError("--variable names the confound check of the paired effect; "
+                         "--items takes none")
     with state.open_verified() as (ledger, _):
-        res = do_compare(LedgerView(ledger), a, b, variable)
+        view = LedgerView(ledger)
+        if items:
+            flips = compare_items(view, a, b)
+            out, lines = flips.as_json(), item_lines(flips)
+        else:
+            res = do_compare(view, a, b, variable)
+            out, lines = res.as_json(), compare_lines(res)
     if as_json:
-        state.emit_json(res.as_json())
+        state.emit_json(out)
     else:
-        print("\n".join(compare_lines(res)))
+        print("\n".join(lines))
 
 
 def power(
