@@ -217,7 +217,9 @@ class PowerPointer:
 class ItemComparison:
     """`logbook compare A B --items`; ``as_json`` is what `--json` prints. Each side's runs
     that count are its completed, unretracted ones; an item's score on a side is its mean over
-    those runs."""
+    those runs. ``discordance`` is the share of items a run of A and a run of B score
+    differently (pooled over every pair of their runs; None unless the scores are pass/fail),
+    the figure ``power`` points `logbook power --paired` at."""
 
     a: Side
     b: Side
@@ -262,6 +264,27 @@ def _power_pointer(pa: float, discordance: float, n: int) -> PowerPointer:
     return PowerPointer(pa, discordance, n, command, mde, why)
 
 
+def _discordance(use_a: list[RunView], use_b: list[RunView]) -> float | None:
+    """The share of items one run of A and one run of B score differently, pooled over every
+    pair of their runs: the disagreement `power --paired --discordance` takes. None unless
+    every item score is 0 or 1 (pass/fail), the only case that share is defined for."""
+    import numpy as np
+
+    from logbook.stats.items import align
+
+    differ = total = 0
+    for ra in use_a:
+        for rb in use_b:
+            _, x, y = align(*ra.item_arrays, *rb.item_arrays)
+            both = ~np.isnan(x) & ~np.isnan(y)
+            x, y = x[both], y[both]
+            if not (np.isin(x, (0.0, 1.0)).all() and np.isin(y, (0.0, 1.0)).all()):
+                return None
+            differ += int((x != y).sum())
+            total += int(both.sum())
+    return differ / total if total else None
+
+
 def compare_items(view: LedgerView, sel_a: str, sel_b: str) -> ItemComparison:
     """Which items B scores higher than A (improved), lower (regressed), the same, and which
     cannot be compared because a side has no score for them."""
@@ -293,15 +316,11 @@ def compare_items(view: LedgerView, sel_a: str, sel_b: str) -> ItemComparison:
     plans = {r.plan for r in runs_a + runs_b if r.plan}
     kind = _metric_kind(view, plans)
     n = len(improved) + len(regressed) + len(unchanged)
-    discordance = (len(improved) + len(regressed)) / n if n else None
-    pointer = None
     both = ~np.isnan(a) & ~np.isnan(b)
-    pa = float(a[both].mean()) if n else 0.0
     binary = bool(np.isin(a[both], (0.0, 1.0)).all() and np.isin(b[both], (0.0, 1.0)).all())
-    # the discordance `power` takes is a share of items two systems score differently,
-    # which needs scores in [0, 1]; means over several runs are compared the same way
-    bounded = bool(((a[both] >= 0) & (a[both] <= 1) & (b[both] >= 0) & (b[both] <= 1)).all())
-    pointer = (_power_pointer(pa, discordance, n) if discordance and 0 < pa < 1 and bounded
+    discordance = _discordance(use_a, use_b)
+    pa = float(a[both].mean()) if n else 0.0
+    pointer = (_power_pointer(pa, discordance, n) if discordance and 0 < pa < 1
                and kind in ("proportion", "pass_at_k", None) else None)
     counts = {"improved": len(improved), "regressed": len(regressed),
               "unchanged": len(unchanged), "not_comparable": len(lost), "compared": n}
@@ -332,8 +351,8 @@ def item_lines(res: ItemComparison) -> list[str]:
         where = {"a": "A", "b": "B", "both": "A and B"}
         out += [f"  {x.id}  no score on {where[x.missing_on]}" for x in res.not_comparable]
     if res.discordance is not None:
-        out.append(f"discordance: {res.discordance:.4f} (share of compared items the two "
-                   "sides score differently)")
+        out.append(f"discordance: {res.discordance:.4f} (share of items a run of A and a "
+                   "run of B score differently, over every pair of their runs)")
     p = res.power
     if p is not None:
         found = ("" if p.min_detectable_effect is None else

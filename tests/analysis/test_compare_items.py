@@ -87,6 +87,8 @@ def test_two_arms_average_their_runs_and_drop_retracted(ledger_dir: Path,
     assert [x["id"] for x in res["regressed"]] == ["i0", "i2"]
     assert res["regressed"][0] == {"id": "i0", "a": 1.0, "b": 0.5}
     assert res["binary"] is False
+    # the discordance power takes: run against run, pooled over the 2 x 2 pairs (2 + 3 of 8)
+    assert res["discordance"] == (2 * 2 + 2 * 3) / 16
     r = run_cli("retract", entries[-1]["digest"], "--reason", "wrong build",
                 "--category", "data_error")
     assert r.code == 0, r.err
