@@ -135,6 +135,7 @@ def test_claims_page_says_what_claim_check_says(browser: Any, server: str,
         for problem in check["problems"]:
             assert problem in row.inner_text()
     fallen, standing = planted["claims"]
+    assert standing["stands"] and not standing["problems"]
     assert "1 run(s) it rests on have been retracted" in fallen["problems"]
     row = page.locator(f"table.claims tr[data-seq='{fallen['seq']}']")
     assert row.locator(".statement").inner_text() == CLAIM  # markup shown as text
