@@ -35,8 +35,7 @@ def _run_ref(src: Source, digest: str) -> dict[str, Any]:
 def _figure(value: Any, interval: Any, scale: float) -> str:
     if value is None:
         return "—"
-    low, high = interval or (None, None)
-    span = "" if low is None else f" ({low * scale:.4g} to {high * scale:.4g})"
+    span = "" if not interval else f" ({interval[0] * scale:.4g} to {interval[1] * scale:.4g})"
     return f"{value * scale:.4g}{span}"
 
 
