@@ -20,7 +20,9 @@ def report(
     as_json: bool = state.json_flag(),
     markdown: bool = typer.Option(False, "--markdown", help="Print the report as Markdown "
                                   "(for a paper or a pull request) instead of text."),
-    html: Path = typer.Option(None, "--html", help="Write a self-contained HTML report here."),
+    html: Path = typer.Option(None, "--html", metavar="FILE", help="Write a self-contained "
+                              "HTML report to FILE (and say so on stderr) instead of printing "
+                              "the text."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 unless the verdict is "
                                 "success."),
 ) -> None:
@@ -39,8 +41,12 @@ def report(
         rep = build_report(view, plan)
         rep.findings = [Finding.of(f) for f in findings_for_plan(view, rep.plan["digest"])]
     if html is not None:
+        if chosen:
+            raise InputError(f"--html writes a file; --{chosen[0]} prints to stdout: give one")
         write(rep, "html", html, "--html")
-    sys.stdout.write(render(rep, chosen[0] if chosen else "text"))
+        print(f"wrote {html}", file=sys.stderr)  # the file is the output; stdout stays empty
+    else:
+        sys.stdout.write(render(rep, chosen[0] if chosen else "text"))
     if strict and rep.verdict.status != "success":
         raise typer.Exit(1)
 

@@ -43,8 +43,8 @@ def _write_report(tmp_path: Path) -> str:
     out = tmp_path / "report.html"
     r = run_cli("report", SLUG, "--html", str(out))
     assert r.code == 0, r.err
-    # --html adds the file and changes nothing in the text on stdout
-    assert r.out == run_cli("report", SLUG).out and "Verdict:" in r.out
+    # the file is the output: stdout stays empty, stderr says where it went
+    assert r.out == "" and r.err == f"wrote {out}\n"
     return out.read_text(encoding="utf-8")
 
 
