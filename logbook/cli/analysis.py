@@ -139,14 +139,14 @@ def band(
     """Measure a pipeline's run-to-run band and append it as a `band` entry."""
     from logbook.analysis.bands import band_body, band_summary
     from logbook.analysis.view import LedgerView
-    from logbook.cli.write import _key, _print_appended
+    from logbook.cli.write import _key, print_appended
     from logbook.verify.integrity import verified
 
     key = _key()
     with state.open_ledger(write=True) as ledger:
         with verified(ledger.verify_reads()):  # the band's figures come from checked bytes
             body = band_body(LedgerView(ledger), selector, z)
-        _print_appended([ledger.append("band", body, key)], as_json)
+        print_appended([ledger.append("band", body, key)], as_json)
         lines = band_summary(LedgerView(ledger), body)
     warnings = [ln for ln in lines if ln.startswith("warning:")]
     if not as_json:
@@ -177,7 +177,7 @@ def claim(
         raise InputError("--statement is required: the sentence as published")
     from logbook.analysis.claims import claim_body
     from logbook.analysis.view import LedgerView
-    from logbook.cli.write import _key, _print_appended, scrub_fields, warn_redacted
+    from logbook.cli.write import _key, print_appended, scrub_fields, warn_redacted
     from logbook.verify.integrity import verified
 
     fields, redacted = scrub_fields({"statement": statement})
@@ -186,7 +186,7 @@ def claim(
     with state.open_ledger(write=True) as ledger:
         with verified(ledger.verify_reads()):  # the claim's figures come from checked bytes
             body = claim_body(LedgerView(ledger), args[0], statement, arm, effect)
-        _print_appended([ledger.append("claim", body, key)], as_json)
+        print_appended([ledger.append("claim", body, key)], as_json)
     warn_redacted(redacted, "claim's --statement")
 
 

@@ -129,3 +129,30 @@ def test_the_power_pointer_quotes_what_power_prints(ledger_dir: Path, tmp_path: 
     assert pw.json["n"] == 200 and pw.json["paired"] is True
     assert pw.json["discordance"] == float(f"{res['discordance']:.4g}")
     assert pw.json["min_detectable_effect"] == pointer["min_detectable_effect"]
+
+
+def test_the_reporting_doc_example_is_what_the_demo_gives(tmp_path: Path) -> None:
+    """docs/reporting.md's `compare --items` example: its sh line run on a fresh demo
+    ledger (through bash, as a reader would), its output the text block beneath it."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "reporting.md").read_text()
+    section = doc.split("## Item by item: `compare A B --items`", 1)[1].split("\n## ", 1)[0]
+    found = re.search(r"```sh\n(.*?)\n```\s*```text\n(.*?)\n```", section, flags=re.S)
+    assert found is not None
+    command, shown = found.groups()
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+           "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    env.pop("LOGBOOK_KEY", None)
+    r = subprocess.run([sys.executable, "-m", "logbook", "demo", "--dir", str(tmp_path / "d")],
+                       env={k: v for k, v in env.items() if k != "LOGBOOK_DIR"},
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run(["bash", "-euo", "pipefail", "-c", command],
+                       env={**env, "LOGBOOK_DIR": str(tmp_path / "d")}, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.rstrip() == shown.rstrip(), f"docs/reporting.md is stale:\n{r.stdout}"
