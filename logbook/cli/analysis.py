@@ -32,14 +32,24 @@ def report(
     from logbook.analysis.report.formats import render, write
     from logbook.analysis.schemas import Finding
     from logbook.analysis.view import LedgerView
+    from logbook.cli.progress import progress
+    from logbook.verify.integrity import verified
 
     chosen = [form for form, on in (("json", as_json), ("markdown", markdown)) if on]
     if len(chosen) > 1:
         raise InputError("choose one of --json and --markdown")
-    with state.open_verified() as (ledger, _):
-        view = LedgerView(ledger)
-        rep = build_report(view, plan)
-        rep.findings = [Finding.of(f) for f in findings_for_plan(view, rep.plan["digest"])]
+    # as state.open_verified, with a bar on a terminal over a large ledger: the check, the
+    # report, the audit
+    with state.open_ledger() as ledger, \
+            progress(f"report {plan}", size=ledger.size()) as step:
+        step(0, 3)
+        with verified(ledger.verify_reads()):
+            step(1, 3)
+            view = LedgerView(ledger)
+            rep = build_report(view, plan)
+            step(2, 3)
+            rep.findings = [Finding.of(f) for f in findings_for_plan(view, rep.plan["digest"])]
+            step(3, 3)
     if html is not None:
         if chosen:
             raise InputError(f"--html writes a file; --{chosen[0]} prints to stdout: give one")
