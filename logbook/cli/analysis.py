@@ -20,7 +20,9 @@ def report(
     as_json: bool = state.json_flag(),
     markdown: bool = typer.Option(False, "--markdown", help="Print the report as Markdown "
                                   "(for a paper or a pull request) instead of text."),
-    html: Path = typer.Option(None, "--html", help="Write a self-contained HTML report here."),
+    html: Path = typer.Option(None, "--html", metavar="FILE", help="Write a self-contained "
+                              "HTML report to FILE (and say so on stderr) instead of printing "
+                              "the text."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 unless the verdict is "
                                 "success."),
 ) -> None:
@@ -30,17 +32,31 @@ def report(
     from logbook.analysis.report.formats import render, write
     from logbook.analysis.schemas import Finding
     from logbook.analysis.view import LedgerView
+    from logbook.cli.progress import progress
+    from logbook.verify.integrity import verified
 
     chosen = [form for form, on in (("json", as_json), ("markdown", markdown)) if on]
     if len(chosen) > 1:
         raise InputError("choose one of --json and --markdown")
-    with state.open_verified() as (ledger, _):
-        view = LedgerView(ledger)
-        rep = build_report(view, plan)
-        rep.findings = [Finding.of(f) for f in findings_for_plan(view, rep.plan["digest"])]
+    # as state.open_verified, with a bar on a terminal over a large ledger: the check, the
+    # report, the audit
+    with state.open_ledger() as ledger, \
+            progress(f"report {plan}", size=ledger.size()) as step:
+        step(0, 3)
+        with verified(ledger.verify_reads()):
+            step(1, 3)
+            view = LedgerView(ledger)
+            rep = build_report(view, plan)
+            step(2, 3)
+            rep.findings = [Finding.of(f) for f in findings_for_plan(view, rep.plan["digest"])]
+            step(3, 3)
     if html is not None:
+        if chosen:
+            raise InputError(f"--html writes a file; --{chosen[0]} prints to stdout: give one")
         write(rep, "html", html, "--html")
-    sys.stdout.write(render(rep, chosen[0] if chosen else "text"))
+        print(f"wrote {html}", file=sys.stderr)  # the file is the output; stdout stays empty
+    else:
+        sys.stdout.write(render(rep, chosen[0] if chosen else "text"))
     if strict and rep.verdict.status != "success":
         raise typer.Exit(1)
 
@@ -59,19 +75,33 @@ def compare(
     variable: list[str] = typer.Option([], "--variable", help="The apparatus field you mean "
                                        "to vary (repeatable); every other difference is a "
                                        "confound."),
+    items: bool = typer.Option(False, "--items", help="Instead: the per-item flip list "
+                               "(improved, regressed, unchanged, not comparable) and the "
+                               "discordance `logbook power --paired` takes; A or B may be "
+                               "one run (@SEQ or a digest prefix)."),
     as_json: bool = state.json_flag(),
 ) -> None:
-    """Compare two sets of runs: confounds and left-out runs first, then the paired effect."""
+    """Compare two sets of runs: confounds and left-out runs first, then the paired effect
+    (or, with --items, which items changed)."""
     from logbook.analysis.compare import compare as do_compare
-    from logbook.analysis.compare import compare_lines
+    from logbook.analysis.compare import compare_items, compare_lines, item_lines
     from logbook.analysis.view import LedgerView
 
+    if items and variable:
+        raise InputError("--variable names the confound check of the paired effect; "
+                         "--items takes none")
     with state.open_verified() as (ledger, _):
-        res = do_compare(LedgerView(ledger), a, b, variable)
+        view = LedgerView(ledger)
+        if items:
+            flips = compare_items(view, a, b)
+            out, lines = flips.as_json(), item_lines(flips)
+        else:
+            res = do_compare(view, a, b, variable)
+            out, lines = res.as_json(), compare_lines(res)
     if as_json:
-        state.emit_json(res.as_json())
+        state.emit_json(out)
     else:
-        print("\n".join(compare_lines(res)))
+        print("\n".join(lines))
 
 
 def power(
@@ -119,14 +149,14 @@ def band(
     """Measure a pipeline's run-to-run band and append it as a `band` entry."""
     from logbook.analysis.bands import band_body, band_summary
     from logbook.analysis.view import LedgerView
-    from logbook.cli.write import _key, _print_appended
+    from logbook.cli.write import _key, print_appended
     from logbook.verify.integrity import verified
 
     key = _key()
     with state.open_ledger(write=True) as ledger:
         with verified(ledger.verify_reads()):  # the band's figures come from checked bytes
             body = band_body(LedgerView(ledger), selector, z)
-        _print_appended([ledger.append("band", body, key)], as_json)
+        print_appended([ledger.append("band", body, key)], as_json)
         lines = band_summary(LedgerView(ledger), body)
     warnings = [ln for ln in lines if ln.startswith("warning:")]
     if not as_json:
@@ -157,7 +187,7 @@ def claim(
         raise InputError("--statement is required: the sentence as published")
     from logbook.analysis.claims import claim_body
     from logbook.analysis.view import LedgerView
-    from logbook.cli.write import _key, _print_appended, scrub_fields, warn_redacted
+    from logbook.cli.write import _key, print_appended, scrub_fields, warn_redacted
     from logbook.verify.integrity import verified
 
     fields, redacted = scrub_fields({"statement": statement})
@@ -166,7 +196,7 @@ def claim(
     with state.open_ledger(write=True) as ledger:
         with verified(ledger.verify_reads()):  # the claim's figures come from checked bytes
             body = claim_body(LedgerView(ledger), args[0], statement, arm, effect)
-        _print_appended([ledger.append("claim", body, key)], as_json)
+        print_appended([ledger.append("claim", body, key)], as_json)
     warn_redacted(redacted, "claim's --statement")
 
 

@@ -118,30 +118,45 @@ def export(
         _export_sqlite(sqlite)
         return
 
-    with state.open_ledger() as ledger:
-        if out is None:
-            fh = sys.stdout.buffer
-            for e in ledger.entries():
-                fh.write(orjson.dumps(e.export_line()) + b"\n")
-            fh.flush()
-            return
-        from logbook.files import atomic_writer
+    from logbook.cli.progress import progress
 
-        count = 0
-        # whole or absent, never half-written; a device or FIFO is written through
-        with atomic_writer(out, "--out") as dest:
-            for e in ledger.entries():
-                dest.write_bytes(orjson.dumps(e.export_line()) + b"\n")
-                count += 1
+    with state.open_ledger() as ledger:
+        size = ledger.size()
+        with progress("exporting entries", size=size) as done:
+            if out is None:
+                fh = sys.stdout.buffer
+                for i, e in enumerate(ledger.entries(), 1):
+                    fh.write(orjson.dumps(e.export_line()) + b"\n")
+                    done(i, size)
+                fh.flush()
+                return
+            from logbook.files import atomic_writer
+
+            count = 0
+            # whole or absent, never half-written; a device or FIFO is written through
+            with atomic_writer(out, "--out") as dest:
+                for e in ledger.entries():
+                    dest.write_bytes(orjson.dumps(e.export_line()) + b"\n")
+                    count += 1
+                    done(count, size)
     print(f"exported {count} entries to {out}", file=sys.stderr)
 
 
 def _export_sqlite(path: str) -> None:
     from logbook.analysis.flat import export_sqlite
     from logbook.analysis.view import LedgerView
+    from logbook.cli.progress import progress
+    from logbook.verify.integrity import verified
 
-    with state.open_verified() as (ledger, _checked):
-        counts = export_sqlite(LedgerView(ledger), path)
+    # as state.open_verified, with a bar on a terminal over a large ledger: the check, then
+    # the database (export_sqlite takes no callback yet: two steps)
+    with state.open_ledger() as ledger, \
+            progress("exporting to SQLite", size=ledger.size()) as step:
+        step(0, 2)
+        with verified(ledger.verify_reads()):
+            step(1, 2)
+            counts = export_sqlite(LedgerView(ledger), path)
+            step(2, 2)
     shown = ", ".join(f"{n} {name}" for name, n in counts.items())
     print(f"exported {shown} to {path}", file=sys.stderr)
 

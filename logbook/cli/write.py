@@ -1,4 +1,7 @@
-"""Commands that write entries: init, append, plan, amend, note, retract, reindex."""
+"""Commands that write entries: init, append, plan, amend, note, retract, reindex.
+
+Each prints what it appended through `print_appended`: data on stdout, confirmations and
+warnings on stderr (docs/recording.md, "What a writing command prints")."""
 
 from __future__ import annotations
 
@@ -33,13 +36,21 @@ def _draft(value: Any, source: str) -> tuple[str, dict[str, Any]]:
     return value["kind"], value["body"]
 
 
-def _print_appended(entries: list[Any], as_json: bool) -> None:
+def print_appended(entries: list[Any], as_json: bool) -> None:
+    """What every writing command prints of what it appended (append, plan, amend, note,
+    retract, claim, band, keys; `run` too): the data on stdout, one line ``SEQ DIGEST KIND``
+    per entry (with --json, ``{seq, digest, entry}``, a list for several), so a script can
+    take the digest from stdout; confirmations, warnings and progress go to stderr, each line
+    starting ``logbook: ``."""
     if as_json:
         rows = [{"seq": e.seq, "digest": e.digest, "entry": e.envelope} for e in entries]
         state.emit_json(rows[0] if len(rows) == 1 else rows)
     else:
         for e in entries:
             print(f"{e.seq} {e.digest} {e.kind}")
+
+
+_print_appended = print_appended  # the name cli/keys.py imports
 
 
 def _key() -> Any:
@@ -102,12 +113,12 @@ def append(
             raise InputError("--spool appends what the spool holds: give no FILE or --from")
         from logbook.cli.record import append_spool
 
-        _print_appended(append_spool(), as_json)
+        print_appended(append_spool(), as_json)
         return
     if source is not None:
         from logbook.cli.record import append_from
 
-        _print_appended(append_from(source, file, plan, arm, session, apparatus, once),
+        print_appended(append_from(source, file, plan, arm, session, apparatus, once),
                         as_json)
         return
     if file is None:
@@ -132,7 +143,7 @@ def append(
     key = _key()
     with state.open_ledger(write=True) as ledger:
         entries = ledger.append_many(drafts, key, once=once)
-    _print_appended(entries, as_json)
+    print_appended(entries, as_json)
     from logbook.cli.record_intake import warn_gaps
 
     warn_gaps(entries)
@@ -180,7 +191,7 @@ def plan(
     key = _key()
     with state.open_ledger(write=True) as ledger:
         entries = ledger.append_many([("plan", body)], key, once=once)
-        _print_appended(entries, as_json)
+        print_appended(entries, as_json)
     _power_warning(body)
 
 
@@ -233,7 +244,7 @@ def amend(
         current = ledger.plan_body(digest) if found is not None and found[1] == "plan" else {}
         changes = merge_changes(current, assignments)
         body = {"plan": digest, "changes": changes, "reason": reason}
-        _print_appended([ledger.append("amendment", body, key)], as_json)
+        print_appended([ledger.append("amendment", body, key)], as_json)
     warn_redacted(redacted, "amendment's --reason")
 
 
@@ -270,7 +281,7 @@ def note(
     fields, redacted = scrub_fields({"text": text})
     key = _key()
     with state.open_ledger(write=True) as ledger:
-        _print_appended([ledger.append("note", {"text": fields["text"], "refs": refs}, key)],
+        print_appended([ledger.append("note", {"text": fields["text"], "refs": refs}, key)],
                         as_json)
     warn_redacted(redacted, "note")
 
@@ -294,7 +305,7 @@ def retract(
     if correction is not None:
         body["correction"] = fields["correction"]
     with state.open_ledger(write=True) as ledger:
-        _print_appended([ledger.append("retraction", body, key)], as_json)
+        print_appended([ledger.append("retraction", body, key)], as_json)
     warn_redacted(redacted, "retraction's --reason or --correction")
 
 

@@ -25,7 +25,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from logbook.errors import CheckFailed, EnvironmentProblem, InputError
 from logbook.web import data, pages
+from logbook.web.claims_page import claims_data
 from logbook.web.data import NotFound, Source
+from logbook.web.items_page import compare_data, power_data
 
 # no script, no frame, nothing from elsewhere: a page is text, tables and one inline SVG
 HEADERS = [(b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; "
@@ -106,6 +108,9 @@ def routes(site: _Site) -> list[Route]:
         ("/runs", lambda s, r: data.runs(s, _query(r)), pages.runs),
         ("/audit", lambda s, r: data.audit(s), pages.audit),
         ("/retractions", lambda s, r: data.retractions(s), pages.retractions),
+        ("/claims", lambda s, r: claims_data(s), pages.claims),
+        ("/compare", lambda s, r: compare_data(s, _query(r)), pages.compare),
+        ("/power", lambda s, r: power_data(s, _query(r)), pages.power),
     ]
     out = [Route("/", site.page(lambda s, r: data.overview(s), pages.overview)),
            Route("/index.json", site.page(lambda s, r: data.overview(s), None)),

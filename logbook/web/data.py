@@ -272,7 +272,17 @@ def run_page(src: Source, ref: str, all_items: bool = False) -> dict[str, Any]:
             "items_shown": "all" if all_items else "errors",
             "items_with_errors": sum(1 for e in cols["error"] if e is not None), "items": items,
             "retractions": [_retraction(src, e.body, e.seq, e.digest)
-                            for e in run.retracted_by]}
+                            for e in run.retracted_by],
+            "compare_with": _compare_with(src, run)}
+
+
+def _compare_with(src: Source, run: RunView) -> list[dict[str, str]]:
+    """The item comparisons a run's page links to: each other arm of its plan against it."""
+    plan = src.view.plans.get(run.plan) if run.plan else None
+    if plan is None:
+        return []
+    return [{"arm": a["name"], "a": f"{plan.slug}:{a['name']}", "b": f"@{run.seq}"}
+            for a in plan.arms() if a.get("name") != run.arm]
 
 
 def audit(src: Source) -> dict[str, Any]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from logbook.web.claims_page import claims_page
+from logbook.web.items_page import compare_page, power_page
 from logbook.web.markup import Markup, esc, href, join, link, table, tag
 from logbook.web.report_page import plan_body
 
@@ -37,8 +39,8 @@ figure{margin:10px 0;background:#fff;border:1px solid #ddd;border-radius:6px;pad
 figure svg{width:100%;height:auto}.side{display:grid;grid-template-columns:1fr 1fr 1fr;gap:8px}
 """
 
-NAV = (("Overview", ""), ("Plans", "plans"), ("Runs", "runs"), ("Audit", "audit"),
-       ("Retractions", "retractions"))
+NAV = (("Overview", ""), ("Plans", "plans"), ("Runs", "runs"), ("Compare", "compare"),
+       ("Claims", "claims"), ("Audit", "audit"), ("Retractions", "retractions"))
 
 
 def short(digest: Any) -> str:
@@ -191,6 +193,10 @@ def run(d: dict[str, Any]) -> str:
          else f"{r['missing']} ({r['missing_rate']:.1%})"],
         ["note", tag("span", r["note"], id="note")], ["reason", r["reason"]]], cls="facts")
     body: list[Any] = [facts]
+    if d["compare_with"]:
+        body.append(tag("p", "Compare its items with ", join(
+            [link(f"arm {c['arm']}", "compare", query={"a": c["a"], "b": c["b"]},
+                  cls="compare") for c in d["compare_with"]], ", "), id="compare-with"))
     for x in d["retractions"]:
         body.append(tag("div", "Retracted by ", link(f"@{x['seq']}", "entries", x["digest"]),
                         f" ({x['category']}): {x['reason']}",
@@ -269,3 +275,19 @@ def entry(d: dict[str, Any]) -> str:
     body += [tag("h2", "Envelope"), tag("pre", json.dumps(d["envelope"], indent=2,
                                                           ensure_ascii=False), id="envelope")]
     return layout(f"Entry @{d['seq']} ({kind})", f"entries/{digest}.json", d, *body)
+
+
+def claims(d: dict[str, Any]) -> str:
+    return layout("Claims", "claims.json", d, *claims_page(d))
+
+
+def compare(d: dict[str, Any]) -> str:
+    twin = href("compare.json", query={"a": d["a"], "b": d["b"]}).lstrip("/")
+    title = "Item comparison" + (f": {d['a']} vs {d['b']}" if d["comparison"] else "")
+    return layout(title, twin, d, *compare_page(d))
+
+
+def power(d: dict[str, Any]) -> str:
+    twin = href("power.json", query={"p": d["p"], "discordance": d["discordance"],
+                                     "n": d["n"]}).lstrip("/")
+    return layout("Power with a measured discordance", twin, d, *power_page(d))

@@ -90,18 +90,21 @@ def _effects(rep: dict[str, Any], scale: float) -> Markup:
     from logbook.analysis import display
 
     rows = []
+    slug = rep["plan"]["slug"]
     for e in rep["effects"]:
         name = f"{e['treatment']} − {e['control']}"
+        items = link("improved, regressed", "compare", query={
+            "a": f"{slug}:{e['control']}", "b": f"{slug}:{e['treatment']}"}, cls="compare")
         if e.get("point") is None:
-            rows.append([name, "—", e.get("reason"), "", "", ""])
+            rows.append([name, "—", e.get("reason"), "", "", "", items])
             continue
         rows.append([name, tag("span", f"{e['point'] * scale:+.2f}", cls="effect"),
                      f"{e['low'] * scale:+.2f} to {e['high'] * scale:+.2f}", e["method"],
                      display.pvalue(e["pvalue"], e.get("n_resamples")),
-                     display.effect_basis(e)])
+                     display.effect_basis(e), items])
     unit = " (points)" if scale == 100 else ""
-    return table(["effect", f"point{unit}", "interval", "method", "p", "rests on"], rows,
-                 cls="effects")
+    return table(["effect", f"point{unit}", "interval", "method", "p", "rests on", "items"],
+                 rows, cls="effects")
 
 
 def plan_body(rep: dict[str, Any]) -> list[Markup]:

@@ -30,6 +30,7 @@ ERROR = "<i id=planted-error>HTTP 500</i>"
 LOG = {"name": "eval.log", "sha256": "sha256:" + "ab" * 32, "size": 2048,
        "excerpt": "item 57: <em id=planted-excerpt>timeout</em>"}
 REASON = "<b id=planted-reason>judge prompt</b> had a bug"
+CLAIM = "<b id=planted-claim>q8</b> costs <i>nothing</i> & more"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                   "--no-first-run", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync"]
@@ -64,8 +65,10 @@ def _needs(what: str) -> None:
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The demo ledger plus: a retraction of one q8 run, an exploratory run whose note, item
-    id and error hold markup, and a note entry holding markup."""
+    """The demo ledger plus: a claim whose statement holds markup, a retraction of one q8
+    run (which that claim rests on), a claim that stands, an exploratory run whose note, item
+    id and error hold markup, and a note entry holding markup; with what `report`, `log`,
+    `claim check` and `compare --items` print of it."""
     base = tmp_path_factory.mktemp("ledger")
     folder = base / "demo"
     mp = pytest.MonkeyPatch()
@@ -76,9 +79,16 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         assert r.code == 0, r.err
         mp.setenv("LOGBOOK_KEY", str(folder / "demo.key"))
         mp.setenv("LOGBOOK_DIR", str(folder))
+        # a claim made before the retraction rests on the retracted run; one made after stands
+        r = run_cli("claim", SLUG, "--statement", CLAIM, "--json")
+        assert r.code == 0, r.err
+        claims = [r.json["digest"]]
         r = run_cli("retract", "@3", "--reason", REASON, "--category", "harness_defect",
                     "--correction", "re-run after the fix")
         assert r.code == 0, r.err
+        r = run_cli("claim", SLUG, "--arm", "f16", "--statement", "f16 scores 72", "--json")
+        assert r.code == 0, r.err
+        claims.append(r.json["digest"])
         run = {"kind": "run", "body": {
             "plan": None, "arm": "probe", "status": "completed", "note": NOTE, "logs": [LOG],
             "apparatus": {"model": "<u>m</u>", "captured": {"model": "<u>m2</u>"}},
@@ -94,9 +104,14 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         assert rep.code == 0, rep.err
         log = run_cli("log", "--json")
         assert log.code == 0, log.err
+        checks = [run_cli("claim", "check", d, "--json") for d in claims]
+        assert [c.code for c in checks] == [1, 0], [c.err for c in checks]
+        items = run_cli("compare", f"{SLUG}:q8", "@2", "--items", "--json")
+        assert items.code == 0, items.err
     finally:
         mp.undo()
-    return {"folder": folder, "report": rep.json, "log": log.json}
+    return {"folder": folder, "report": rep.json, "log": log.json,
+            "claims": [c.json for c in checks], "items": items.json}
 
 
 @pytest.fixture(scope="module")

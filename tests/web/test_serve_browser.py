@@ -1,5 +1,6 @@
-"""`logbook serve` in a real browser: overview -> plans -> plan -> run, the figures shown
-checked against `report --json`, and markup planted in entries shown as text."""
+"""`logbook serve` in a real browser: overview -> plans -> plan -> run -> item comparison ->
+power, the figures shown checked against `report --json` and `compare --items --json`; the
+claims page against `claim check`; and markup planted in entries shown as text."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import served
-from served import ERROR, ITEM, LOG, NOTE, REASON, SLUG
+from served import CLAIM, ERROR, ITEM, LOG, NOTE, REASON, SLUG
 
 # the module's fixtures
 planted, server, browser, screens = served.planted, served.server, served.browser, served.screens
@@ -75,7 +76,74 @@ def test_overview_to_plan_to_run(browser: Any, server: str, planted: dict[str, A
     assert page.locator("table.apparatus code", has_text="kv_cache_precision").count() == 1
     assert page.locator("table.items tr").count() == 1 + first["missing"]
     page.screenshot(path=str(screens / "run.png"), full_page=True)
+
+    # the run against the other arm, item by item, as `compare SLUG:q8 @2 --items` says
+    items = planted["items"]
+    page.locator("#compare-with a", has_text="arm q8").click()
+    assert page.locator("h1").inner_text() == f"Item comparison: {SLUG}:q8 vs @{first['seq']}"
+    c = items["counts"]
+    assert page.locator("#n-improved").inner_text() == f"{c['improved']} improved"
+    assert page.locator("#n-regressed").inner_text() == f"{c['regressed']} regressed"
+    assert page.locator("#n-unchanged").inner_text() == f"{c['unchanged']} unchanged"
+    assert page.locator("#n-not-comparable").inner_text() == \
+        f"{c['not_comparable']} not comparable"
+    shown = page.locator("table.improved tbody tr td:first-child").all_inner_texts()
+    assert shown == [x["id"] for x in items["improved"]]
+    shown = page.locator("table.regressed tbody tr td:first-child").all_inner_texts()
+    assert shown == [x["id"] for x in items["regressed"]]
+    lost = page.locator("table.not-comparable tbody tr td:first-child").all_inner_texts()
+    assert lost == [x["id"] for x in items["not_comparable"]]
+    assert page.locator("#discordance").inner_text().startswith(
+        f"discordance {items['discordance']:.4f}")
+    page.screenshot(path=str(screens / "compare.png"), full_page=True)
+
+    power = items["power"]
+    page.locator("#power").click()
+    assert page.locator("h1").inner_text() == "Power with a measured discordance"
+    assert page.locator("#command").inner_text() == power["command"]
+    row = page.locator("table.power tr.this td")
+    assert row.nth(0).inner_text() == str(power["n"])
+    assert row.nth(1).inner_text() == f"{power['min_detectable_effect'] * 100:.3g} points"
+    page.screenshot(path=str(screens / "power.png"), full_page=True)
     assert not dialogs
+
+
+def test_plan_page_links_the_arms_item_comparison(browser: Any, server: str) -> None:
+    page, _ = _page(browser)
+    page.goto(f"{server}/plans/{SLUG}")
+    page.locator("table.effects a.compare").first.click()
+    assert page.locator("h1").inner_text() == f"Item comparison: {SLUG}:f16 vs {SLUG}:q8"
+    twin = page.locator("#twin a").get_attribute("href")
+    page.goto(server + str(twin))
+    d = page.evaluate("() => JSON.parse(document.body.innerText)")["comparison"]
+    assert d["a"]["selector"] == f"{SLUG}:f16" and d["b"]["usable"] == 2  # @3 retracted
+    assert sum(d["counts"][k] for k in ("improved", "regressed", "unchanged")) == \
+        d["counts"]["compared"] > 0
+
+
+def test_claims_page_says_what_claim_check_says(browser: Any, server: str,
+                                                planted: dict[str, Any], screens: Path) -> None:
+    page, dialogs = _page(browser)
+    page.goto(server + "/")
+    page.click("nav >> text=Claims")
+    assert page.locator("h1").inner_text() == "Claims"
+    for check in planted["claims"]:
+        row = page.locator(f"table.claims tr[data-seq='{check['seq']}']")
+        assert row.get_attribute("data-stands") == ("yes" if check["stands"] else "no")
+        assert row.locator(".badge").inner_text() == \
+            ("stands" if check["stands"] else "does not stand")
+        for problem in check["problems"]:
+            assert problem in row.inner_text()
+    fallen, standing = planted["claims"]
+    assert standing["stands"] and not standing["problems"]
+    assert "1 run(s) it rests on have been retracted" in fallen["problems"]
+    row = page.locator(f"table.claims tr[data-seq='{fallen['seq']}']")
+    assert row.locator(".statement").inner_text() == CLAIM  # markup shown as text
+    assert row.locator("a", has_text="@3").count() == 1
+    assert page.locator("#planted-claim").count() == 0 and page.locator("i").count() == 0
+    assert page.locator("#summary").inner_text().startswith("1 of 2 claim(s) still stand")
+    page.screenshot(path=str(screens / "claims.png"), full_page=True)
+    assert page.title() != "pwned" and not dialogs
 
 
 def test_planted_markup_is_shown_as_text(browser: Any, server: str, planted: dict[str, Any],

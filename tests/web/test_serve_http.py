@@ -119,3 +119,39 @@ def test_serve_refuses_a_bad_port_and_host(planted: dict[str, Any]) -> None:
     assert r.returncode == 2 and "--port" in r.stderr
     r = _serve("--ledger", str(planted["folder"]), "serve", "--host", "no-such-host.invalid")
     assert r.returncode == 2 and "--host no-such-host.invalid" in r.stderr
+
+
+def test_the_compare_twin_is_compare_items_json(server: str, planted: dict[str, Any]) -> None:
+    status, d, _ = get(f"{server}/compare.json?a={SLUG}:q8&b=%402")
+    assert status == 200 and d["comparison"] == planted["items"]
+    p = d["comparison"]["power"]
+    assert d["power_page"] == (f"/power?p={p['p']:.4g}&discordance={p['discordance']:.4g}"
+                               f"&n={p['n']}")
+    status, pw, _ = get(server + d["power_page"].replace("/power", "/power.json"))
+    assert status == 200 and pw["command"] == p["command"]
+    row = next(r for r in pw["sizes"] if r["n"] == p["n"])
+    assert row["min_detectable_effect"] == p["min_detectable_effect"]
+    status, empty, _ = get(f"{server}/compare.json")
+    assert status == 200 and empty["comparison"] is None  # the form alone
+
+
+def test_the_claims_twin_is_claim_check(server: str, planted: dict[str, Any]) -> None:
+    status, d, _ = get(f"{server}/claims.json")
+    assert status == 200 and d["standing"] == 1
+    for shown, check in zip(d["claims"], planted["claims"], strict=True):
+        assert shown["claim"] == check["claim"] and shown["stands"] == check["stands"]
+        assert shown["problems"] == check["problems"]
+        assert [r["digest"] for r in shown["retracted_runs"]] == check["retracted_runs"]
+
+
+@pytest.mark.parametrize(("query", "field"), [
+    ("compare.json?a=%402", "b"), ("compare.json?b=%402", "a"),
+    (f"compare.json?a={SLUG}:bf16&b=%402", "selector"), ("compare.json?a=%400&b=%402", "RUN"),
+    ("power.json?p=0.7&n=10", "discordance"), ("power.json?p=x&discordance=0.2&n=10", "p"),
+    ("power.json?p=0.7&discordance=0.2&n=1.5", "n"),
+    ("power.json?p=0.7&discordance=0.9&n=100", "discordance"),
+])
+def test_a_bad_comparison_is_one_sentence_naming_it(server: str, query: str,
+                                                     field: str) -> None:
+    status, d, _ = get(f"{server}/{query}")
+    assert status == 400 and d["error"].startswith(field), d

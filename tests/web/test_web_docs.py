@@ -51,15 +51,16 @@ def test_the_documented_filters_are_the_ones_read(server: str) -> None:
 
 
 def test_the_example_urls_answer(server: str, planted: dict[str, Any]) -> None:
-    block = re.search(r"```urls\n(.*?)```", DOC, flags=re.S)
-    assert block is not None
-    urls = block.group(1).split()
-    assert urls
+    blocks = re.findall(r"```urls\n(.*?)```", DOC, flags=re.S)
+    assert len(blocks) == 2  # the runs table's and the comparison's
+    urls = [u for block in blocks for u in block.split()]
     for url in urls:
         status, d, _ = get(server + url)
         assert status == 200, (url, d)
         if isinstance(d, dict) and "runs" in d:
             assert d["runs"], url
+        if isinstance(d, dict) and "comparison" in d:
+            assert d["comparison"]["counts"]["compared"] > 0, url
 
 
 def test_the_setup_block_runs(tmp_path: Path) -> None:

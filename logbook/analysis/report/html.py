@@ -3,18 +3,18 @@
 The plot is drawn by matplotlib (the optional ``html`` extra, Agg backend) and embedded as
 inline SVG, so the file opens offline: no scripts, no remote fonts, no external resources.
 Every string taken from the ledger is escaped. Numbers use the text report's rounding
-(``format_estimate`` for the headline). Plot artists carry ids a test can count:
-``lb-run-SEQ`` (``-retracted`` appended for a retracted run), ``lb-nonscore-SEQ``,
-``lb-arm-I-run-level``, ``lb-arm-I-item-level``, ``lb-effect-I`` and ``lb-min-effect-band``.
+(``format_estimate`` for the headline). The plot is `report.plot.forest_svg` (the ids its
+artists carry are listed there). Long texts (a failure reason, a reporting line) wrap inside
+their cells; the other columns keep their words whole, so no table is squeezed at 1200 px.
 """
 
 from __future__ import annotations
 
-import io
 from html import escape
 from typing import TYPE_CHECKING, Any
 
 from logbook.analysis import display
+from logbook.analysis.report.plot import forest_svg, report_scale
 from logbook.analysis.report.text import (
     arm_summary,
     component_lines,
@@ -26,9 +26,6 @@ from logbook.errors import EnvironmentProblem
 
 if TYPE_CHECKING:
     from logbook.analysis.schemas import Report
-
-ARM_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
-GREY = "#9a9a9a"
 
 CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d232a;
@@ -43,10 +40,12 @@ h1{font-size:1.5em;margin:0 0 4px}h2{font-size:1.15em;margin:28px 0 8px;
  background:#f1f1f1}.verdict .w{font-size:1.15em;font-weight:600}
 .headline{display:flex;gap:14px;flex-wrap:wrap;margin:14px 0}.card{background:#fff;
  border:1px solid #ddd;border-radius:6px;padding:8px 14px;min-width:180px}
-.card .n{font-size:1.6em;font-weight:600}.card .l{color:#5b6570;font-size:.85em}
+.card .n{font-size:1.6em;font-weight:600}.card .l,.note{color:#5b6570;font-size:.85em}
 table{border-collapse:collapse;margin:6px 0;font-size:.92em}th,td{padding:3px 10px;
- border-bottom:1px solid #e3e3e3;text-align:left;vertical-align:top}th{background:#f0f0ee}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
+ border-bottom:1px solid #e3e3e3;text-align:left;vertical-align:top;white-space:nowrap}
+th{background:#f0f0ee}td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.text,.finding td,td.wrap{white-space:normal;overflow-wrap:anywhere}td.text{min-width:16em;
+ width:100%}table.wide{width:100%}.finding table{background:#fff;font-size:.88em}
 tr.retracted td{color:#888;text-decoration:line-through}tr.retracted td.st{text-decoration:none}
 .badge{display:inline-block;border-radius:3px;padding:0 6px;font-size:.85em;color:#fff}
 .b-completed{background:#2e8540}.b-failed{background:#c0392b}.b-aborted{background:#b8860b}
@@ -60,20 +59,6 @@ figure svg{width:100%;height:auto}figcaption{color:#5b6570;font-size:.85em;paddi
 def _e(x: Any) -> str:
     """Escape any value for HTML text or a quoted attribute."""
     return escape("—" if x is None else str(x), quote=True)
-
-
-def _scale(rep: dict[str, Any]) -> float:
-    return display.scale_of(rep["plan"]["metric"]["kind"])
-
-
-def _mpl(s: str) -> str:
-    """A ledger string as literal matplotlib text (no mathtext)."""
-    return s.replace("$", r"\$")
-
-
-def _short(s: Any, n: int = 60) -> str:
-    s = "" if s is None else str(s)
-    return s if len(s) <= n else s[: n - 1] + "…"
 
 
 class HtmlRenderer:
@@ -93,130 +78,6 @@ class HtmlRenderer:
 HTML = HtmlRenderer()
 
 
-def forest_svg(rep: dict[str, Any]) -> str:
-    """The forest plot (runs and arm intervals above, effects against ±min_effect below)."""
-    import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
-
-    scale = _scale(rep)
-    unit = "points" if scale == 100 else rep["plan"]["metric"]["name"]
-    rows: list[tuple[str, int | None]] = []  # y label, arm index for a header row
-    draws: list[tuple[str, int, dict[str, Any]]] = []  # what, row, details
-    for ai, arm in enumerate(rep["arms"]):
-        none = "" if arm["runs"] else ": no runs yet"
-        rows.append((f"{arm['name']} ({arm['role']}){none}", ai))
-        for r in arm["runs"]:
-            status = "retracted" if r["retracted"] else r["status"]
-            rows.append((f"@{r['seq']} {status}", None))
-            draws.append(("run", len(rows) - 1, {"arm": ai, "run": r}))
-        for kind in ("run_level", "item_level"):
-            iv = arm[kind]
-            if iv:
-                n = f"{iv['k']} runs" if kind == "run_level" else f"n={iv['n']}"
-                used = " (line)" if arm["wider"] == kind else ""
-                rows.append((f"{kind.replace('_', '-')}, {n}{used}", None))
-                draws.append((kind, len(rows) - 1, {"arm": ai, "iv": iv}))
-    effects = rep["effects"]
-    fig = Figure(figsize=(9.5, 1.9 + 0.27 * len(rows) + 0.45 * max(len(effects), 1)),
-                 layout="constrained")
-    FigureCanvasAgg(fig)
-    gs = fig.add_gridspec(2, 1, height_ratios=[max(len(rows), 1), 1.6 * max(len(effects), 1)
-                                               + 0.8])
-    ax = fig.add_subplot(gs[0])
-    for what, y, d in draws:
-        colour = ARM_COLOURS[d["arm"] % len(ARM_COLOURS)]
-        if what == "run":
-            r = d["run"]
-            iv = r["interval"]
-            face, col = ("white", GREY) if r["retracted"] else (colour, colour)
-            if r["score"] is None:
-                ax.text(0.01, y, _mpl(_short(f"{r['status']}: {r.get('reason') or 'no score'}")),
-                        transform=ax.get_yaxis_transform(), va="center", fontsize=8,
-                        style="italic", color="#c0392b", gid=f"lb-nonscore-{r['seq']}")
-                continue
-            if iv and iv.get("low") is not None:
-                ax.plot([iv["low"] * scale, iv["high"] * scale], [y, y], color=col, lw=1.4,
-                        ls="--" if r["retracted"] else "-", gid=f"lb-ci-{r['seq']}")
-            gid = f"lb-run-{r['seq']}" + ("-retracted" if r["retracted"] else "")
-            ax.plot([r["score"] * scale], [y], marker="o", ms=6, color=col, mfc=face, ls="",
-                    gid=gid)
-        else:
-            iv = d["iv"]
-            point = iv["mean"] if what == "run_level" else iv["point"]
-            ax.plot([iv["low"] * scale, iv["high"] * scale], [y, y], color=colour,
-                    lw=5 if what == "run_level" else 2.5, alpha=0.55, solid_capstyle="butt",
-                    gid=f"lb-arm-{d['arm']}-{what.replace('_', '-')}-bar")
-            ax.plot([point * scale], [y], marker="D" if what == "run_level" else "s", ms=7,
-                    color=colour, mec="black", ls="", gid=f"lb-arm-{d['arm']}-"
-                    f"{what.replace('_', '-')}")
-    ax.set_yticks(range(len(rows)), [_mpl(label) for label, _ in rows])
-    for tick, (_, head) in zip(ax.get_yticklabels(), rows, strict=True):
-        tick.set_fontweight("normal" if head is None else "bold")
-        tick.set_fontsize(8 if head is None else 9)
-        if head is not None:
-            tick.set_color(ARM_COLOURS[head % len(ARM_COLOURS)])
-    for y, (_, head) in enumerate(rows):
-        if head is not None and y:
-            ax.axhline(y - 0.5, color="#cccccc", lw=0.8)
-    ax.set_ylim(len(rows) - 0.5, -0.5)
-    ax.grid(axis="x", color="#eeeeee")
-    if scale == 100.0:  # a proportion's axis never runs past its range
-        lo, hi = ax.get_xlim()
-        ax.set_xlim(max(lo, 0.0), min(hi, 100.0))
-    ax.set_xlabel(f"{_mpl(rep['plan']['metric']['name'])} ({unit})", fontsize=9)
-    ax.set_title("Score per run (item-level interval) and per arm", fontsize=10, loc="left")
-    fig.legend(handles=[
-        Line2D([], [], marker="o", color="#444", label="run, item-level interval"),
-        Line2D([], [], marker="o", color=GREY, mfc="white", ls="--",
-               label="retracted (excluded)"),
-        Line2D([], [], marker="D", color="#444", mec="black", lw=5, alpha=0.6,
-               label="arm run-level interval"),
-        Line2D([], [], marker="s", color="#444", mec="black", lw=2.5, alpha=0.6,
-               label="arm item-level interval")],
-        fontsize=7.5, loc="outside upper center", ncol=4, frameon=False)
-    ex = fig.add_subplot(gs[1])
-    m = rep["plan"].get("min_effect")
-    if m:
-        ex.axvspan(-m * scale, m * scale, color="#2ca02c", alpha=0.13, gid="lb-min-effect-band",
-                   label=f"±min_effect ({m * scale:g} {unit})")
-    ex.axvline(0, color="#555555", lw=0.9)
-    for i, e in enumerate(effects):
-        if e.get("point") is None:
-            ex.text(0.01, i, _mpl(_short(f"not computable: {e.get('reason')}")), va="center",
-                    transform=ex.get_yaxis_transform(), fontsize=8, style="italic",
-                    color="#c0392b", gid=f"lb-effect-{i}-none")
-            continue
-        ex.plot([e["low"] * scale, e["high"] * scale], [i, i], color="black", lw=2.2,
-                gid=f"lb-effect-{i}-bar")
-        ex.plot([e["point"] * scale], [i], marker="D", ms=8, color="black", ls="",
-                gid=f"lb-effect-{i}")
-    labels = [_mpl(f"{e['treatment']} − {e['control']}") for e in effects] or ["(no effect)"]
-    ex.set_yticks(range(len(labels)), labels, fontsize=9)
-    ex.set_ylim(len(labels) - 0.5, -0.5)
-    lim = max([abs(v) * scale for e in effects if e.get("point") is not None
-               for v in (e["low"], e["high"])] + [(m or 0) * scale * 1.5, 1e-9])
-    ex.set_xlim(-lim * 1.15, lim * 1.15)
-    ex.grid(axis="x", color="#eeeeee")
-    ex.set_xlabel(f"effect, treatment − control ({unit})", fontsize=9)
-    ex.set_title("Paired effect against the plan's minimum-effect band", fontsize=10,
-                 loc="left")
-    ex.legend(handles=[Patch(color="#2ca02c", alpha=0.25, label=f"±min_effect "
-                             f"({(m or 0) * scale:g} {unit})"),
-                       Line2D([], [], marker="D", color="black", label="effect, interval")],
-              fontsize=7.5, loc="upper right", frameon=False)
-    for a in (ax, ex):
-        a.tick_params(axis="x", labelsize=8)
-        a.spines[["top", "right"]].set_visible(False)
-    buf = io.StringIO()
-    with matplotlib.rc_context({"svg.hashsalt": "logbook", "svg.fonttype": "path"}):
-        fig.savefig(buf, format="svg", metadata={"Date": None})
-    svg = buf.getvalue()
-    return svg[svg.index("<svg"):]
-
-
 def _estimate(point: float, low: float, high: float, scale: float, signed: bool) -> str:
     from logbook import stats
 
@@ -226,9 +87,10 @@ def _estimate(point: float, low: float, high: float, scale: float, signed: bool)
     return f"{sign}{f.point} <span class='l'>({_e(f.low)}{sep}{_e(f.high)})</span>"
 
 
-def _table(head: list[str], rows: list[list[str]], classes: list[str] | None = None) -> str:
+def _table(head: list[str], rows: list[list[str]], classes: list[str] | None = None,
+           cls: str = "") -> str:
     """A table; cells are already HTML (escape before passing)."""
-    out = ["<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
+    out = [f"<table class='{cls}'><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
     for i, row in enumerate(rows):
         cls = f" class='{classes[i]}'" if classes and classes[i] else ""
         out.append(f"<tr{cls}>" + "".join(row) + "</tr>")
@@ -246,14 +108,15 @@ def _arm_section(arm: dict[str, Any], scale: float) -> str:
                      f"<td class='num'>{_e(score_cell(r['score'], scale))}</td>",
                      f"<td>{_e(interval_cell(r['interval'], scale))}</td>",
                      f"<td class='num'>{_e(miss)}</td>", f"<td>{_e(r['session'])}</td>",
-                     f"<td>{_e(r.get('reason') or '')}</td>"])
+                     f"<td class='text'>{_e(r.get('reason') or '')}</td>"])
         classes.append("retracted" if r["retracted"] else "")
     unit = " (points)" if scale == 100 else ""
     parts = [f"<h3>Arm {_e(arm['name'])} ({_e(arm['role'])}): {arm['completed']}/"
              f"{arm['planned_runs']} completed, {arm['failed']} failed, {arm['aborted']} "
              f"aborted, {arm['retracted']} retracted</h3>",
              _table(["run", "status", f"score{unit}", "item-level interval", "missing",
-                     "session", "reason"], rows, classes) if rows else "<div>no runs yet</div>"]
+                     "session", "reason"], rows, classes, "wide runs")
+             if rows else "<div>no runs yet</div>"]
     parts += [f"<div>{_e(line)}</div>" for line in arm_summary(arm, scale)]
     return "\n".join(parts)
 
@@ -264,9 +127,11 @@ def _apparatus(rep: dict[str, Any]) -> str:
         diff = arm["differing_apparatus"]
         what = ("; ".join(f"<b>{_e(k)}</b> ({_e(', '.join(map(str, v)))})"
                           for k, v in diff.items()) if diff else "identical across its runs")
-        rows.append([f"<td>{_e(arm['name'])}</td>", f"<td>{what}</td>",
-                     f"<td><span class='line'>{_e(arm['line'])}</span></td>"])
-    return _table(["arm", "apparatus fields that differ between runs", "reporting line"], rows)
+        rows.append([f"<td>{_e(arm['name'])}</td>",
+                     f"<td class='text'><span class='line'>{_e(arm['line'])}</span></td>",
+                     f"<td class='text'>{what}</td>"])
+    return _table(["arm", "reporting line", "apparatus fields that differ between its runs"],
+                  rows, cls="wide apparatus")
 
 
 def _effects(rep: dict[str, Any], scale: float) -> str:
@@ -274,15 +139,15 @@ def _effects(rep: dict[str, Any], scale: float) -> str:
     for e in rep["effects"]:
         name = f"<td>{_e(e['treatment'])} − {_e(e['control'])}</td>"
         if e.get("point") is None:
-            rows.append([name, f"<td colspan='6'>{_e(e.get('reason'))}</td>"])
+            rows.append([name, f"<td colspan='6' class='wrap'>{_e(e.get('reason'))}</td>"])
             continue
         wc = e.get("worst_case")
         rows.append([name, f"<td class='num'>{e['point'] * scale:+.2f}</td>",
                      f"<td>{e['low'] * scale:+.2f} to {e['high'] * scale:+.2f}</td>",
                      f"<td>{_e(e['method'])}</td>",
                      f"<td class='num'>{_e(display.pvalue(e['pvalue'], e.get('n_resamples')))}"
-                     "</td>", f"<td>{_e(display.effect_basis(e))}</td>",
-                     "<td>" + ("—" if not wc else f"{wc['low'] * scale:+.2f} to "
+                     "</td>", f"<td class='wrap'>{_e(display.effect_basis(e))}</td>",
+                     "<td class='wrap'>" + ("—" if not wc else f"{wc['low'] * scale:+.2f} to "
                                f"{wc['high'] * scale:+.2f} ({wc['missing']} missing "
                                "item-runs)") + "</td>"])
         if e.get("mcnemar"):
@@ -292,12 +157,12 @@ def _effects(rep: dict[str, Any], scale: float) -> str:
                          f"{mc['control_better']} worse, {_e(display.pvalue(mc['pvalue']))}</p>")
     unit = " (points)" if scale == 100 else ""
     return _table(["effect", f"point{unit}", "interval", "method", "p", "rests on",
-                   "worst case for the missing"], rows) + "".join(notes)
+                   "worst case for the missing"], rows, cls="wide effects") + "".join(notes)
 
 
 def _verdict(rep: dict[str, Any]) -> str:
     v = rep["verdict"]
-    scale = _scale(rep)
+    scale = report_scale(rep)
     rows = []
     for label in ("success", "failure"):
         for c in v[label]:
@@ -312,9 +177,37 @@ def _verdict(rep: dict[str, Any]) -> str:
             + _table(["criterion", "condition", "observed", ""], rows) + "</div>")
 
 
+def _cell(value: str) -> str:
+    """A value of a finding's table: a repr'd string without its quotes; None (recorded
+    empty) said in words rather than compared."""
+    v = value.strip()
+    if v in ("None", "null"):
+        return "<td class='none'>recorded empty</td>"
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+        v = v[1:-1]
+    return f"<td>{_e(v)}</td>"
+
+
+def _finding(f: dict[str, Any]) -> str:
+    """An audit finding's box: its sentence, and the table its message carries (lines of
+    ``a | b | c`` under the first line, as A06 gives the fields that differ) as a table."""
+    head, *rest = str(f.get("message")).split("\n")
+    rows = [ln.split(" | ") for ln in rest if " | " in ln]
+    notes = [ln.strip() for ln in rest if " | " not in ln and ln.strip()]
+    table = ""
+    if len(rows) > 1:
+        table = _table([_e(h.strip()) for h in rows[0]],
+                       [[_cell(c) for c in row] for row in rows[1:]], cls="finding-table")
+    elif rows:
+        notes = [" | ".join(rows[0]).strip(), *notes]
+    return (f"<div class='box finding' data-check='{_e(f.get('check'))}'><b>AUDIT "
+            f"{_e(f.get('check'))} [{_e(f.get('severity'))}]:</b> {_e(head)}{table}"
+            + "".join(f"<div>{_e(n)}</div>" for n in notes) + "</div>")
+
+
 def render_html(rep: dict[str, Any]) -> str:
     """The whole page as a string, from the report's JSON form (``Report.as_json()``)."""
-    plan, scale = rep["plan"], _scale(rep)
+    plan, scale = rep["plan"], report_scale(rep)
     title = f"Report: {plan['slug']} — {plan['title']}"
     body = [f"<h1>{_e(title)}</h1>",
             f"<div class='meta'>plan {_e(plan['digest'][:12])} @{_e(plan['seq'])}; metric "
@@ -332,25 +225,35 @@ def render_html(rep: dict[str, Any]) -> str:
                     f"{_e(', '.join(map(str, a['changes'] or [])))} ({_e(a['reason'])})</div>")
     for s in rep["verdict"].get("suspect", []):
         body.append(f"<div class='box suspect'><b>WARNING:</b> {_e(s)}</div>")
-    for f in rep.get("findings") or []:
-        body.append(f"<div class='box finding'><b>AUDIT {_e(f.get('check'))} "
-                    f"[{_e(f.get('severity'))}]:</b> {_e(f.get('message'))}</div>")
+    body += [_finding(f) for f in rep.get("findings") or []]
     body.append(_verdict(rep))
     cards = []
     for arm in rep["arms"]:
         if arm["mean"] is not None and arm["interval"]:
             iv = arm["interval"]
+            basis = (f"{arm['run_level']['k']} runs" if arm["wider"] == "run_level"
+                     else f"n={(arm['item_level'] or {}).get('n')} items")
             cards.append(f"<div class='card'><div class='l'>{_e(arm['name'])} "
-                         f"({_e(arm['role'])}), {_e(iv['kind'])}</div><div class='n'>"
+                         f"({_e(arm['role'])}): {_e(iv['kind'])} interval, {_e(basis)}"
+                         f"</div><div class='n'>"
                          f"{_estimate(arm['mean'], iv['low'], iv['high'], scale, False)}"
                          "</div></div>")
     for e in rep["effects"]:
         if e.get("point") is not None:
+            basis = (f"run-level, {e['n']} runs" if e.get("unit") == "runs" else
+                     f"item-level, paired, n={e.get('n')} items")
             cards.append(f"<div class='card'><div class='l'>effect {_e(e['treatment'])} − "
-                         f"{_e(e['control'])}</div><div class='n'>"
+                         f"{_e(e['control'])}: {_e(basis)}</div><div class='n'>"
                          f"{_estimate(e['point'], e['low'], e['high'], scale, True)}"
                          "</div></div>")
     body.append(f"<div class='headline'>{''.join(cards)}</div>")
+    if cards:
+        body.append("<p class='note' id='cards-note'>An arm's card gives the wider of "
+                    "its two intervals, the one its line uses: run-level (the spread between "
+                    "its runs: what a rerun would show) or item-level (the sampling of the "
+                    "suite's items: what a new suite would show). An effect is item-level "
+                    "when both arms scored the same items (the paired difference cancels what "
+                    "the items share), run-level (Welch, over runs) when they did not.</p>")
     body.append(f"<figure id='forest'>{forest_svg(rep)}<figcaption>Forest plot: each run's "
                 "score with its item-level interval; each arm's run-level and item-level "
                 "intervals; the paired effect with its interval against ±min_effect."
@@ -368,8 +271,8 @@ def render_html(rep: dict[str, Any]) -> str:
         body.append("<h2>Excluded from the figures (retracted)</h2>" + _table(
             ["run", "digest", "arm", "reason", "correction"],
             [[f"<td>@{_e(x['seq'])}</td>", f"<td>{_e(x['digest'][:12])}</td>",
-              f"<td>{_e(x['arm'])}</td>", f"<td>{_e(x['reason'])}</td>",
-              f"<td>{_e(x.get('correction') or '')}</td>"]
+              f"<td>{_e(x['arm'])}</td>", f"<td class='text'>{_e(x['reason'])}</td>",
+              f"<td class='text'>{_e(x.get('correction') or '')}</td>"]
              for x in rep["excluded"]]))
         body.extend(f"<p>{_e(line.strip())}</p>" for line in review_lines(rep.get("retractions")))
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"

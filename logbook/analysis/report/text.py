@@ -93,15 +93,16 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
                    f"aborted, {arm['retracted']} retracted")
         if markdown:
             out.append("")
-            out.append(f"| seq | status | score{unit} | item-level interval | missing |")
-            out.append("|---|---|---|---|---|")
+            out.append(f"| seq | status | score{unit} | item-level interval | missing | reason |")
+            out.append("|---|---|---|---|---|---|")
         for r in arm["runs"]:
             status = r["status"] + (" RETRACTED" if r["retracted"] else "")
             miss = "—" if r["missing_rate"] is None else f"{r['missing_rate'] * 100:.1f}%"
             cells = [f"@{r['seq']}", status, score_cell(r["score"], scale),
                      interval_cell(r["interval"], scale), miss]
-            if markdown:
-                out.append("| " + " | ".join(cells) + " |")
+            if markdown:  # a failed run's reason is kept, its pipes and newlines made safe
+                reason = " ".join(str(r.get("reason") or "").split()).replace("|", "\\|")
+                out.append("| " + " | ".join([*cells, reason]) + " |")
             else:
                 out.append("  " + "  ".join(f"{c:<12}" for c in cells).rstrip()
                            + (f"  ({r['reason']})" if r.get("reason") else ""))
