@@ -59,34 +59,20 @@ class RunView:
     entry: Entry
     retracted_by: list[Entry] = field(default_factory=list)
     pass_k: int | None = None  # the plan's k when its metric is pass@k
+    # read from the entry once (the audit asks for them millions of times on a large ledger)
+    seq: int = field(init=False)
+    digest: str = field(init=False)
+    body: dict[str, Any] = field(init=False, repr=False)
+    plan: str | None = field(init=False)
+    arm: str | None = field(init=False)
+    status: str = field(init=False)
+    session: str | None = field(init=False)
 
-    @property
-    def seq(self) -> int:
-        return self.entry.seq
-
-    @property
-    def digest(self) -> str:
-        return self.entry.digest
-
-    @property
-    def body(self) -> dict[str, Any]:
-        return self.entry.body
-
-    @property
-    def plan(self) -> str | None:
-        return self.body.get("plan")
-
-    @property
-    def arm(self) -> str | None:
-        return self.body.get("arm")
-
-    @property
-    def status(self) -> str:
-        return str(self.body.get("status"))
-
-    @property
-    def session(self) -> str | None:
-        return self.body.get("session")
+    def __post_init__(self) -> None:
+        self.seq, self.digest, self.body = self.entry.seq, self.entry.digest, self.entry.body
+        body = self.body
+        self.plan, self.arm = body.get("plan"), body.get("arm")
+        self.status, self.session = str(body.get("status")), body.get("session")
 
     @property
     def retracted(self) -> bool:
@@ -100,6 +86,13 @@ class RunView:
     @cached_property
     def apparatus(self) -> dict[str, Any]:
         return flatten(self.body.get("apparatus") or {})
+
+    @cached_property
+    def compared(self) -> dict[str, str]:
+        """The apparatus fields that describe the system measured (not this run's identity:
+        `is_identity`), each with its value as `repr` text: what confounds and apparatus keys
+        compare, worked out once per run."""
+        return {k: repr(v) for k, v in self.apparatus.items() if not is_identity(k)}
 
     @cached_property
     def item_arrays(self) -> tuple[list[str], Any]:
@@ -301,8 +294,7 @@ class LedgerView:
         (what bands are matched on; it includes the evaluator config hash they carry)."""
         plan = self.plans.get(run.plan) if run.plan else None
         metric = (run.body.get("outcomes") or {}).get("metric")
-        fields = tuple(sorted((k, repr(v)) for k, v in run.apparatus.items()
-                              if not is_identity(k)))
+        fields = tuple(sorted(run.compared.items()))
         return (suite_key(plan.original) if plan else None, metric, fields)
 
     def entries_of(self, kind: str) -> list[Entry]:

@@ -18,7 +18,7 @@ def brief(
 
     if since is not None and since < 0:
         raise InputError("--since must not be negative")
-    with state.open_verified() as (ledger, checked):
+    with state.open_verified(keep=()) as (ledger, checked):
         b = build_brief(ledger, since, checked.as_dict())
     if as_json:
         state.emit_json(b.as_json())

@@ -45,14 +45,21 @@ def open_ledger(write: bool = False) -> Any:
     return Ledger.open(options().ledger, write=write)
 
 
+# what the analysis read model (logbook.analysis.view) reads whole: kept by the check as it
+# reads them, so they are parsed once and come from the very bytes just checked
+ANALYSED_KINDS = ("plan", "run", "amendment", "retraction", "claim", "band")
+
+
 @contextmanager
-def open_verified() -> Iterator[tuple[Any, Any]]:
+def open_verified(keep: tuple[str, ...] = ANALYSED_KINDS) -> Iterator[tuple[Any, Any]]:
     """(ledger, what was verified) for a command that prints numbers: the ledger is checked
     (logbook.verify.integrity) and stays in the read transaction that was checked while the caller
-    computes. A ledger that fails the check exits 1 before any figure is printed."""
+    computes; the entries of the ``keep`` kinds are read from what the check read. A ledger
+    that fails the check exits 1 before any figure is printed."""
     from logbook.verify.integrity import verified
 
-    with open_ledger() as ledger, verified(ledger.verify_reads()) as checked:
+    with open_ledger() as ledger, verified(ledger.verify_reads(), keep) as checked, \
+            ledger.reading_checked(checked.kept):
         yield ledger, checked
 
 

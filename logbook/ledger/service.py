@@ -10,8 +10,8 @@ from __future__ import annotations
 import base64
 import re
 import uuid as uuidlib
-from collections.abc import Iterator
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +76,8 @@ class Ledger:
         self._store = store
         self._locator = locator
         self._genesis: Entry | None = None
+        # entries a check just read, by kind (logbook.verify.integrity): served by `log`
+        self._checked: Mapping[str, list[tuple[int, str, dict[str, Any], str, bytes]]] = {}
 
     # -- opening -------------------------------------------------------------------------
     @classmethod
@@ -210,8 +212,24 @@ class Ledger:
             raise InputError(f"--plan {plan}: that entry is not a plan")
         if last is not None:
             last = min(last, 2**62)  # more than any ledger holds; SQLite integers are 64-bit
+        if plan is None and kind is not None and kind in self._checked:
+            every = self._checked[kind]
+            picked = every if last is None else every[max(0, len(every) - last):]
+            return [Entry(*t) for t in picked]
         stored = self._store.entries_where(kind, plan_digest, last)
         return [Entry.from_stored(s) for s in stored]
+
+    @contextmanager
+    def reading_checked(self, kept: Mapping[str, list[tuple[int, str, dict[str, Any], str,
+                                                             bytes]]]) -> Iterator[None]:
+        """While the read transaction of a check is open, `log(kind=K)` for the kinds in
+        ``kept`` returns the entries as that check read and parsed them (the same bytes,
+        read and parsed once), not a second read of the store."""
+        self._checked = kept
+        try:
+            yield
+        finally:
+            self._checked = {}
 
     def plan_body(self, plan_digest: str, without: str | None = None) -> dict[str, Any]:
         """A plan's body with its standing amendments applied in ledger order (all but the

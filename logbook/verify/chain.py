@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ from logbook.format.kinds import KINDS
 from logbook.storage import index as derive
 from logbook.storage.base import KeyRow
 from logbook.tlog import merkle
+from logbook.verify.derived import Digests, derived_finding
 from logbook.verify.signatures import SignatureBatch
 
 # kind -> {single reference field: the kind it must name} (a list's members: at append only)
@@ -41,7 +42,7 @@ class Result:
     # For checking checkpoints (logbook.verify.checkpoint): the 32-byte digest of every entry in
     # order (the Merkle leaves) and the key history (fingerprint, name, public, added_seq,
     # revoked_seq), both recomputed from the entry bytes. Not part of as_dict().
-    digests: list[bytes] = field(default_factory=list, repr=False)
+    digests: Sequence[bytes] = field(default_factory=list, repr=False)
     keys: list[KeyRow] = field(default_factory=list, repr=False)
     unchecked: int = 0  # signatures left to a stored checkpoint (logbook.verify.integrity only)
 
@@ -73,8 +74,8 @@ class ChainVerifier:
         self.prev = ZERO_DIGEST
         self.valid: dict[str, bytes] = {}  # fingerprint -> raw public key
         self.revoked: set[str] = set()
-        self.kinds: dict[str, str] = {}
-        self.digests: list[bytes] = []
+        self.kinds: dict[bytes, str] = {}
+        self.digests = Digests()
         self.envelopes_ok = True
 
     def _find(self, check: str, message: str, seq: int | None, entries: list[str]) -> None:
@@ -140,7 +141,8 @@ class ChainVerifier:
         self._signature(position, env, digest_b, signature, label)
         for fld, ref in derive.references(env):
             want = REF_KINDS[kind].get(fld) if kind in REF_KINDS else None
-            got = self.kinds.get(ref) if isinstance(ref, str) else None
+            named = _digest_key(ref)
+            got = self.kinds.get(named) if named is not None else None
             if got is None:
                 self._find("reference", f"entry {position}: {fld} names {str(ref)[:16]}…, "
                            "which is not an earlier entry", position, label)
@@ -149,7 +151,8 @@ class ChainVerifier:
                            f"{want}", position, label)
         if kind == "key" and self._signed_ok:
             self._key_entry(position, body, label)
-        self.kinds[digest] = str(kind)
+        # keyed by the 32 bytes, the kind's name shared: an entry costs the map ~100 bytes
+        self.kinds[digest_b] = (_KIND_NAMES.get(kind) if kind is not None else None) or str(kind)
         self.prev = digest
         self.digests.append(digest_b)
         r.head = digest
@@ -244,6 +247,19 @@ class ChainVerifier:
         return self.result
 
 
+_KIND_NAMES = {k: k for k in KINDS}
+
+
+def _digest_key(ref: Any) -> bytes | None:
+    """The 32 bytes a reference names (None: it is not 64 lowercase hex digits)."""
+    if not isinstance(ref, str) or len(ref) != 64 or ref != ref.lower():
+        return None
+    try:
+        return bytes.fromhex(ref)
+    except ValueError:
+        return None
+
+
 def _public(text: Any) -> bytes | None:
     if not isinstance(text, str):
         return None
@@ -254,13 +270,13 @@ def _public(text: Any) -> bytes | None:
     return raw if len(raw) == 32 else None
 
 
-def expected_tree(digests: list[bytes]) -> dict[tuple[int, int], bytes]:
+def expected_tree(digests: Sequence[bytes]) -> dict[tuple[int, int], bytes]:
     """Every complete subtree node of the tree over the entries' digests."""
     return {(level, idx): h for level, idx, h in merkle.all_nodes(digests)}
 
 
 def compare_rows(result: Result, table: str, expected: Iterable[tuple[Any, ...]],
-                 stored: Iterable[tuple[Any, ...]], digests: list[bytes]) -> None:
+                 stored: Iterable[tuple[Any, ...]], digests: Sequence[bytes]) -> None:
     """Findings for every derived row that differs from what the entry bytes say."""
     result.checks += 1
     expected = list(expected)
@@ -281,27 +297,9 @@ def compare_rows(result: Result, table: str, expected: Iterable[tuple[Any, ...]]
         _derived(result, table, key, digests, exp[key], "the row is missing")
 
 
-def _derived(result: Result, table: str, key: Any, digests: list[bytes], row: Any,
+def _derived(result: Result, table: str, key: Any, digests: Sequence[bytes], row: Any,
              why: str) -> None:
-    """A finding about a derived row, naming the entries the row is derived from."""
-    if table == "tree" and isinstance(key, tuple):
-        level, idx = key
-        first, last = idx << level, min((idx + 1) << level, len(digests)) - 1
-        seq: int | None = first if first < len(digests) else None
-        covered = range(first, last + 1) if seq is not None else range(0)
-        entries = [digests[i].hex() for i in list(covered)[:4]]
-        where = f"tree node {key!r} (over entries {first}–{last})"
-    else:
-        if table == "signing_keys":  # (fingerprint, name, public, added_seq, revoked_seq)
-            seq = row[3] if isinstance(row[3], int) else None
-        elif table == "run_sources":  # ((seq, key),)
-            seq = key[0] if isinstance(key, tuple) and isinstance(key[0], int) else None
-        else:
-            seq = key if isinstance(key, int) else None
-        entries = [digests[seq].hex()] if seq is not None and 0 <= seq < len(digests) else []
-        where = f"row {key!r}"
-    result.findings.append(Finding("derived", "error", f"derived table {table}, {where}: {why}",
-                                   seq, entries))
+    result.findings.append(derived_finding(table, key, digests, row, why))
 
 
 class ExpectedKeys:

@@ -24,9 +24,9 @@ Imports nothing that signs and nothing heavy (no numpy, no pydantic).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from logbook.errors import CheckFailed
@@ -48,6 +48,10 @@ class Verified:
     ledger: str | None
     signatures: int  # signatures checked one by one
     vouched: int  # entries whose signatures the latest stored checkpoint vouches for
+    # the entries of the kinds the caller asked for, as this check read them (by kind, in
+    # ledger order: seq, digest, envelope, signature, bytes); empty when none were asked for
+    kept: dict[str, list[tuple[int, str, dict[str, Any], str, bytes]]] = field(
+        default_factory=dict, repr=False, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
         how = (f"signatures after the checkpoint at size {self.vouched}" if self.vouched
@@ -70,14 +74,16 @@ def _latest_checkpoint_size(store: VerifyReads) -> int:
         return 0
 
 
-def check(store: VerifyReads) -> Verified:
+def check(store: VerifyReads, keep: Iterable[str] = ()) -> Verified:
     """Run the check in one read transaction (the caller's, when it holds one); NotVerified
-    on any finding."""
-    from logbook.verify.stored import verify_store
+    on any finding. ``keep``: kinds whose entries the caller will compute from; they come
+    back in `Verified.kept`, parsed once, from the bytes this check read."""
+    from logbook.verify.stored import Keep, verify_store
 
+    kept = Keep(keep)
     with store.snapshot():
         vouched = _latest_checkpoint_size(store)
-        result = verify_store(store, vouched=vouched)
+        result = verify_store(store, vouched=vouched, keep=kept if kept.kinds else None)
     if not result.ok:
         first = result.findings[0].message if result.findings else "it holds no entries"
         more = len(result.findings) - 1
@@ -88,12 +94,13 @@ def check(store: VerifyReads) -> Verified:
             "; the entries verify, and `logbook reindex` rebuilds derived tables from them"
             if derived else ""))
     return Verified(result.entries, result.head, result.ledger,
-                    result.entries - result.unchecked, min(vouched, result.entries))
+                    result.entries - result.unchecked, min(vouched, result.entries),
+                    kept.entries)
 
 
 @contextmanager
-def verified(store: VerifyReads) -> Iterator[Verified]:
+def verified(store: VerifyReads, keep: Iterable[str] = ()) -> Iterator[Verified]:
     """Check the ledger (``ledger.verify_reads()``), then keep its read transaction open for
     the caller's computation: whatever is appended meanwhile is neither checked nor read."""
     with store.snapshot():
-        yield check(store)
+        yield check(store, keep)

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import gc
 import hashlib
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from logbook.errors import StorageDamaged
@@ -25,50 +28,135 @@ from logbook.verify.chain import (
     ExpectedKeys,
     Result,
     compare_rows,
-    expected_tree,
     strict_checks,
+)
+from logbook.verify.derived import (
+    Digests,
+    StreamedTable,
+    check_tree,
+    entry_of,
+    source_entry_of,
 )
 from logbook.verify.signatures import SignatureBatch, worth_a_pool
 
 
 class ExpectedRows(ExpectedKeys):
-    """Every derived row the entries' bytes make (a logbook.storage.index.DerivedSink), to
-    compare with what the store holds."""
+    """Every derived row the entries' bytes make (a logbook.storage.index.DerivedSink), handed
+    to the tables that compare them with what the store holds, a window at a time."""
 
-    def __init__(self) -> None:
+    def __init__(self, index: StreamedTable, outcomes: StreamedTable,
+                 sources: StreamedTable) -> None:
         super().__init__()
-        self.index: list[tuple[Any, ...]] = []
-        self.outcomes: list[tuple[Any, ...]] = []
-        self.sources: list[tuple[tuple[int, str]]] = []
+        self.index, self.outcomes, self.sources = index, outcomes, sources
 
     def insert_index(self, row: tuple[Any, ...]) -> None:
-        self.index.append(row)
+        self.index.add(row)
 
     def insert_outcome(self, row: tuple[Any, ...]) -> None:
-        self.outcomes.append(row)
+        self.outcomes.add(row)
 
     def insert_sources(self, seq: int, keys: list[str]) -> None:
-        self.sources += [((seq, k),) for k in keys]
+        for k in keys:
+            self.sources.add(((seq, k),))
 
 
 def verify_store(store: VerifyReads, trusted: str | None = None, strict: bool = False,
-                 vouched: int = 0) -> Result:
+                 vouched: int = 0, keep: Keep | None = None) -> Result:
     """Every check on a ledger database: chain, signatures, references, how each entry is
     stored, the derived tables and the stored checkpoints, from one read transaction.
 
     ``vouched`` (logbook.verify.integrity only): the signatures of entries below it, other than
     genesis and key entries, are left to a stored checkpoint of that size, which must then
-    hold like every other (a finding otherwise)."""
-    with store.snapshot():
+    hold like every other (a finding otherwise).
+
+    ``keep`` (logbook.verify.integrity only): the entries of these kinds, as they were just
+    read and parsed, are collected into it, so that the caller computes from the very bytes
+    this check read instead of reading and parsing them a second time."""
+    with store.snapshot(), _no_collector_pauses():
         size = store.head()[0]
         batch = SignatureBatch() if worth_a_pool(size - vouched) else None
-        return _verify(store, ChainVerifier(trusted, vouched, batch), strict)
+        try:
+            return _verify(store, ChainVerifier(trusted, vouched, batch), strict, keep)
+        finally:
+            if batch is not None:
+                batch.close()
 
 
-def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool) -> Result:
+@contextmanager
+def _no_collector_pauses() -> Iterator[None]:
+    """The scan parses every entry into objects that hold no reference cycles; the cyclic
+    garbage collector would walk that growing heap again and again (a fifth of the scan's
+    time on a large ledger). It pauses while the scan runs, and what the scan leaves alive
+    (the entries kept for the caller) is moved out of its sight afterwards (`gc.freeze`):
+    reference counting still frees all of it."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+class Keep:
+    """Entries of the named kinds, in ledger order, as (seq, digest, envelope, signature,
+    raw bytes): filled by `verify_store` as it reads them."""
+
+    def __init__(self, kinds: Iterable[str]) -> None:
+        self.kinds = frozenset(kinds)
+        self._ids: dict[tuple[Any, ...], list[Any]] = {}
+        self.entries: dict[str, list[tuple[int, str, dict[str, Any], str, bytes]]] = {
+            k: [] for k in self.kinds}
+
+    def add(self, seq: int, digest: str, env: dict[str, Any], signature: str,
+            raw: bytes) -> None:
+        kind = env.get("kind")
+        found = self.entries.get(kind)  # type: ignore[arg-type]
+        if found is None:
+            return
+        if kind == "run":
+            self._share_ids(env)
+        found.append((seq, digest, env, signature, raw))
+
+    def _share_ids(self, env: dict[str, Any]) -> None:
+        """Runs of one suite list the same item ids: equal lists become one list, so that a
+        ledger's runs are held in a fraction of the memory (the values are the same)."""
+        body = env.get("body")
+        outcomes = body.get("outcomes") if type(body) is dict else None
+        ids = outcomes.get("id") if type(outcomes) is dict else None
+        if type(ids) is list and ids:
+            try:
+                key = tuple(ids)
+                outcomes["id"] = self._ids.setdefault(key, ids)  # type: ignore[index]
+            except TypeError:  # an id that is not hashable (a tampered or odd entry)
+                pass
+
+
+WINDOW = 2000  # entries whose derived rows are held at a time (logbook.verify.derived)
+
+
+def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool,
+            keep: Keep | None = None) -> Result:
     kept: list[tuple[int, bytes, Any]] = []
-    rows = ExpectedRows()
+    digests = chain.digests
+    tables = [
+        StreamedTable("entry_index", store.all_index_rows, entry_of, digests),
+        StreamedTable("outcomes", store.all_outcome_rows, entry_of, digests),
+        StreamedTable("run_sources",
+                      lambda: (((seq, k),) for k, seq in store.all_source_rows()),
+                      source_entry_of, digests),
+    ]
+    rows = ExpectedRows(*tables)
+    upto, pending = -1, 0
     for seq, stored_digest, raw, signature, stored_as in store.raw_entries():
+        if pending >= WINDOW:  # every row of the entries read so far is made: compare them
+            for table in tables:
+                table.flush(upto)
+            pending = 0
+        if type(seq) is int and seq > upto:
+            upto = seq
+        pending += 1
         if stored_as != "blob":
             chain._find("storage", f"entry {seq} is stored as SQLite {stored_as}, not as the "
                         "blob of its canonical bytes: the file was altered", seq,
@@ -80,31 +168,22 @@ def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool) -> Result:
             continue
         if strict:
             kept.append((seq, raw, env))
+        if keep is not None:
+            keep.add(seq, stored_digest, env, signature, raw)
         derive.derive(rows, seq, chain.prev, env)  # chain.prev: the digest of these bytes
+    for table in tables:
+        table.flush(None)
     result = chain.finish()
     if strict:
         strict_checks(result, kept)
-    digests = chain.digests
     result.digests, result.keys = digests, rows.rows()
     result.unchecked = chain.unchecked
-    tree = expected_tree(digests)
-    derived: list[tuple[str, Any, Any]] = [
-        ("entry_index", rows.index, store.all_index_rows),
-        ("outcomes", rows.outcomes, store.all_outcome_rows),
-        ("run_sources", sorted(rows.sources),
-         lambda: (((seq, k),) for k, seq in store.all_source_rows())),
-        ("signing_keys", [tuple(v) for v in rows.keys.values()], store.signing_keys),
-        ("tree", [((lv, ix), h) for (lv, ix), h in sorted(tree.items()) if lv],
-         lambda: (((lv, ix), _blob(h)) for lv, ix, h in store.all_tree_nodes())),
-    ]
-    for table, expected, stored in derived:
-        try:
-            compare_rows(result, table, expected, stored(), digests)
-        except StorageDamaged:
-            result.findings.append(Finding(
-                "derived", "error", f"derived table {table} is missing from the file "
-                "(`logbook reindex` rebuilds it)", None, []))
-    stored_checkpoints(result, store, tree)
+    for table in tables:
+        result.checks += 1
+        result.findings += table.findings
+    compare_rows(result, "signing_keys", [tuple(v) for v in rows.keys.values()],
+                 store.signing_keys(), digests)
+    stored_checkpoints(result, store, digests)
     return result
 
 
@@ -180,15 +259,27 @@ def check_stored_checkpoint(result: Result, row: tuple[Any, ...],
     return True
 
 
-def stored_checkpoints(result: Result, store: VerifyReads,
-                       tree: dict[tuple[int, int], bytes]) -> None:
-    """Check every checkpoint kept in the store (a missing table is a finding)."""
+def stored_checkpoints(result: Result, store: VerifyReads, digests: Digests) -> None:
+    """Compare the stored tree with the tree over the entries' digests, and check every
+    checkpoint kept in the store against the latter (a missing table is a finding)."""
     try:
         rows = store.checkpoints(checked=False)
     except StorageDamaged:
         result.findings.append(Finding("checkpoint", "error", "the table of checkpoints is "
                                        "missing from the file", None, []))
-        return
+        rows = []
+    wanted: set[tuple[int, int]] = set()
+    for row in rows:
+        if type(row[1]) is int and 0 < row[1] <= len(digests):
+            wanted |= nodes_of_root(row[1])
+    result.checks += 1
+    try:
+        found, tree = check_tree(store.all_tree_nodes(), digests, wanted)
+    except StorageDamaged:
+        found = [Finding("derived", "error", "derived table tree is missing from the file "
+                         "(`logbook reindex` rebuilds it)", None, [])]
+        tree = check_tree((), digests, wanted)[1]  # the checkpoints are checked all the same
+    result.findings += found
     for row in rows:
         problems = checkpoint_type_problems(row)
         for problem in problems:
@@ -199,3 +290,15 @@ def stored_checkpoints(result: Result, store: VerifyReads,
             read = tuple(bytes(v).decode("utf-8", "replace")
                          if isinstance(v, bytes | bytearray | memoryview) else v for v in row)
         check_stored_checkpoint(result, read, tree)
+
+
+def nodes_of_root(size: int) -> set[tuple[int, int]]:
+    """The nodes (level, index) the root of a tree of ``size`` leaves is made of."""
+    used: set[tuple[int, int]] = set()
+
+    def note(level: int, idx: int) -> bytes:
+        used.add((level, idx))
+        return bytes(32)
+
+    merkle.root_from_nodes(size, note)
+    return used

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from logbook.analysis.view import RunView, is_identity
+from logbook.analysis.view import RunView
 
 
 @dataclass
@@ -56,9 +56,13 @@ def confounds(a: list[RunView], b: list[RunView], variable: list[str],
     for runs in (a, b):
         values: dict[str, set[str]] = {}
         for r in runs:
-            for k, v in r.apparatus.items():
-                if not is_identity(k) and not covered(k, variable):
-                    values.setdefault(k, set()).add(repr(v))
+            for k, text in r.compared.items():
+                found = values.get(k)
+                if found is None:
+                    if covered(k, variable):
+                        continue
+                    found = values[k] = set()
+                found.add(text)
         rec.append(values)
     va, vb = rec
     for side, mine, theirs in ((sides[0], va, vb), (sides[1], vb, va)):
