@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,10 +56,14 @@ def open_verified(keep: tuple[str, ...] = ANALYSED_KINDS) -> Iterator[tuple[Any,
     (logbook.verify.integrity) and stays in the read transaction that was checked while the caller
     computes; the entries of the ``keep`` kinds are read from what the check read. A ledger
     that fails the check exits 1 before any figure is printed."""
+    from logbook.cli.progress import progress
     from logbook.verify.integrity import verified
 
-    with open_ledger() as ledger, verified(ledger.verify_reads(), keep) as checked, \
-            ledger.reading_checked(checked.kept):
+    with open_ledger() as ledger, ExitStack() as stack:
+        with progress("checking the ledger", size=ledger.size()) as on_progress:
+            # the check's read transaction stays open after its bar is cleared
+            checked = stack.enter_context(verified(ledger.verify_reads(), keep, on_progress))
+        stack.enter_context(ledger.reading_checked(checked.kept))
         yield ledger, checked
 
 

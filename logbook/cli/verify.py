@@ -72,8 +72,12 @@ def verify(
                                            source=file, strict=strict)
     else:
         # one read transaction for every check: appends made meanwhile are not seen
-        with state.open_ledger() as ledger:
-            result = verify_ledger.verify_store(ledger.verify_reads(), trusted, strict=strict)
+        from logbook.cli.progress import progress
+
+        with state.open_ledger() as ledger, \
+                progress("verifying", size=ledger.size()) as on_progress:
+            result = verify_ledger.verify_store(ledger.verify_reads(), trusted, strict=strict,
+                                                on_progress=on_progress)
     # from the digests verify recomputed from the entries' bytes, never the stored tree
     checked = [check_against(result, cp, trusted_key, trusted, witnessed) for cp in checkpoints]
     out = result.as_dict()

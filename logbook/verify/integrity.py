@@ -24,7 +24,7 @@ Imports nothing that signs and nothing heavy (no numpy, no pydantic).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,7 +74,8 @@ def _latest_checkpoint_size(store: VerifyReads) -> int:
         return 0
 
 
-def check(store: VerifyReads, keep: Iterable[str] = ()) -> Verified:
+def check(store: VerifyReads, keep: Iterable[str] = (),
+          on_progress: Callable[[int, int], None] | None = None) -> Verified:
     """Run the check in one read transaction (the caller's, when it holds one); NotVerified
     on any finding. ``keep``: kinds whose entries the caller will compute from; they come
     back in `Verified.kept`, parsed once, from the bytes this check read."""
@@ -83,7 +84,8 @@ def check(store: VerifyReads, keep: Iterable[str] = ()) -> Verified:
     kept = Keep(keep)
     with store.snapshot():
         vouched = _latest_checkpoint_size(store)
-        result = verify_store(store, vouched=vouched, keep=kept if kept.kinds else None)
+        result = verify_store(store, vouched=vouched, keep=kept if kept.kinds else None,
+                              on_progress=on_progress)
     if not result.ok:
         first = result.findings[0].message if result.findings else "it holds no entries"
         more = len(result.findings) - 1
@@ -99,8 +101,9 @@ def check(store: VerifyReads, keep: Iterable[str] = ()) -> Verified:
 
 
 @contextmanager
-def verified(store: VerifyReads, keep: Iterable[str] = ()) -> Iterator[Verified]:
+def verified(store: VerifyReads, keep: Iterable[str] = (),
+             on_progress: Callable[[int, int], None] | None = None) -> Iterator[Verified]:
     """Check the ledger (``ledger.verify_reads()``), then keep its read transaction open for
     the caller's computation: whatever is appended meanwhile is neither checked nor read."""
     with store.snapshot():
-        yield check(store, keep)
+        yield check(store, keep, on_progress)

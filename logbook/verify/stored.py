@@ -14,7 +14,7 @@ import base64
 import binascii
 import gc
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -61,7 +61,8 @@ class ExpectedRows(ExpectedKeys):
 
 
 def verify_store(store: VerifyReads, trusted: str | None = None, strict: bool = False,
-                 vouched: int = 0, keep: Keep | None = None) -> Result:
+                 vouched: int = 0, keep: Keep | None = None,
+                 on_progress: Callable[[int, int], None] | None = None) -> Result:
     """Every check on a ledger database: chain, signatures, references, how each entry is
     stored, the derived tables and the stored checkpoints, from one read transaction.
 
@@ -71,12 +72,16 @@ def verify_store(store: VerifyReads, trusted: str | None = None, strict: bool = 
 
     ``keep`` (logbook.verify.integrity only): the entries of these kinds, as they were just
     read and parsed, are collected into it, so that the caller computes from the very bytes
-    this check read instead of reading and parsing them a second time."""
+    this check read instead of reading and parsing them a second time.
+
+    ``on_progress(done, total)`` is called as the entries are read (a command's progress bar,
+    logbook.cli.progress)."""
     with store.snapshot(), _no_collector_pauses():
         size = store.head()[0]
         batch = SignatureBatch() if worth_a_pool(size - vouched) else None
         try:
-            return _verify(store, ChainVerifier(trusted, vouched, batch), strict, keep)
+            return _verify(store, ChainVerifier(trusted, vouched, batch), strict, keep,
+                           on_progress, size)
         finally:
             if batch is not None:
                 batch.close()
@@ -137,7 +142,8 @@ WINDOW = 2000  # entries whose derived rows are held at a time (logbook.verify.d
 
 
 def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool,
-            keep: Keep | None = None) -> Result:
+            keep: Keep | None = None, on_progress: Callable[[int, int], None] | None = None,
+            size: int = 0) -> Result:
     kept: list[tuple[int, bytes, Any]] = []
     digests = chain.digests
     tables = [
@@ -154,6 +160,8 @@ def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool,
             for table in tables:
                 table.flush(upto)
             pending = 0
+            if on_progress is not None:
+                on_progress(chain.expected_seq, size)
         if type(seq) is int and seq > upto:
             upto = seq
         pending += 1
@@ -173,6 +181,8 @@ def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool,
         derive.derive(rows, seq, chain.prev, env)  # chain.prev: the digest of these bytes
     for table in tables:
         table.flush(None)
+    if on_progress is not None:
+        on_progress(chain.expected_seq, max(size, chain.expected_seq))
     result = chain.finish()
     if strict:
         strict_checks(result, kept)

@@ -99,6 +99,19 @@ def test_report_draws_a_bar_on_a_terminal_only(big: Path, tmp_path: Path) -> Non
     assert piped.stdout == (tmp_path / "report.txt").read_text()
 
 
+def test_verify_and_the_analysis_check_draw_a_bar_on_a_terminal(big: Path, tmp_path: Path) -> None:
+    total = len(run_cli("log", "--json").json)
+    code, tty = _on_a_terminal(big, tmp_path / "verify.txt", "verify")
+    assert code == 0, tty
+    assert "\rverifying [" in tty and f"100% {total}/{total}" in tty
+    assert "logbook verify: OK ledger=" in (tmp_path / "verify.txt").read_text()
+    assert f"verified {total} entries" in (tmp_path / "verify.txt").read_text()
+    code, tty = _on_a_terminal(big, tmp_path / "audit.txt", "audit")
+    assert "\rchecking the ledger [" in tty and f"100% {total}/{total}" in tty, tty
+    piped = _in_a_pipe(big, "verify")
+    assert piped.returncode == 0 and "\r" not in piped.stderr + piped.stdout
+
+
 def test_a_small_ledger_gets_no_bar(ledger_dir: Path, tmp_path: Path) -> None:
     assert run_cli("note", "one").code == 0
     code, tty = _on_a_terminal(ledger_dir, tmp_path / "out.txt", "export", "--out",
