@@ -28,13 +28,24 @@ def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
     """Apparatus as dotted names -> scalar values (lists as canonical JSON text)."""
     out: dict[str, Any] = {}
     if isinstance(obj, dict):
-        for k, v in obj.items():
-            out.update(flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        _flatten_into(out, obj, prefix)
     elif isinstance(obj, list):
         out[prefix] = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS).decode()
     else:
         out[prefix] = obj
     return out
+
+
+def _flatten_into(out: dict[str, Any], obj: dict[Any, Any], prefix: str) -> None:
+    """`flatten` of a dict, written into ``out`` (once per run in an audit: no merging)."""
+    for k, v in obj.items():
+        name = f"{prefix}.{k}" if prefix else str(k)
+        if isinstance(v, dict):
+            _flatten_into(out, v, name)
+        elif isinstance(v, list):
+            out[name] = orjson.dumps(v, option=orjson.OPT_SORT_KEYS).decode()
+        else:
+            out[name] = v
 
 
 @lru_cache(maxsize=65536)  # the same few field names, over and over (the audit asks per run)
