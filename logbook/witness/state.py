@@ -70,15 +70,13 @@ class WitnessState:
             os.close(fd)  # closing releases the lock
 
     def _read(self) -> dict[str, Latest]:
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
+        from logbook.reading import read_bytes
+
+        if not self.path.exists():
             return {}
-        except OSError as exc:
-            raise EnvironmentProblem(f"--state {self.path} cannot be read: {exc.strerror}") \
-                from None
-        if len(data) > _LIMIT:
-            raise InputError(f"--state {self.path} is larger than a witness state may be")
+        # bounded: a state file is never read whole past what a witness state may be
+        data = read_bytes(self.path, "--state", limit=_LIMIT, kind="a logbook witness state",
+                          unreadable=EnvironmentProblem)
         try:
             doc = orjson.loads(data)
             if doc.get("version") != 1:
