@@ -327,6 +327,10 @@ class PostgresStore(Summaries):
         except psycopg.Error as exc:
             raise self._problem(exc) from None
 
+    def audits(self) -> list[AuditRow]:
+        return [(int(r[0]), str(r[1]), str(r[2])) for r in self.rows(
+            "SELECT size, at, findings FROM audits ORDER BY id")]
+
     def last_audit(self) -> AuditRow | None:
         found = self.rows("SELECT size, at, findings FROM audits ORDER BY id DESC LIMIT 1")
         return (int(found[0][0]), found[0][1], found[0][2]) if found else None
