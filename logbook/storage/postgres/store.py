@@ -31,13 +31,6 @@ from logbook.storage.sqlite.store import TreeDamaged
 from logbook.tlog.merkle import leaf_hash
 
 SCHEMA_VERSION = len(MIGRATIONS)
-_LAST_ENTRY = "SELECT seq, digest FROM entries ORDER BY seq DESC LIMIT 1"
-# the left siblings the next appends need: for each level L whose bit is set in the size n,
-# the complete subtree (L, n >> L minus 1) (leaves are the entries' digests: the last one is
-# read by _LAST_ENTRY)
-_FRONTIER = ("SELECT t.level, t.idx, t.hash FROM (SELECT coalesce(max(seq) + 1, 0) AS n "
-             "FROM entries) s CROSS JOIN generate_series(1, 62) AS l(level) JOIN tree t ON "
-             "t.level = l.level AND t.idx = (s.n >> l.level) - 1 WHERE (s.n >> l.level) & 1 = 1")
 _ENTRY = "seq, digest, entry, signature"
 _MIGRATION_LOCK = 0x6C6F67626F6F6B  # "logbook": the advisory lock migrations take
 _CURSORS = count()  # server-side cursors' names: scans may interleave (verify's do)
@@ -182,17 +175,7 @@ class PostgresStore(Summaries):
             raise RuntimeError("store opened read-only")
         txn = PostgresTxn(self.conn, self)
         try:
-            # one simple query; its statements run in turn, each with a snapshot of its own
-            # (READ COMMITTED), so the head and the tree's frontier are read after the lock
-            cur = self.conn.execute(
-                f"BEGIN; SET LOCAL lock_timeout = {lock_wait_ms()}; SELECT size FROM head "
-                f"WHERE id = 1 FOR UPDATE; {_LAST_ENTRY}; {_FRONTIER}".encode())
-            for _ in range(3):
-                cur.nextset()
-            last = cur.fetchone()
-            txn.head = (0, None) if last is None else (int(last[0]) + 1, str(last[1]))
-            cur.nextset()
-            txn.know_frontier(txn.head, cur.fetchall())
+            txn.begin(lock_wait_ms())
             self._txn = txn
             yield txn
             hook = type(self).before_commit

@@ -35,6 +35,13 @@ _SOURCE_SQL = "INSERT INTO run_sources (key, seq) VALUES (%s,%s)"
 _ONCE_SQL = "INSERT INTO once_keys (key, digest) VALUES (%s,%s)"
 _TREE_SQL = "INSERT INTO tree (level, idx, hash) VALUES (%s,%s,%s)"
 _HEAD_SQL = "UPDATE head SET size = %s, digest = %s WHERE id = 1"
+_LAST_ENTRY = "SELECT seq, digest FROM entries ORDER BY seq DESC LIMIT 1"
+# the left siblings the next appends need: for each level L whose bit is set in the size n,
+# the complete subtree (L, n >> L minus 1) (leaves are the entries' digests: the last one is
+# read by _LAST_ENTRY)
+_FRONTIER = ("SELECT t.level, t.idx, t.hash FROM (SELECT coalesce(max(seq) + 1, 0) AS n "
+             "FROM entries) s CROSS JOIN generate_series(1, 62) AS l(level) JOIN tree t ON "
+             "t.level = l.level AND t.idx = (s.n >> l.level) - 1 WHERE (s.n >> l.level) & 1 = 1")
 _TAKEN = re.compile(r"Key \(slug\)=\((.*)\) already exists", re.S)
 
 
@@ -60,8 +67,22 @@ class PostgresTxn:
         self._moved = False
         self.valid_keys: dict[str, bool] = {}  # fingerprint -> valid, as read in this txn
 
-    def know_frontier(self, head: tuple[int, str | None],
-                      nodes: list[tuple[Any, ...]]) -> None:
+    def begin(self, lock_ms: int) -> None:
+        """BEGIN, take the head's row lock (waiting at most ``lock_ms``), and read the head
+        and the tree's frontier: one simple query, whose statements run in turn, each with a
+        snapshot of its own (READ COMMITTED), so both are read after the lock is held."""
+        cur = self.conn.execute(
+            f"BEGIN; SET LOCAL lock_timeout = {lock_ms}; SELECT size FROM head WHERE id = 1 "
+            f"FOR UPDATE; {_LAST_ENTRY}; {_FRONTIER}".encode())
+        for _ in range(3):
+            cur.nextset()
+        last = cur.fetchone()
+        self.head = (0, None) if last is None else (int(last[0]) + 1, str(last[1]))
+        cur.nextset()
+        self._know_frontier(self.head, cur.fetchall())
+
+    def _know_frontier(self, head: tuple[int, str | None],
+                       nodes: list[tuple[Any, ...]]) -> None:
         """Keep the stored nodes the next appends need (read with the lock): the last leaf and
         the interior frontier, so that appending does not read them one by one. A malformed
         one is not kept: reading it from the store then says what is wrong with it."""
