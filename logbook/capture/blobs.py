@@ -3,6 +3,10 @@
 A run records each log's name, sha256, size and a short excerpt; the full file is kept here so an
 auditor can check it against the hash. Text is scrubbed of secrets before it is hashed and kept:
 what is stored is exactly what the hash names.
+
+A ledger on a PostgreSQL server has no folder beside it (``ledger_db`` is None): its runs keep
+each log's reference (name, hash, size, excerpt) and say that the file itself was not kept
+(docs/team.md), rather than leave it in a folder of the machine that ran the command.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ class BlobNotKept(Exception):
         self.ref, self.why = ref, why
 
 
-def keep(ledger_db: Path, name: str, data: bytes, env: Mapping[str, str] | None = None,
+def keep(ledger_db: Path | None, name: str, data: bytes, env: Mapping[str, str] | None = None,
          values: Iterable[str] = ()) -> dict[str, Any]:
     """Store ``data`` (scrubbed when it is text) and return the run's log reference.
 
@@ -53,6 +57,10 @@ def keep(ledger_db: Path, name: str, data: bytes, env: Mapping[str, str] | None 
     if text.strip():
         ref["excerpt"] = excerpt(text.encode("utf-8", "surrogateescape").decode("utf-8",
                                                                                "backslashreplace"))
+    if ledger_db is None:
+        raise BlobNotKept(ref, f"log {name!r} ({len(data)} bytes, sha256:{digest[:16]}…) was "
+                               "not kept: a ledger on a PostgreSQL server keeps no log files "
+                               "yet; keep the file yourself (its hash is recorded)")
     folder = blob_dir(ledger_db)
     path = folder / digest
     tmp = folder / f".{digest}.{os.getpid()}.tmp"
@@ -86,11 +94,11 @@ def check(ledger_db: Path, ref: Mapping[str, Any]) -> str | None:
     return None
 
 
-def keep_logs(ledger_db: Path, output: bytes, logs: list[str],
+def keep_logs(ledger_db: Path | None, output: bytes, logs: list[str],
               taken: list[str]) -> tuple[list[dict[str, Any]], list[str], list[str]]:
     """Log references for a command's output and each ``--log`` file (read with logbook's
     bound), what was unreadable, and which blobs could not be kept (their references are
-    kept all the same)."""
+    kept all the same). ``ledger_db`` is None for a ledger on a server (see the module)."""
     from logbook.errors import LogbookError
     from logbook.files import read_bytes
 

@@ -97,6 +97,7 @@ def run(
     from logbook.crypto.signing import load_key
     from logbook.ingest import adapter_for
     from logbook.ledger.entry import now_rfc3339
+    from logbook.ledger.service import is_url
 
     kind, src_path = source if source else (None, None)
     if kind is not None and (not src_path or src_path == "--"):
@@ -120,7 +121,7 @@ def run(
         metric = routing.item_metric(kind or "jsonl", plan_body)
         # the key must be able to sign here: learn it now, not after hours of work
         ledger.check_key(key)
-        db = ledger.path
+        db, location = ledger.path, ledger.location
     target = src_path or outcomes
     assert target is not None
     # from here until the run is appended, SIGINT/SIGTERM/SIGHUP cannot lose it
@@ -131,7 +132,8 @@ def run(
             check_pins(plan_body, arm, {**declared, "captured": captured}, "apparatus")
         done = run_command(command, harness, target, signals, metric=metric, clock=now_rfc3339,
                            env=wrapped_env())
-        log_refs, unreadable, lost = keep_logs(db, done.output.data(), logs, taken)
+        log_refs, unreadable, lost = keep_logs(None if is_url(location) else db,
+                                               done.output.data(), logs, taken)
         if unreadable:
             note = "; ".join(([note] if note else []) + unreadable)
         base = {"plan": digest, "arm": arm, "session": _session(session),

@@ -4,7 +4,9 @@ away.
 
 SRC is verified first (in one read transaction) and DEST after; DEST must hold nothing or a
 prefix of SRC's chain, and then gets only what is new, bytes and signatures as they are, in
-one transaction, with the checkpoints SRC kept.
+one transaction, with the records kept beside the entries that reading commands show: the
+checkpoints and the audit records (`brief` shows the last), so every reading command answers
+alike on both.
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ def clone(src: str, dest: str) -> Cloned:
                               "verify` lists them); nothing was copied")
         entries = [e for e in source.entries() if e.seq < checked.entries]
         checkpoints = source.checkpoints()
+        audits = source._store.audits()  # the ledger package's own store, as in copy_in
         src_location = source.location
     with open_or_create(dest) as target:
         have = target.size()
@@ -94,6 +97,10 @@ def clone(src: str, dest: str) -> Cloned:
         for _id, size, root, note, created in checkpoints:
             if (size, root, note) not in kept:
                 target.add_checkpoint(size, root, note, created)
+        copied = set(target._store.audits())
+        for size, at, findings in audits:
+            if (size, at, findings) not in copied:
+                target.record_audit(size, at, findings)
         after = verify_store(target.verify_reads())
         if not after.ok:
             raise CheckFailed(f"DEST {target.location} does not verify after the copy "

@@ -205,6 +205,10 @@ class Store(EntryReads, VerifyReads, BriefReads, Protocol):
 
     def record_audit(self, size: int, at: str, findings: str) -> None: ...
 
+    def audits(self) -> list[AuditRow]:
+        """Every audit record kept (what `brief` shows of the last), oldest first."""
+        ...
+
     def rebuild_derived(self, rows: Callable[[Txn], None]) -> None:
         """Drop every derived row and let ``rows`` write them again, in one transaction."""
         ...

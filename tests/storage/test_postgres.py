@@ -42,6 +42,7 @@ def test_clone_to_postgres_answers_every_read_alike(pg_url: str, tmp_path: Path)
     assert r.code == 0, r.err
     assert "copied 7 entries (0 were there already)" in r.out
     # brief first: `audit` keeps a record of when it ran in each store, which brief shows
+    # (the records SRC kept are cloned: tests/ledger/test_clone.py)
     for args in [("brief", "--json"), *READS]:
         here, there = run_cli(*args), run_cli("--ledger", pg_url, *args)
         assert (here.code, here.out) == (there.code, there.out), args

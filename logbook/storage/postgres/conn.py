@@ -10,6 +10,7 @@ could hold replaced before it is shown.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from typing import Any
 
@@ -67,10 +68,19 @@ def first_line(exc: BaseException, url: str) -> str:
     return scrub(" ".join((text[0] if text else type(exc).__name__).split()), url).rstrip(".")
 
 
+def _pipeline_noise(record: logging.LogRecord) -> bool:
+    """False for psycopg's warning that a pipeline could not be closed on a lost connection:
+    the error itself is what the command says, once (``problem``)."""
+    return not str(record.msg).startswith("error ignored terminating")
+
+
 def connect(url: str) -> psycopg.Connection[Any]:
     """An autocommit connection (transactions are opened explicitly); exit 3 when the server
     cannot be reached or refuses us, and a bad URL is bad input (exit 2)."""
     require_driver()
+    quiet = logging.getLogger("psycopg")
+    if _pipeline_noise not in quiet.filters:
+        quiet.addFilter(_pipeline_noise)
     try:
         conninfo.conninfo_to_dict(url)
     except psycopg.ProgrammingError:

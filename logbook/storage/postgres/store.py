@@ -10,6 +10,7 @@ the head and commits: any number of writers on any number of machines keep one c
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import count
@@ -39,8 +40,9 @@ class PostgresStore(Summaries):
     """One ledger in a PostgreSQL database. Open for writing (migrates) or read-only (never
     migrates; every transaction is READ ONLY)."""
 
-    # Called after a transaction's writes, just before its COMMIT. A test seam, installed only
-    # by tests (tests/storage/test_postgres_faults.py kills the process there).
+    # Called after a transaction's writes are made, just before they are sent with its COMMIT.
+    # A test seam, installed only by tests (tests/storage/test_postgres_faults.py kills the
+    # process there).
     before_commit: ClassVar[Callable[[], None] | None] = None
 
     def __init__(self, conn: psycopg.Connection[Any], url: str, writable: bool) -> None:
@@ -48,6 +50,7 @@ class PostgresStore(Summaries):
         self.url = url
         self.where = display(url)
         self.writable = writable
+        self._txn: PostgresTxn | None = None  # the append transaction under way, if any
 
     @property
     def path(self) -> Path:
@@ -128,7 +131,19 @@ class PostgresStore(Summaries):
 
     # -- statements ----------------------------------------------------------------------
     def rows(self, sql: str, args: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
-        """Every row of one query (exit 3, one sentence, when the server is gone)."""
+        """Every row of one query (exit 3, one sentence, when the server is gone); inside an
+        append transaction, after its writes so far are sent (the query sees them)."""
+        if self._txn is not None and self._txn.pending:
+            try:
+                self._txn.send()
+            except psycopg.Error as exc:
+                raise self._problem(exc) from None
+        return self._unsent_rows(sql, args)
+
+    def _unsent_rows(self, sql: str, args: tuple[Any, ...] | list[Any] = ()
+                     ) -> list[tuple[Any, ...]]:
+        """``rows`` without sending the transaction's writes first: for what they never
+        change (the tree's stored nodes and leaves: this transaction's are in its Txn)."""
         try:
             return self.conn.execute(sql.encode(), args).fetchall()
         except psycopg.Error as exc:
@@ -151,21 +166,35 @@ class PostgresStore(Summaries):
     # -- the append transaction ----------------------------------------------------------
     @contextmanager
     def transaction(self) -> Iterator[PostgresTxn]:
-        """One transaction holding the head's row lock: appenders serialise here."""
+        """One transaction holding the head's row lock: appenders serialise here.
+
+        Few round trips, since every one is made while the other writers wait: BEGIN, the
+        lock and the read of the head are one (``head()`` then answers from this
+        transaction's writes); the writes are sent together, with the COMMIT (PostgresTxn)."""
         if not self.writable:  # pragma: no cover - a programming error
             raise RuntimeError("store opened read-only")
+        txn = PostgresTxn(self.conn, self)
         try:
-            with self.conn.transaction():
-                self.conn.execute(f"SET LOCAL lock_timeout = {lock_wait_ms()}".encode())
-                self.conn.execute("SELECT size FROM head WHERE id = 1 FOR UPDATE")
-                txn = PostgresTxn(self.conn, self)
-                yield txn
-                txn.flush()
-                hook = type(self).before_commit
-                if hook is not None:
-                    hook()
+            txn.begin(lock_wait_ms())
+            self._txn = txn
+            yield txn
+            hook = type(self).before_commit
+            if hook is not None:
+                hook()
+            txn.flush(commit=True)
         except psycopg.Error as exc:
+            self._rollback()
             raise self._problem(exc) from None
+        except BaseException:
+            self._rollback()
+            raise
+        finally:
+            self._txn = None
+
+    def _rollback(self) -> None:
+        if self._in_transaction():
+            with contextlib.suppress(psycopg.Error):  # a lost connection has nothing to undo
+                self.conn.execute("ROLLBACK")
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -180,6 +209,13 @@ class PostgresStore(Summaries):
 
     # -- readers -----------------------------------------------------------------------------
     def head(self) -> tuple[int, str | None]:
+        """(size, digest of the last entry or None); inside an append transaction, as this
+        transaction's own writes leave it (read once, under the lock)."""
+        if self._txn is not None:
+            return self._txn.head
+        return self._stored_head()
+
+    def _stored_head(self) -> tuple[int, str | None]:
         found = self.rows("SELECT seq, digest FROM entries ORDER BY seq DESC LIMIT 1")
         return (0, None) if not found else (int(found[0][0]) + 1, str(found[0][1]))
 
@@ -270,6 +306,17 @@ class PostgresStore(Summaries):
         return out
 
     def key_is_valid(self, fingerprint: str) -> bool:
+        """Whether the key may sign now; read once per append transaction (until the
+        transaction itself adds or revokes a key)."""
+        txn = self._txn
+        if txn is not None and fingerprint in txn.valid_keys:
+            return txn.valid_keys[fingerprint]
+        valid = self._key_is_valid(fingerprint)
+        if txn is not None and not txn.pending:
+            txn.valid_keys[fingerprint] = valid
+        return valid
+
+    def _key_is_valid(self, fingerprint: str) -> bool:
         found = self.rows("SELECT revoked_seq FROM signing_keys WHERE fingerprint = %s",
                           (fingerprint,))
         return bool(found) and found[0][0] is None
@@ -286,14 +333,15 @@ class PostgresStore(Summaries):
     def tree_node(self, level: int, idx: int) -> bytes:
         """A complete subtree's hash; leaves are SHA-256(0x00 || digest of entry idx)."""
         if level == 0:
-            found = self.rows("SELECT digest FROM entries WHERE seq = %s", (idx,))
+            found = self._unsent_rows("SELECT digest FROM entries WHERE seq = %s", (idx,))
             if not found:
                 raise TreeDamaged(f"tree leaf {idx} is missing")
             try:
                 return leaf_hash(bytes.fromhex(found[0][0]))
             except ValueError:
                 raise TreeDamaged(f"the stored digest of entry {idx} is not hex") from None
-        found = self.rows("SELECT hash FROM tree WHERE level = %s AND idx = %s", (level, idx))
+        found = self._unsent_rows("SELECT hash FROM tree WHERE level = %s AND idx = %s",
+                                  (level, idx))
         if not found:
             raise TreeDamaged(f"tree node ({level}, {idx}) is missing")
         if len(found[0][0]) != 32:
@@ -326,6 +374,10 @@ class PostgresStore(Summaries):
                 self.conn.execute(sql.encode(), args)
         except psycopg.Error as exc:
             raise self._problem(exc) from None
+
+    def audits(self) -> list[AuditRow]:
+        return [(int(r[0]), str(r[1]), str(r[2])) for r in self.rows(
+            "SELECT size, at, findings FROM audits ORDER BY id")]
 
     def last_audit(self) -> AuditRow | None:
         found = self.rows("SELECT size, at, findings FROM audits ORDER BY id DESC LIMIT 1")

@@ -1,7 +1,17 @@
-"""The append transaction's writes (logbook.storage.base.Txn) on a PostgreSQL connection."""
+"""The append transaction's writes (logbook.storage.base.Txn) on a PostgreSQL connection.
+
+The writes are kept and sent together (``send``): the rows for one table are one
+``executemany``, and all of them go in one pipeline, so a batch of drafts costs one round
+trip for its writes instead of several a draft (benchmarks/team.py). The store sends them
+before any read of the transaction's own connection (PostgresStore.rows), so every read
+inside the transaction still sees its writes; reading the tree (``tree_node``) does not need
+to, since this transaction's nodes are kept here until its last send.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import re
 from typing import Any
 
 import psycopg
@@ -10,12 +20,37 @@ from psycopg import errors
 from logbook.errors import InputError
 from logbook.storage.base import StoredEntry, TreeReads
 from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
+from logbook.tlog.merkle import leaf_hash
 
-_SLUG = INDEX_COLUMNS.index("slug")
+_ENTRY_SQL = "INSERT INTO entries (seq, digest, entry, signature) VALUES (%s,%s,%s,%s)"
 _INDEX_SQL = (f"INSERT INTO entry_index ({', '.join(INDEX_COLUMNS)}) "
               f"VALUES ({','.join(['%s'] * len(INDEX_COLUMNS))})")
 _OUTCOME_SQL = (f"INSERT INTO outcomes ({', '.join(OUTCOME_COLUMNS)}) "
                 f"VALUES ({','.join(['%s'] * len(OUTCOME_COLUMNS))})")
+_KEY_SQL = ("INSERT INTO signing_keys (fingerprint, name, public, added_seq) "
+            "VALUES (%s,%s,%s,%s) ON CONFLICT (fingerprint) DO NOTHING")
+_REVOKE_SQL = ("UPDATE signing_keys SET revoked_seq = %s WHERE fingerprint = %s "
+               "AND revoked_seq IS NULL")
+_SOURCE_SQL = "INSERT INTO run_sources (key, seq) VALUES (%s,%s)"
+_ONCE_SQL = "INSERT INTO once_keys (key, digest) VALUES (%s,%s)"
+_TREE_SQL = "INSERT INTO tree (level, idx, hash) VALUES (%s,%s,%s)"
+_HEAD_SQL = "UPDATE head SET size = %s, digest = %s WHERE id = 1"
+_LAST_ENTRY = "SELECT seq, digest FROM entries ORDER BY seq DESC LIMIT 1"
+# the left siblings the next appends need: for each level L whose bit is set in the size n,
+# the complete subtree (L, n >> L minus 1) (leaves are the entries' digests: the last one is
+# read by _LAST_ENTRY)
+_FRONTIER = ("SELECT t.level, t.idx, t.hash FROM (SELECT coalesce(max(seq) + 1, 0) AS n "
+             "FROM entries) s CROSS JOIN generate_series(1, 62) AS l(level) JOIN tree t ON "
+             "t.level = l.level AND t.idx = (s.n >> l.level) - 1 WHERE (s.n >> l.level) & 1 = 1")
+_TAKEN = re.compile(r"Key \(slug\)=\((.*)\) already exists", re.S)
+
+
+def slug_taken(exc: errors.UniqueViolation) -> str | None:
+    """The plan slug a refused entry_index row had, or None for another unique violation."""
+    if exc.diag.constraint_name != "entry_index_slug":
+        return None
+    found = _TAKEN.search(exc.diag.message_detail or "")
+    return found.group(1) if found else "?"
 
 
 class PostgresTxn:
@@ -26,66 +61,122 @@ class PostgresTxn:
         self.conn = conn
         self._stored = stored
         self._nodes: dict[tuple[int, int], bytes] = {}
-        self._pending: list[tuple[int, int, bytes]] = []
-        self.head: tuple[int, str] | None = None  # (size, digest) after this transaction
+        self._tree: list[tuple[int, int, bytes]] = []
+        self._writes: list[tuple[str, tuple[Any, ...]]] = []  # in the order they were made
+        self.head: tuple[int, str | None] = (0, None)  # (size, digest) as written so far
+        self._moved = False
+        self.valid_keys: dict[str, bool] = {}  # fingerprint -> valid, as read in this txn
+
+    def begin(self, lock_ms: int) -> None:
+        """BEGIN, take the head's row lock (waiting at most ``lock_ms``), and read the head
+        and the tree's frontier: one simple query, whose statements run in turn, each with a
+        snapshot of its own (READ COMMITTED), so both are read after the lock is held."""
+        cur = self.conn.execute(
+            f"BEGIN; SET LOCAL lock_timeout = {lock_ms}; SELECT size FROM head WHERE id = 1 "
+            f"FOR UPDATE; {_LAST_ENTRY}; {_FRONTIER}".encode())
+        for _ in range(3):
+            cur.nextset()
+        last = cur.fetchone()
+        self.head = (0, None) if last is None else (int(last[0]) + 1, str(last[1]))
+        cur.nextset()
+        self._know_frontier(self.head, cur.fetchall())
+
+    def _know_frontier(self, head: tuple[int, str | None],
+                       nodes: list[tuple[Any, ...]]) -> None:
+        """Keep the stored nodes the next appends need (read with the lock): the last leaf and
+        the interior frontier, so that appending does not read them one by one. A malformed
+        one is not kept: reading it from the store then says what is wrong with it."""
+        size, digest = head
+        if digest is not None and size & 1:
+            with contextlib.suppress(ValueError):
+                self._nodes[(0, size - 1)] = leaf_hash(bytes.fromhex(digest))
+        for level, idx, h in nodes:
+            if len(h) == 32:
+                self._nodes[(int(level), int(idx))] = bytes(h)
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._writes)
 
     def execute(self, sql: str, args: tuple[Any, ...] = ()) -> None:
-        self.conn.execute(sql, args)
+        self.send()
+        self.conn.execute(sql.encode(), args)
 
     def insert_entry(self, stored: StoredEntry) -> None:
-        self.conn.execute("INSERT INTO entries (seq, digest, entry, signature) "
-                          "VALUES (%s,%s,%s,%s)",
-                          (stored.seq, stored.digest, stored.entry, stored.signature))
+        self._writes.append((_ENTRY_SQL, (stored.seq, stored.digest, stored.entry,
+                                          stored.signature)))
         self.head = (stored.seq + 1, stored.digest)
+        self._moved = True
 
     def insert_index(self, row: tuple[Any, ...]) -> None:
-        """One entry_index row, in INDEX_COLUMNS order."""
-        try:
-            self.conn.execute(_INDEX_SQL, row)
-        except errors.UniqueViolation as exc:
-            slug = row[_SLUG]
-            if slug and exc.diag.constraint_name == "entry_index_slug":
-                raise InputError(f"body.slug: a plan with slug {slug!r} already exists") \
-                    from None
-            raise
+        """One entry_index row, in INDEX_COLUMNS order (a slug taken: see ``send``)."""
+        self._writes.append((_INDEX_SQL, row))
 
     def insert_outcome(self, row: tuple[Any, ...]) -> None:
-        self.conn.execute(_OUTCOME_SQL, row)
+        self._writes.append((_OUTCOME_SQL, row))
 
     def add_key(self, fingerprint: str, name: str, public: str, seq: int) -> None:
-        self.conn.execute("INSERT INTO signing_keys (fingerprint, name, public, added_seq) "
-                          "VALUES (%s,%s,%s,%s) ON CONFLICT (fingerprint) DO NOTHING",
-                          (fingerprint, name, public, seq))
+        self._writes.append((_KEY_SQL, (fingerprint, name, public, seq)))
+        self.valid_keys.clear()
 
     def revoke_key(self, fingerprint: str, seq: int) -> None:
-        self.conn.execute("UPDATE signing_keys SET revoked_seq = %s WHERE fingerprint = %s "
-                          "AND revoked_seq IS NULL", (seq, fingerprint))
+        self._writes.append((_REVOKE_SQL, (seq, fingerprint)))
+        self.valid_keys.clear()
 
     def insert_tree_nodes(self, nodes: list[tuple[int, int, bytes]]) -> None:
-        """Queue tree nodes; interior ones are written together before the commit (leaves
-        are derived from the entries themselves)."""
+        """Keep tree nodes; interior ones are written with the last send (leaves are derived
+        from the entries themselves)."""
         for level, idx, h in nodes:
             self._nodes[(level, idx)] = h
             if level:
-                self._pending.append((level, idx, h))
+                self._tree.append((level, idx, h))
 
-    def flush(self) -> None:
-        if self._pending:
-            with self.conn.cursor() as cur:
-                cur.executemany("INSERT INTO tree (level, idx, hash) VALUES (%s,%s,%s)",
-                                self._pending)
-            self._pending = []
-        if self.head is not None:
-            self.conn.execute("UPDATE head SET size = %s, digest = %s WHERE id = 1", self.head)
+    def insert_sources(self, seq: int, keys: list[str]) -> None:
+        self._writes.extend((_SOURCE_SQL, (k, seq)) for k in keys)
+
+    def remember_once(self, key: str, digest: str) -> None:
+        self._writes.append((_ONCE_SQL, (key, digest)))
+
+    def send(self, commit: bool = False) -> None:
+        """Write what is kept: one executemany a table (each table's rows in the order they
+        were made; a revocation after everything made before it), all in one pipeline, one
+        round trip, with the COMMIT when ``commit``. A plan slug already taken is bad input
+        (exit 2)."""
+        if not self._writes and not commit:
+            return
+        writes, self._writes = self._writes, []
+        runs: list[tuple[str, list[tuple[Any, ...]]]] = []
+        group: dict[str, list[tuple[Any, ...]]] = {}  # rows by statement since the last UPDATE
+        for sql, args in writes:
+            if sql == _REVOKE_SQL:  # it may revoke a key added above: in order, alone
+                runs += group.items()
+                runs.append((sql, [args]))
+                group = {}
+            else:
+                group.setdefault(sql, []).append(args)
+        runs += group.items()
+        try:
+            with self.conn.pipeline(), self.conn.cursor() as cur:
+                for sql, rows in runs:
+                    cur.executemany(sql.encode(), rows)
+                if commit:
+                    cur.execute(b"COMMIT")
+        except errors.UniqueViolation as exc:
+            slug = slug_taken(exc)
+            if slug is None:
+                raise
+            raise InputError(f"body.slug: a plan with slug {slug!r} already exists") from None
+
+    def flush(self, commit: bool = False) -> None:
+        """The last writes of the transaction: what is kept, the tree's interior nodes and the
+        head moved; with ``commit``, its COMMIT in the same round trip."""
+        if self._tree:
+            self._writes.extend((_TREE_SQL, node) for node in self._tree)
+            self._tree = []
+        if self._moved:
+            self._writes.append((_HEAD_SQL, self.head))
+        self.send(commit)
 
     def tree_node(self, level: int, idx: int) -> bytes:
         h = self._nodes.get((level, idx))
         return h if h is not None else self._stored.tree_node(level, idx)
-
-    def insert_sources(self, seq: int, keys: list[str]) -> None:
-        with self.conn.cursor() as cur:
-            cur.executemany("INSERT INTO run_sources (key, seq) VALUES (%s,%s)",
-                            [(k, seq) for k in keys])
-
-    def remember_once(self, key: str, digest: str) -> None:
-        self.conn.execute("INSERT INTO once_keys (key, digest) VALUES (%s,%s)", (key, digest))

@@ -369,6 +369,10 @@ class SQLiteStore(Summaries):
             txn.execute("INSERT INTO audits (size, at, findings) VALUES (?,?,?)",
                         (size, at, findings))
 
+    def audits(self) -> list[AuditRow]:
+        return [(int(r[0]), str(r[1]), str(r[2])) for r in self.conn.execute(
+            "SELECT size, at, findings FROM audits ORDER BY id")]
+
     def last_audit(self) -> AuditRow | None:
         row = self.conn.execute("SELECT size, at, findings FROM audits ORDER BY id DESC "
                                 "LIMIT 1").fetchone()
