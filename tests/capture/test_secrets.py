@@ -114,11 +114,14 @@ def test_planted_secrets_reach_nothing_logbook_keeps_or_prints(ledger_dir: Path,
     assert r.returncode == 0, r.stderr
     # The child's streams pass through as-is (they are the user's own terminal output); only
     # what logbook adds after them is its own, and that must be clean.
-    assert r.stdout == alone.stdout
+    assert r.stdout.startswith(alone.stdout)
     assert r.stderr.startswith(alone.stderr)
+    # what logbook adds: the data line on stdout (SEQ DIGEST run), its confirmation on stderr
+    data = r.stdout[len(alone.stdout):]
+    assert data.endswith(" run\n") and len(data.splitlines()) == 1
     additions = r.stderr[len(alone.stderr):]
     assert "appended run" in additions
-    assert _leaks(additions) == []
+    assert _leaks(additions + data) == []
 
     # Every file logbook wrote: the database (and any WAL), and every blob.
     files = [p for p in (work / ".logbook").rglob("*") if p.is_file()]

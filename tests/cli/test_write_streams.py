@@ -5,6 +5,7 @@ KIND` per entry (the data a script takes), and only `logbook: ` lines on stderr
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 from builders import draft, plan_body, run_body, write_json, write_jsonl
@@ -68,3 +69,15 @@ def test_json_is_the_data_too(ledger_dir: Path, tmp_path: Path) -> None:
     r = run_cli("append", "--jsonl", str(write_jsonl(tmp_path / "n.jsonl", [
         draft("note", {"text": t, "refs": []}) for t in ("a", "b")])), "--json")
     assert r.code == 0 and [e["entry"]["body"]["text"] for e in r.json] == ["a", "b"]
+
+
+def test_run_prints_the_data_on_stdout_like_append(ledger_dir: Path, tmp_path: Path) -> None:
+    """`logbook run` streams the command's own output as it comes; what logbook adds is the
+    same as append's: the run on stdout as data, the confirmation on stderr."""
+    r = run_cli("run", "--outcomes", str(tmp_path / "never.jsonl"), "--", sys.executable,
+                "-c", "import sys; sys.exit(3)")
+    assert r.code == 3, r.err  # the command's own exit code
+    (seq, digest), = _appended(r.out, "run")
+    _only_logbook_lines(r.err)
+    assert f"appended run {seq} {digest} (failed)" in r.err
+    assert run_cli("show", digest, "--json").json["entry"]["body"]["status"] == "failed"
