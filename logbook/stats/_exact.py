@@ -28,7 +28,36 @@ from numpy.typing import NDArray
 
 
 def xsum(a: Any) -> float:
-    return math.fsum(np.asarray(a, dtype=np.float64).ravel().tolist())
+    """math.fsum of ``a``: the correctly rounded sum, the same float whatever the order.
+
+    Large arrays are first reduced, exactly, to a few floats with the same exact sum (Rump,
+    Ogita and Oishi's extraction: with sigma a power of two above 4n times every |p|,
+    q = (p + sigma) - sigma is p on a grid of 2^-53 sigma, so any order of adding the q is
+    exact, and p - q is exact too); fsum of those few and of what is left gives the very
+    float fsum gives for the whole array, at a fraction of its cost (no Python float per
+    item). Zeros, non-finite values and extreme magnitudes go to fsum as they are.
+    """
+    p = np.asarray(a, dtype=np.float64).ravel()
+    if p.size < _EXTRACT_MIN:
+        return math.fsum(p.tolist())
+    parts: list[float] = []
+    grid = (p.size - 1).bit_length() + 2  # 2**grid >= 4n
+    for _ in range(3):
+        big = float(np.max(np.abs(p)))
+        if not 2.0**-900 < big < 2.0**900:  # 0, inf, nan or extreme: fsum, as it is
+            break
+        sigma = math.ldexp(1.0, math.frexp(big)[1] + grid)
+        q = (p + sigma) - sigma
+        parts.append(float(np.sum(q)))  # exact in any order
+        p = p - q  # exact: the bits below q's grid
+        nonzero = np.flatnonzero(p)
+        if nonzero.size * 8 < p.size:
+            p = p[nonzero]
+            break
+    return math.fsum([*parts, *p.tolist()])
+
+
+_EXTRACT_MIN = 256  # below this, fsum alone is as fast
 
 
 def xmean(a: Any) -> float:

@@ -5,8 +5,12 @@ path (counts or indices) is chosen by cost, never by a count of distinct values.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import logbook.stats._blocks as blocks
 import logbook.stats._exact as exact
@@ -120,3 +124,35 @@ def test_the_statistics_doc_states_the_constants_the_code_uses() -> None:
     for text in ("up to 64 resamples per block", "in calls of 65,536", "65,536 values at a time",
                  "at least four blocks", "at most about a million indices"):
         assert text in doc, text
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(1, 3000).flatmap(lambda n: st.tuples(
+    st.just(n), st.integers(0, 2**32 - 1), st.integers(-40, 40), st.integers(0, 60),
+    st.sampled_from(["normal", "lattice", "centred", "binary", "signed zeros", "extreme"]))))
+def test_xsum_is_fsum_to_the_last_bit(case: tuple[int, int, int, int, str]) -> None:
+    n, seed, shift, spread, shape = case
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n) * 2.0 ** (shift + rng.integers(-spread, spread + 1, size=n))
+    if shape == "lattice":
+        x = np.round(x, 2)
+    elif shape == "centred":
+        x = x - x.mean()  # heavy cancellation
+    elif shape == "binary":
+        x = (x > 0).astype(float)
+    elif shape == "signed zeros":
+        x = np.where(x > 0, -0.0, x * 0.0)
+    elif shape == "extreme":
+        x[rng.integers(0, n)] = rng.choice([1e300, -1e300, 5e-324, 1e-310, np.inf])
+    want = math.fsum(x.tolist())
+    got = exact.xsum(x)
+    assert got == want or (math.isnan(got) and math.isnan(want))
+    assert math.copysign(1.0, got) == math.copysign(1.0, want)
+
+
+def test_xsum_takes_the_extraction_on_large_arrays(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = np.random.default_rng(2).random(100_000) ** 5
+    assert exact.xsum(x) == math.fsum(x.tolist())
+    monkeypatch.setattr(exact, "_EXTRACT_MIN", 1)
+    y = np.array([1.0] + [2.0**-53] * 2000)  # in order: 1; pairwise: more; exactly: more
+    assert exact.xsum(y) == math.fsum(y.tolist()) == 1.0 + 2000 * 2.0**-53
