@@ -22,14 +22,12 @@ if TYPE_CHECKING:
 
 
 class SigningKey:
+    # the raw-bytes methods, not public_bytes(Encoding.Raw, ...): the serialization module
+    # they need imports cryptography's SSH and PKCS machinery, ~5 ms of every append
     def __init__(self, private: Ed25519PrivateKey, path: Path | None = None) -> None:
-        from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-
         self._private = private
         self.path = path
-        self.public = PublicKey(
-            private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
-        )
+        self.public = PublicKey(private.public_key().public_bytes_raw())
 
     @classmethod
     def generate(cls) -> SigningKey:
@@ -41,13 +39,7 @@ class SigningKey:
         return self._private.sign(message)
 
     def seed(self) -> bytes:
-        from cryptography.hazmat.primitives.serialization import (
-            Encoding,
-            NoEncryption,
-            PrivateFormat,
-        )
-
-        return self._private.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
+        return self._private.private_bytes_raw()
 
     def write(self, path: Path, what: str = "key file", parents: bool = True) -> None:
         """Write the key file with mode 0600, refusing to overwrite an existing one.

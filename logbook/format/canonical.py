@@ -11,7 +11,6 @@ import math
 from typing import Any
 
 import orjson
-import rfc8785
 
 from logbook.errors import InputError
 
@@ -52,56 +51,101 @@ def _check(value: Any, path: str) -> None:
 
 
 class _Unsafe(Exception):
-    """A value the fast scan will not vouch for: _check names the problem, if there is one."""
+    """A value the fast encoder will not vouch for: _check names the problem, if there is one."""
 
 
-def _plain(value: Any) -> bool:
-    """True when value holds only strings, safe integers, booleans and null under ASCII keys.
+_Fragment = orjson.Fragment
 
-    For such values sorted-key orjson output is byte-identical to RFC 8785 (the two differ
-    only in number formatting and in how non-ASCII keys sort); tests/format/test_canonical.py checks
-    this against the rfc8785 package. Raises _Unsafe for anything _check must look at.
+
+def _number_text(f: float) -> str:
+    """ECMAScript Number::toString of a finite float (RFC 8785 §3.2.2.3), from repr().
+
+    repr() gives the shortest digits that round-trip, the closest to the value among them:
+    the digits ECMAScript asks for. Only their layout differs: JS writes integers up to 1e21
+    in full and numbers from 1e-6 on as 0.000ddd, and its exponent has a sign and no padding.
     """
+    if f == 0:
+        return "0"  # -0 too: JSON has one zero
+    text = repr(f)
+    if "e" not in text:  # 1e-4 <= |f| < 1e16: repr's fixed notation is JS's, but for 1.0
+        return text[:-2] if text.endswith(".0") else text
+    mantissa, _, exp_text = text.partition("e")
+    sign = ""
+    if mantissa[0] == "-":
+        sign, mantissa = "-", mantissa[1:]
+    whole, _, frac = mantissa.partition(".")
+    digits = (whole + frac).rstrip("0") or "0"
+    # value = 0.DIGITS x 10^n (ECMAScript's n); repr's mantissa has one digit before its dot
+    n = int(exp_text) + 1
+    k = len(digits)
+    if k <= n <= 21:
+        out = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        out = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        out = "0." + "0" * -n + digits
+    else:
+        e = n - 1
+        out = (digits if k == 1 else digits[0] + "." + digits[1:]) + \
+            ("e+" if e >= 0 else "e-") + str(abs(e))
+    return sign + out
+
+
+def _float(f: float) -> Any:
+    """What orjson must write for ``f``: an int for an integer value, else the JCS text."""
+    if f.is_integer():  # False for NaN and the infinities
+        if -MAX_SAFE_INT <= f <= MAX_SAFE_INT:
+            return int(f)  # JCS writes 1.0 as 1, as orjson writes the int
+        if -1e21 < f < 1e21:
+            raise _Unsafe  # beyond 2^53 and written as integer digits: _check refuses it
+    elif not math.isfinite(f):
+        raise _Unsafe
+    return _Fragment(_number_text(f).encode())
+
+
+def _prepared(value: Any) -> Any:
+    """``value`` with every float replaced by what orjson must write for it (RFC 8785's
+    number text as an orjson.Fragment, or an int), for sorted-key orjson output that is
+    byte-identical to RFC 8785: the two differ only in how numbers are written and in how
+    non-ASCII keys sort (orjson by UTF-8 bytes, JCS by UTF-16 units; those go the reference
+    way). Raises _Unsafe for anything _check or the reference must look at."""
     t = type(value)
     if t is str or t is bool or value is None:
-        return True
+        return value
     if t is int:
         if -MAX_SAFE_INT <= value <= MAX_SAFE_INT:
-            return True
+            return value
         raise _Unsafe
     if t is float:
-        return False
+        return _float(value)
     if t is dict:
-        plain = True
+        out = {}
         for k, v in value.items():
-            if type(k) is not str:
+            if type(k) is not str or not k.isascii():
                 raise _Unsafe
-            if not k.isascii():
-                plain = False
-            if not _plain(v):
-                plain = False
-        return plain
+            out[k] = _prepared(v)
+        return out
     if t is list:
-        plain = True
-        for v in value:
-            if not _plain(v):
-                plain = False
-        return plain
+        return [_prepared(v) for v in value]
     raise _Unsafe
 
 
 def canonical_bytes(value: Any) -> bytes:
-    """RFC 8785 canonical JSON bytes of ``value``; refuses values JCS cannot represent."""
+    """RFC 8785 canonical JSON bytes of ``value``; refuses values JCS cannot represent.
+
+    Sorted-key orjson writes the document, with every float already turned into its JCS
+    text (tests/format/test_canonical.py holds both to the ``rfc8785`` package, byte for
+    byte); the reference package writes only what the fast path will not vouch for
+    (non-ASCII keys, tuples, subclasses of the JSON types) once _check has refused what JCS
+    cannot represent.
+    """
     try:
-        plain = _plain(value)
-    except (_Unsafe, RecursionError):
-        plain = False
-    if plain:
-        try:
-            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-        except orjson.JSONEncodeError:  # e.g. a lone surrogate: let the reference say why
-            pass
+        return orjson.dumps(_prepared(value), option=orjson.OPT_SORT_KEYS)
+    except (_Unsafe, RecursionError, orjson.JSONEncodeError):
+        pass  # e.g. a lone surrogate: let the reference say why
     _check(value, "")  # names the field at fault, if there is one
+    import rfc8785  # the reference, imported only for what the fast path leaves to it
+
     try:
         return rfc8785.dumps(value)
     except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:

@@ -298,7 +298,7 @@ class Ledger:
     def append_many(self, drafts: list[tuple[str, dict[str, Any]]], key: SigningKey,
                     once: str | None = None, ledger_id: str | None = None) -> list[Entry]:
         """Validate every draft, then write all of them in one transaction, or none."""
-        from logbook.model.validate import validate_body
+        from logbook.model.validate import check_body
 
         if once is not None:
             if not once.strip():
@@ -314,7 +314,7 @@ class Ledger:
             try:
                 check_value_depth(body, "body")
                 body = self._resolve_refs(kind, body)
-                validate_body(kind, body)
+                check_body(kind, body)
             except InputError as exc:
                 raise type(exc)(where + str(exc)) from None
             resolved.append((kind, body))

@@ -33,10 +33,9 @@ from numpy.typing import NDArray
 
 _TWO_53 = 2.0**-53
 _CUT = 2.0**-80
-_LOW32 = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)
 _S11 = np.uint64(11)
-_EMPTY = np.empty(0, dtype=np.uint64)
+_EMPTY = np.empty(0, dtype="<u4")
 
 
 class Stream:
@@ -66,32 +65,31 @@ class Stream:
         if not 0 < n < 2**32:
             raise ValueError(f"n: must lie in [1, 2**32), got {n}")
         m = np.uint64(n)
-        floor = np.uint64((2**32 - n) % n)  # 2**32 mod n
-        v = self._take(size) * m
-        if floor and ((v & _LOW32) < floor).any():
-            parts = [v[(v & _LOW32) >= floor]]
-            have = parts[0].size
-            while have < size:  # rare: read on until enough values were accepted
-                more = self._take(size - have) * m
-                parts.append(more[(more & _LOW32) >= floor])
-                have += parts[-1].size
-            v = np.concatenate(parts)
-        v >>= _S32
+        floor = (2**32 - n) % n  # 2**32 mod n
+        v = np.multiply(self._take(size), m, dtype=np.uint64)
+        if floor:
+            keep = v.astype(np.uint32) >= np.uint32(floor)  # the low 32 bits of v * n
+            if not keep.all():
+                v = v[keep]
+                while v.size < size:  # rare: read on until enough values were accepted
+                    more = np.multiply(self._take(size - v.size), m, dtype=np.uint64)
+                    v = np.concatenate((v, more[more.astype(np.uint32) >= np.uint32(floor)]))
+        np.right_shift(v, _S32, out=v)
         return v.view(np.int64).astype(np.intp, copy=False)
 
-    def _take(self, count: int) -> NDArray[np.uint64]:
-        """The next ``count`` 32-bit values of the stream (as uint64): each word's low half,
-        then its high half (read as little-endian halves on every platform)."""
+    def _take(self, count: int) -> NDArray[np.uint32]:
+        """The next ``count`` 32-bit values of the stream: each word's low half, then its
+        high half (read as little-endian halves on every platform)."""
         held = self._halves
         if count <= held.size:
             self._halves = held[count:]
-            return held[:count].copy()
+            return held[:count]
         w = np.asarray(self._bits.random_raw((count - held.size + 1) // 2), dtype=np.uint64)
         halves = w.astype("<u8", copy=False).view("<u4")
-        v = np.concatenate((held, halves.astype(np.uint64))) if held.size else halves.astype(
-            np.uint64)
-        self._halves = v[count:]
-        return v[:count]
+        if held.size:
+            halves = np.concatenate((held, halves))
+        self._halves = halves[count:].copy()  # at most one value: not a view of the block
+        return halves[:count]
 
     def binomial(self, trials: NDArray[np.int64], q: float) -> NDArray[np.int64]:
         """One Binomial(trials[r], q) draw per row r (trials >= 0, 0 <= q <= 1).

@@ -3,7 +3,7 @@
 Resampling is done in bounded memory: a mean is resampled as multinomial counts over its
 distinct values when that costs less than drawing every item (few distinct values, or many
 items per value; ``_multinomial.counts_path_is_cheaper``), in blocks of resamples of at most
-``_MAX_CELLS`` counts; any other case draws indices in chunks of at most ``_MAX_CELLS`` cells.
+``_MAX_CELLS`` counts; any other case draws indices in cache-sized blocks (``_blocks``).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from ._blocks import resample, sums_of
 from ._exact import row_sums, weighted_counts, xdot, xmean, xsum
 from ._intervals import _Dist, _interval, _se
 from ._multinomial import counts_path_is_cheaper, multinomial_counts
@@ -55,21 +56,6 @@ def _cluster_codes(clusters: Sequence[Any], n: int) -> NDArray[np.intp]:
     return codes
 
 
-def _resample_indices(
-    n: int,
-    n_resamples: int,
-    stream: Stream,
-    reduce_idx: Callable[[NDArray[np.intp]], Any],
-) -> NDArray[np.float64]:
-    """Apply reduce_idx to chunks of (m, n) index draws so that m * n <= _MAX_CELLS."""
-    chunk = max(1, _MAX_CELLS // n)
-    out = np.empty(n_resamples)
-    for start in range(0, n_resamples, chunk):
-        m = min(chunk, n_resamples - start)
-        out[start : start + m] = reduce_idx(stream.indices(n, m * n).reshape(m, n))
-    return out
-
-
 def _jackknife_general(
     x: NDArray[np.float64], reduce: Reducer
 ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
@@ -99,12 +85,11 @@ def _distribution(
     if codes is not None:
         # Cluster bootstrap of the item mean: a resample is a multiset of whole clusters,
         # and its item mean is (sum of cluster sums) / (sum of cluster sizes).
-        sums = np.bincount(codes, weights=x)
+        sums = np.asarray(np.bincount(codes, weights=x), dtype=np.float64)
         sizes = np.bincount(codes).astype(np.float64)
         total, count = xsum(sums), xsum(sizes)
-        boot = _resample_indices(
-            sums.size, n_resamples, stream, lambda i: row_sums(sums[i]) / row_sums(sizes[i])
-        )
+        of_sums, of_sizes = sums_of(sums), sums_of(sizes)
+        boot = resample(sums.size, n_resamples, stream, lambda i: of_sums(i) / of_sizes(i))
         jack = (total - sums) / (count - sizes)
         return float(total / count), boot, jack, np.ones_like(jack)
     if statistic == "mean":
@@ -121,11 +106,12 @@ def _distribution(
                 draws = multinomial_counts(counts, m, stream, _MAX_CELLS)
                 boot[start : start + m] = weighted_counts(draws, uniq) / n
             return theta, boot, jack, counts.astype(np.float64)
-        boot = _resample_indices(n, n_resamples, stream, lambda i: row_sums(x[i]) / n)
+        of_x = sums_of(x)
+        boot = resample(n, n_resamples, stream, lambda i: of_x(i) / n)
         return xmean(x), boot, jack, counts.astype(np.float64)
     reduce = _reducer(statistic)
     theta_hat = float(reduce(x[None, :])[0])
-    boot = _resample_indices(n, n_resamples, stream, lambda i: reduce(x[i]))
+    boot = resample(n, n_resamples, stream, lambda i: reduce(x[i]))
     jack, weights = _jackknife_general(x, reduce)
     return theta_hat, boot, jack, weights.astype(np.float64)
 
