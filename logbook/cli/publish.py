@@ -41,8 +41,11 @@ def publish(
     if dest.exists() and not dest.is_dir():
         raise InputError(f"DIR {directory} is not a folder")
     previous = previous_note(dest / "checkpoint") if targets else None
+    from logbook.cli.progress import progress
+
     with state.open_ledger(write=True) as ledger:
-        done = publish_ledger(ledger, dest, load_key)
+        with progress("publishing", size=ledger.size()) as on_progress:
+            done = publish_ledger(ledger, dest, load_key, on_progress)
         if targets:
             note = (dest / "checkpoint").read_text(encoding="utf-8")
             cosigned = cosign(ledger, note, targets, need, wait, dest.parent, previous)
@@ -87,9 +90,12 @@ def mirror(
     where = Path(dest)
     if where.exists() and not where.is_dir():
         raise InputError(f"DEST {dest} is not a folder")
+    from logbook.cli.progress import progress
+
     try:
-        done = mirror_once(open_source(source), where, trusted, trusted_key,
-                           witness_policy(witnesses, quorum))
+        with progress("mirroring") as on_progress:
+            done = mirror_once(open_source(source), where, trusted, trusted_key,
+                               witness_policy(witnesses, quorum), on_progress)
     except SecurityError as exc:
         print(f"SECURITY ERROR: {exc}", file=sys.stderr)
         raise typer.Exit(1) from None

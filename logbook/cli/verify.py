@@ -59,9 +59,12 @@ def verify(
         raise InputError("--witness checks the cosignatures of a --checkpoint: give one")
     published = None
     if file is not None and _is_published(file):
+        from logbook.cli.progress import progress
         from logbook.verify.published import open_source, verify_published
 
-        published = verify_published(open_source(file), trusted, trusted_key, strict=strict)
+        with progress("verifying") as on_progress:
+            published = verify_published(open_source(file), trusted, trusted_key,
+                                         strict=strict, on_progress=on_progress)
         result = published.result
     elif file is not None:
         from logbook.files import bounded_lines

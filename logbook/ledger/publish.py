@@ -64,9 +64,11 @@ def _write(dest: Path, rel: str, data: bytes, out: Published, immutable: bool) -
     out.written.append(rel)
 
 
-def publish(ledger: Ledger, dest: Path, load_key: Callable[[], SigningKey]) -> Published:
+def publish(ledger: Ledger, dest: Path, load_key: Callable[[], SigningKey],
+            on_progress: Callable[[int, int], None] | None = None) -> Published:
     """Write the ledger's latest checkpoint and its tiles into ``dest``; ``load_key`` is called
-    only when a new checkpoint must be signed (the ledger grew since the last one)."""
+    only when a new checkpoint must be signed (the ledger grew since the last one).
+    ``on_progress(done, total)`` is called as the entries are read (a progress bar)."""
     found = latest_checkpoint(ledger)
     if found is None or found[1][0].size != ledger.size():
         note = make_checkpoint(ledger, load_key())  # verifies the ledger first (exit 1)
@@ -85,6 +87,8 @@ def publish(ledger: Ledger, dest: Path, load_key: Callable[[], SigningKey]) -> P
             break
         lines.append(orjson.dumps(entry.export_line()) + b"\n")
         digests.append(hashlib.sha256(entry.raw).digest())
+        if on_progress is not None and entry.seq % 1000 == 999:
+            on_progress(entry.seq + 1, cp.size)
     if len(digests) != cp.size or merkle.root_hash(digests) != cp.root:
         raise CheckFailed(f"the ledger's first {cp.size} entries do not give the root of its "
                           "latest checkpoint: run `logbook verify`")
@@ -102,6 +106,8 @@ def publish(ledger: Ledger, dest: Path, load_key: Callable[[], SigningKey]) -> P
             _write(dest, entries_path(tid), b"".join(lines[lo:lo + tid.width]), out, True)
     _write(dest, KEYS_PATH, keys_document(ledger, cp.origin), out, False)
     _write(dest, "checkpoint", note.encode("utf-8"), out, False)
+    if on_progress is not None:
+        on_progress(cp.size, cp.size)
     return out
 
 

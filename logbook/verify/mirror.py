@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -151,7 +151,8 @@ def _check_extends(remote: Source, dest: Path, note: str, new: Parsed, old: Pars
 
 def mirror_once(remote: Source, dest: Path, trusted_fp: str | None = None,
                 trusted: PublicKey | None = None,
-                witnessed: tuple[Sequence[WitnessKey], int] | None = None) -> Mirrored:
+                witnessed: tuple[Sequence[WitnessKey], int] | None = None,
+                on_progress: Callable[[int, int], None] | None = None) -> Mirrored:
     """One round of mirroring ``remote`` into ``dest``; see the module's text. With
     ``witnessed`` (witness keys, quorum), the source's checkpoint must carry that many valid
     cosignatures by distinct given witnesses, or nothing is changed (exit 1)."""
@@ -171,7 +172,7 @@ def mirror_once(remote: Source, dest: Path, trusted_fp: str | None = None,
             raise CheckFailed(f"the checkpoint of {remote.name} is not witnessed: {problem}; "
                               "nothing was changed")
     cached = _Cached(dest, remote, note.encode("utf-8"))
-    published = verify_published(cached, trusted_fp, trusted)
+    published = verify_published(cached, trusted_fp, trusted, on_progress=on_progress)
     done = Mirrored(published.result, new[0].size, old_size)
     if not published.result.ok:
         return done

@@ -17,7 +17,7 @@ import binascii
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -221,14 +221,19 @@ def _higher_tiles(reader: _Reader, size: int, digests: list[bytes]) -> None:
             reader.find(f"{tid.path} does not hold the roots of the tiles below it")
 
 
-def _entry_lines(reader: _Reader, size: int) -> Iterator[bytes]:
+def _entry_lines(reader: _Reader, size: int,
+                 on_progress: Callable[[int, int], None] | None = None) -> Iterator[bytes]:
     for tid in (t for t in tiles.tiles_of(size) if t.level == 0):
+        if on_progress is not None:
+            on_progress(tid.index * tiles.WIDTH, size)
         data = reader.get(entries_path(tid), max_input_bytes())
         lines = [] if data is None else data.splitlines(keepends=True)
         if data is not None and len(lines) != tid.width:
             reader.find(f"{entries_path(tid)} holds {len(lines)} entries, not {tid.width}",
                         tid.index * tiles.WIDTH)
         yield from lines
+    if on_progress is not None:
+        on_progress(size, size)
 
 
 def _signer(result: Result, parsed: Parsed, trusted: PublicKey | None,
@@ -254,9 +259,11 @@ def _signer(result: Result, parsed: Parsed, trusted: PublicKey | None,
 
 
 def verify_published(source: Source, trusted_fp: str | None = None,
-                     trusted: PublicKey | None = None, strict: bool = False) -> Published:
+                     trusted: PublicKey | None = None, strict: bool = False,
+                     on_progress: Callable[[int, int], None] | None = None) -> Published:
     """Verify the published ledger ``source`` holds; every problem is a finding of the result
-    (a missing checkpoint is InputError, an unreachable source EnvironmentProblem)."""
+    (a missing checkpoint is InputError, an unreachable source EnvironmentProblem).
+    ``on_progress(done, total)`` is called per tile of entries read (a progress bar)."""
     note, parsed = read_checkpoint(source)
     cp = parsed[0]
     probe = Result()
@@ -276,7 +283,7 @@ def verify_published(source: Source, trusted_fp: str | None = None,
         if root is not None and root != cp.root:
             reader.find(f"the tiles give the root {root.hex()[:16]}… at size {cp.size}, not "
                         f"the checkpoint's {cp.root.hex()[:16]}…")
-    result = verify_export_lines(_entry_lines(reader, cp.size), trusted_fp,
+    result = verify_export_lines(_entry_lines(reader, cp.size, on_progress), trusted_fp,
                                  source=f"{source.name}/logbook/entries", strict=strict)
     result.findings[:0] = probe.findings
     result.checks += 1

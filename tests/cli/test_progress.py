@@ -112,6 +112,22 @@ def test_verify_and_the_analysis_check_draw_a_bar_on_a_terminal(big: Path, tmp_p
     assert piped.returncode == 0 and "\r" not in piped.stderr + piped.stdout
 
 
+def test_publish_mirror_and_a_published_verify_draw_a_bar(big: Path, tmp_path: Path) -> None:
+    total = len(run_cli("log", "--json").json)
+    site, copy = tmp_path / "site", tmp_path / "copy"
+    code, tty = _on_a_terminal(big, tmp_path / "p.txt", "publish", str(site))
+    assert code == 0, tty
+    assert "\rpublishing [" in tty and f"100% {total}/{total}" in tty
+    code, tty = _on_a_terminal(big, tmp_path / "m.txt", "mirror", str(site), str(copy))
+    assert code == 0, tty
+    assert "\rmirroring [" in tty and f"100% {total}/{total}" in tty
+    assert f"mirrored {total} entries" in (tmp_path / "m.txt").read_text()
+    code, tty = _on_a_terminal(big, tmp_path / "v.txt", "verify", str(site))
+    assert code == 0 and "\rverifying [" in tty, tty
+    piped = _in_a_pipe(big, "mirror", str(site), str(copy))
+    assert piped.returncode == 0 and "\r" not in piped.stderr + piped.stdout
+
+
 def test_a_small_ledger_gets_no_bar(ledger_dir: Path, tmp_path: Path) -> None:
     assert run_cli("note", "one").code == 0
     code, tty = _on_a_terminal(ledger_dir, tmp_path / "out.txt", "export", "--out",
