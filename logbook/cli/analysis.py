@@ -149,7 +149,8 @@ def band(
     """Measure a pipeline's run-to-run band and append it as a `band` entry."""
     from logbook.analysis.bands import band_body, band_summary
     from logbook.analysis.view import LedgerView
-    from logbook.cli.write import _key, print_appended
+    from logbook.cli.state import print_appended
+    from logbook.cli.write import _key
     from logbook.verify.integrity import verified
 
     key = _key()
@@ -187,7 +188,8 @@ def claim(
         raise InputError("--statement is required: the sentence as published")
     from logbook.analysis.claims import claim_body
     from logbook.analysis.view import LedgerView
-    from logbook.cli.write import _key, print_appended, scrub_fields, warn_redacted
+    from logbook.cli.state import print_appended
+    from logbook.cli.write import _key, scrub_fields, warn_redacted
     from logbook.verify.integrity import verified
 
     fields, redacted = scrub_fields({"statement": statement})

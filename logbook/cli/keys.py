@@ -75,13 +75,14 @@ def add(
     as_json: bool = state.json_flag(),
 ) -> None:
     """Register another signing key, in an entry signed by a key valid now."""
-    from logbook.cli.write import _key, _print_appended
+    from logbook.cli.state import print_appended
+    from logbook.cli.write import _key
 
     body = {"action": "add", "name": name, "public": _public_from(public, "PUBLIC"),
             "reason": reason}
     key = _key()
     with state.open_ledger(write=True) as ledger:
-        _print_appended([ledger.append("key", body, key)], as_json)
+        print_appended([ledger.append("key", body, key)], as_json)
 
 
 @keys_app.command("revoke")
@@ -92,7 +93,8 @@ def revoke(
     as_json: bool = state.json_flag(),
 ) -> None:
     """Revoke a signing key: entries it signs after this point fail verification."""
-    from logbook.cli.write import _key, _print_appended
+    from logbook.cli.state import print_appended
+    from logbook.cli.write import _key
 
     key = _key()
     with state.open_ledger(write=True) as ledger:
@@ -103,7 +105,7 @@ def revoke(
             pub = _public_from(ref, "REF")
             name = next((n for n, p in known.values() if p == pub), "key")
         body = {"action": "revoke", "name": name, "public": pub, "reason": reason}
-        _print_appended([ledger.append("key", body, key)], as_json)
+        print_appended([ledger.append("key", body, key)], as_json)
 
 
 @keys_app.command("export")

@@ -154,7 +154,7 @@ def run(
             if not isinstance(exc, LogbookError | OSError):
                 raise
             raise typer.Exit(done.code or 3) from None
-    from logbook.cli.write import print_appended
+    from logbook.cli.state import print_appended
 
     print_appended(entries, as_json=False)  # stdout: SEQ DIGEST run, the data, as append does
     for e in entries:

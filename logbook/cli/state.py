@@ -155,3 +155,17 @@ def _non_finite_path(data: bytes) -> str | None:
         return walk(value, "")
     except RecursionError:
         return None
+
+
+def print_appended(entries: list[Any], as_json: bool) -> None:
+    """What every writing command prints of what it appended (append, plan, amend, note,
+    retract, claim, band, keys; `run` too): the data on stdout, one line ``SEQ DIGEST KIND``
+    per entry (with --json, ``{seq, digest, entry}``, a list for several), so a script can
+    take the digest from stdout; confirmations, warnings and progress go to stderr, each line
+    starting ``logbook: ``."""
+    if as_json:
+        rows = [{"seq": e.seq, "digest": e.digest, "entry": e.envelope} for e in entries]
+        emit_json(rows[0] if len(rows) == 1 else rows)
+    else:
+        for e in entries:
+            print(f"{e.seq} {e.digest} {e.kind}")

@@ -14,6 +14,7 @@ import typer
 
 from logbook import config
 from logbook.cli import state
+from logbook.cli.state import print_appended
 from logbook.errors import InputError
 
 DRAFT_KEYS = {"kind", "body"}
@@ -36,21 +37,6 @@ def _draft(value: Any, source: str) -> tuple[str, dict[str, Any]]:
     return value["kind"], value["body"]
 
 
-def print_appended(entries: list[Any], as_json: bool) -> None:
-    """What every writing command prints of what it appended (append, plan, amend, note,
-    retract, claim, band, keys; `run` too): the data on stdout, one line ``SEQ DIGEST KIND``
-    per entry (with --json, ``{seq, digest, entry}``, a list for several), so a script can
-    take the digest from stdout; confirmations, warnings and progress go to stderr, each line
-    starting ``logbook: ``."""
-    if as_json:
-        rows = [{"seq": e.seq, "digest": e.digest, "entry": e.envelope} for e in entries]
-        state.emit_json(rows[0] if len(rows) == 1 else rows)
-    else:
-        for e in entries:
-            print(f"{e.seq} {e.digest} {e.kind}")
-
-
-_print_appended = print_appended  # the name cli/keys.py imports
 
 
 def _key() -> Any:
