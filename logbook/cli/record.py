@@ -93,11 +93,9 @@ def run(
 ) -> None:
     """Run CMD and append its run, whatever happens to it."""
     from logbook.capture.apparatus import capture
-    from logbook.capture.blobs import keep_logs
     from logbook.crypto.signing import load_key
     from logbook.ingest import adapter_for
     from logbook.ledger.entry import now_rfc3339
-    from logbook.ledger.service import is_url
 
     kind, src_path = source if source else (None, None)
     if kind is not None and (not src_path or src_path == "--"):
@@ -121,7 +119,7 @@ def run(
         metric = routing.item_metric(kind or "jsonl", plan_body)
         # the key must be able to sign here: learn it now, not after hours of work
         ledger.check_key(key)
-        db, location = ledger.path, ledger.location
+        db = ledger.path
     target = src_path or outcomes
     assert target is not None
     # from here until the run is appended, SIGINT/SIGTERM/SIGHUP cannot lose it
@@ -132,8 +130,7 @@ def run(
             check_pins(plan_body, arm, {**declared, "captured": captured}, "apparatus")
         done = run_command(command, harness, target, signals, metric=metric, clock=now_rfc3339,
                            env=wrapped_env())
-        log_refs, unreadable, lost = keep_logs(None if is_url(location) else db,
-                                               done.output.data(), logs, taken)
+        log_refs, unreadable, lost = _keep_logs(done.output.data(), logs, taken)
         if unreadable:
             note = "; ".join(([note] if note else []) + unreadable)
         base = {"plan": digest, "arm": arm, "session": _session(session),
@@ -170,6 +167,25 @@ def run(
               f"{e.body.get('reason')}", file=sys.stderr)
         code = 1
     raise typer.Exit(code)
+
+
+def _keep_logs(output: bytes, logs: list[str],
+               taken: list[str]) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """capture.blobs.keep_logs into the ledger (opened again: none is held open while the
+    command runs): files beside a SQLite ledger, rows of a server's. A ledger that cannot be
+    opened now keeps no log, and the run says so for each."""
+    from logbook.capture.blobs import keep_logs
+
+    try:
+        with state.open_ledger(write=True) as ledger:
+            return keep_logs(ledger.keep_blob, output, logs, taken)
+    except (LogbookError, OSError) as exc:
+        why = " ".join(str(exc).split()) or type(exc).__name__
+
+        def cannot(_digest: str, _data: bytes) -> None:
+            raise OSError(f"the ledger could not be opened ({why})")
+
+        return keep_logs(cannot, output, logs, taken)
 
 
 def _found_output(command: list[str]) -> tuple[str, str]:

@@ -6,11 +6,13 @@ SRC is verified first (in one read transaction) and DEST after; DEST must hold n
 prefix of SRC's chain, and then gets only what is new, bytes and signatures as they are, in
 one transaction, with the records kept beside the entries that reading commands show: the
 checkpoints and the audit records (`brief` shows the last), so every reading command answers
-alike on both.
+alike on both, and the logs runs keep (blobs: files beside a SQLite file, rows of a server's
+table), each hashed again as it is copied.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +24,7 @@ from logbook.ledger.entry import Entry
 from logbook.ledger.service import DB_NAME, LEDGER_DIR, Ledger, find_db, is_url
 from logbook.storage import index as derive
 from logbook.storage import open_store
-from logbook.storage.base import StoredEntry
+from logbook.storage.base import MAX_BLOB_BYTES, StoredEntry, is_blob_name
 from logbook.verify.stored import verify_store
 
 
@@ -32,6 +34,7 @@ class Cloned:
     dest: str
     copied: int
     had: int
+    blobs: int
     entries: int
     head: str | None
 
@@ -101,9 +104,37 @@ def clone(src: str, dest: str) -> Cloned:
         for size, at, findings in audits:
             if (size, at, findings) not in copied:
                 target.record_audit(size, at, findings)
+        with Ledger.open(src, write=False) as source:
+            blobs = copy_blobs(source, target, entries)
         after = verify_store(target.verify_reads())
         if not after.ok:
             raise CheckFailed(f"DEST {target.location} does not verify after the copy "
                               f"({len(after.findings)} findings)")
-        return Cloned(src_location, target.location, len(entries) - have, have, len(entries),
-                      after.head)
+        return Cloned(src_location, target.location, len(entries) - have, have, blobs,
+                      len(entries), after.head)
+
+
+def copy_blobs(source: Ledger, target: Ledger, entries: list[Entry]) -> int:
+    """Copy the logs the runs name that ``target`` does not hold yet, each read with the bound
+    its reference gives and hashed again (StorageDamaged when it changed since SRC was
+    verified); how many were copied. A log SRC does not hold is one its run says was not
+    kept (SRC verified): there is nothing to copy."""
+    copied = 0
+    for e in entries:
+        logs = e.body.get("logs") if e.kind == "run" else None
+        for ref in logs if isinstance(logs, list) else []:
+            digest = str(ref.get("sha256", "")).removeprefix("sha256:")
+            size = ref.get("size")
+            if not is_blob_name(digest) or type(size) is not int or target.blob(digest, 0) \
+                    is not None:
+                continue
+            data = source.blob(digest, min(size, MAX_BLOB_BYTES) + 1)
+            if data is None:
+                continue
+            if hashlib.sha256(data).hexdigest() != digest:
+                raise StorageDamaged(f"the log {ref.get('name')!r} of run {e.seq} changed in "
+                                     f"{source.location} while it was copied; run the clone "
+                                     "again")
+            target.keep_blob(digest, data)
+            copied += 1
+    return copied

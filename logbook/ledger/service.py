@@ -284,6 +284,15 @@ class Ledger:
         """Keep what `logbook audit` found at ``size`` (findings as JSON), for `brief`."""
         self._store.record_audit(size, at, findings)
 
+    def keep_blob(self, digest: str, data: bytes) -> None:
+        """Keep a run's log under its sha256 (bare hex), beside a file or in a server's
+        database; keeping it again changes nothing (EnvironmentProblem when it cannot)."""
+        self._store.keep_blob(digest, data)
+
+    def blob(self, digest: str, limit: int) -> bytes | None:
+        """At most ``limit`` bytes of the log kept under ``digest``, None when none is."""
+        return self._store.blob(digest, limit)
+
     def check_source(self, body: dict[str, Any]) -> None:
         """AlreadyRecorded (exit 2) when a run body's source is already in the ledger."""
         from logbook.ledger.intake import check_source

@@ -12,12 +12,15 @@ that is what an altered file can hold in place of the right one, and what `verif
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from logbook.errors import EnvironmentProblem
 from logbook.storage.index import IndexRow
 
 KeyRow = tuple[str, str, str, int, int | None]  # fingerprint, name, public, added, revoked
@@ -26,6 +29,26 @@ AuditRow = tuple[int, str, str]  # size, at, findings (JSON)
 RawEntry = tuple[int, str, bytes, str, str]  # seq, digest, bytes, signature, storage class
 PlanShape = tuple[int, str, str]  # seq, digest, JSON of [runs_per_arm, arms]
 RunCount = tuple[str, str, str, int, int]  # plan, arm, status, count, last seq
+
+# The most bytes one kept log (a blob) may hold: the default input bound (LOGBOOK_MAX_INPUT_BYTES,
+# 256 MiB), which is also what `logbook run` keeps of a command's output.
+MAX_BLOB_BYTES = 256 * 1024 * 1024
+_HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
+
+
+def check_blob(digest: str, data: bytes) -> None:
+    """ValueError (a bug: the caller hashes) unless ``data`` hashes to ``digest`` (bare hex);
+    EnvironmentProblem when it is larger than a store keeps."""
+    if not _HEX_DIGEST.fullmatch(digest) or hashlib.sha256(data).hexdigest() != digest:
+        raise ValueError(f"blob {digest[:16]}… does not hash to its name")
+    if len(data) > MAX_BLOB_BYTES:
+        raise EnvironmentProblem(f"it is {len(data)} bytes, more than the {MAX_BLOB_BYTES} "
+                                 "(256 MiB) a ledger keeps of one log")
+
+
+def is_blob_name(digest: str) -> bool:
+    """Whether ``digest`` can name a blob (64 lowercase hex digits)."""
+    return _HEX_DIGEST.fullmatch(digest) is not None
 
 
 @dataclass(frozen=True)
@@ -150,6 +173,11 @@ class VerifyReads(Protocol):
         may hold the wrong storage class (``checkpoint_type_problems`` names them)."""
         ...
 
+    def blob(self, digest: str, limit: int) -> bytes | None:
+        """At most the first ``limit`` bytes of the log kept under ``digest`` (bare sha256
+        hex), or None when none is kept: a blob is never read whole without a bound."""
+        ...
+
 
 class BriefReads(Protocol):
     """The summaries `brief` reads from the index, without parsing every entry."""
@@ -214,3 +242,9 @@ class Store(EntryReads, VerifyReads, BriefReads, Protocol):
         ...
 
     def table_counts(self) -> dict[str, int]: ...
+
+    def keep_blob(self, digest: str, data: bytes) -> None:
+        """Keep a log's bytes under their sha256 (bare hex; ``check_blob`` holds them to it),
+        once: keeping the same bytes again changes nothing. EnvironmentProblem (one
+        sentence) when they cannot be kept."""
+        ...

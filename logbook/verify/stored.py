@@ -37,6 +37,7 @@ from logbook.verify.derived import (
     entry_of,
     source_entry_of,
 )
+from logbook.verify.logs import LogRefs
 from logbook.verify.signatures import SignatureBatch, worth_a_pool
 
 
@@ -62,7 +63,8 @@ class ExpectedRows(ExpectedKeys):
 
 def verify_store(store: VerifyReads, trusted: str | None = None, strict: bool = False,
                  vouched: int = 0, keep: Keep | None = None,
-                 on_progress: Callable[[int, int], None] | None = None) -> Result:
+                 on_progress: Callable[[int, int], None] | None = None,
+                 logs: bool = True) -> Result:
     """Every check on a ledger database: chain, signatures, references, how each entry is
     stored, the derived tables and the stored checkpoints, from one read transaction.
 
@@ -75,13 +77,14 @@ def verify_store(store: VerifyReads, trusted: str | None = None, strict: bool = 
     this check read instead of reading and parsing them a second time.
 
     ``on_progress(done, total)`` is called as the entries are read (a command's progress bar,
-    logbook.cli.progress)."""
+    logbook.cli.progress). ``logs``: each run's kept logs are checked (logbook.verify.logs;
+    the integrity check leaves them to `verify`)."""
     with store.snapshot(), _no_collector_pauses():
         size = store.head()[0]
         batch = SignatureBatch() if worth_a_pool(size - vouched) else None
         try:
             return _verify(store, ChainVerifier(trusted, vouched, batch), strict, keep,
-                           on_progress, size)
+                           on_progress, size, LogRefs() if logs else None)
         finally:
             if batch is not None:
                 batch.close()
@@ -143,7 +146,7 @@ WINDOW = 2000  # entries whose derived rows are held at a time (logbook.verify.d
 
 def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool,
             keep: Keep | None = None, on_progress: Callable[[int, int], None] | None = None,
-            size: int = 0) -> Result:
+            size: int = 0, logs: LogRefs | None = None) -> Result:
     kept: list[tuple[int, bytes, Any]] = []
     digests = chain.digests
     tables = [
@@ -178,6 +181,8 @@ def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool,
             kept.append((seq, raw, env))
         if keep is not None:
             keep.add(seq, stored_digest, env, signature, raw)
+        if logs is not None:
+            logs.add(seq, stored_digest, env)
         derive.derive(rows, seq, chain.prev, env)  # chain.prev: the digest of these bytes
     for table in tables:
         table.flush(None)
@@ -194,6 +199,9 @@ def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool,
     compare_rows(result, "signing_keys", [tuple(v) for v in rows.keys.values()],
                  store.signing_keys(), digests)
     stored_checkpoints(result, store, digests)
+    if logs is not None:
+        checks, found = logs.check(store)
+        result.checks, result.findings = result.checks + checks, result.findings + found
     return result
 
 

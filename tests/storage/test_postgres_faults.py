@@ -186,8 +186,19 @@ def test_the_documented_grants_let_an_agent_append_and_nothing_else(
     r = run_cli("--ledger", agent, "note", "by agent 7")
     assert r.code == 0, r.err
     assert run_cli("--ledger", agent, "checkpoint").code == 0
+    # a run's logs are kept with the agent's grants (the blobs table), and verify reads them
+    (Path.cwd() / "agent.log").write_text("agent 7 evaluating\n")
+    writer = ("import json\nwith open('items.jsonl', 'w') as f:\n"
+              "    f.write(json.dumps({'id': 1, 'score': 1}) + '\\n')\n")
+    ran = run_cli("--ledger", agent, "run", "--outcomes", "items.jsonl", "--log", "agent.log",
+                  "--", sys.executable, "-c", writer)
+    assert ran.code == 0, ran.err
+    assert "not be kept" not in ran.err + ran.out
     assert run_cli("--ledger", agent, "verify").code == 0
-    with psycopg.connect(agent, autocommit=True) as conn, \
-            pytest.raises(psycopg.errors.InsufficientPrivilege):
-        conn.execute("DELETE FROM entries WHERE seq = 1")
+    with psycopg.connect(agent, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM blobs").fetchone() == (1,)  # no output
+    for statement in ("DELETE FROM entries WHERE seq = 1", "DELETE FROM blobs"):
+        with psycopg.connect(agent, autocommit=True) as conn, \
+                pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(statement)
     assert secret not in r.out + r.err

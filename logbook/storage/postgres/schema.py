@@ -6,8 +6,9 @@ Each migration runs once, in its own transaction, under an advisory lock so that
 opening a new database at once do not both migrate it.
 
 Entries and every other append-only table refuse UPDATE and DELETE by triggers; ``entries``
-refuses TRUNCATE too. The derived tables may be truncated by their owner (``reindex`` rebuilds
-them); an agent's role is granted INSERT and SELECT only (docs/team.md).
+and ``blobs`` (the logs runs keep) refuse TRUNCATE too. The derived tables may be truncated by
+their owner (``reindex`` rebuilds them); an agent's role is granted INSERT and SELECT only
+(docs/team.md).
 """
 
 MIGRATIONS: list[str] = [
@@ -97,6 +98,18 @@ MIGRATIONS: list[str] = [
         FOR EACH ROW EXECUTE FUNCTION logbook_refuse();
     CREATE TRIGGER audits_append_only BEFORE UPDATE OR DELETE ON audits
         FOR EACH ROW EXECUTE FUNCTION logbook_refuse();
+    """,
+    # 4: the logs runs keep (blobs.py): bytes keyed by their sha256, at most 256 MiB each
+    # (storage.base.MAX_BLOB_BYTES), insert-only like the entries
+    """
+    CREATE TABLE blobs (
+        digest TEXT COLLATE "C" PRIMARY KEY CHECK (digest ~ '^[0-9a-f]{64}$'),
+        data BYTEA NOT NULL CHECK (octet_length(data) <= 268435456)
+    );
+    CREATE TRIGGER blobs_append_only BEFORE UPDATE OR DELETE ON blobs
+        FOR EACH ROW EXECUTE FUNCTION logbook_refuse();
+    CREATE TRIGGER blobs_no_truncate BEFORE TRUNCATE ON blobs
+        FOR EACH STATEMENT EXECUTE FUNCTION logbook_refuse();
     """,
 ]
 

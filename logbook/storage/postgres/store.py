@@ -23,6 +23,7 @@ from psycopg import pq
 from logbook.errors import EnvironmentProblem, InputError
 from logbook.storage.base import AuditRow, CheckpointRow, KeyRow, RawEntry, StoredEntry, Txn
 from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
+from logbook.storage.postgres.blobs import BlobRows
 from logbook.storage.postgres.conn import connect, display, lock_wait_ms, problem
 from logbook.storage.postgres.schema import DERIVED_TABLES, MIGRATIONS
 from logbook.storage.postgres.summaries import Summaries, stored_entry
@@ -36,9 +37,9 @@ _MIGRATION_LOCK = 0x6C6F67626F6F6B  # "logbook": the advisory lock migrations ta
 _CURSORS = count()  # server-side cursors' names: scans may interleave (verify's do)
 
 
-class PostgresStore(Summaries):
-    """One ledger in a PostgreSQL database. Open for writing (migrates) or read-only (never
-    migrates; every transaction is READ ONLY)."""
+class PostgresStore(Summaries, BlobRows):
+    """One ledger in a PostgreSQL database, its logs in it (blobs.py). Open for writing
+    (migrates) or read-only (never migrates; every transaction is READ ONLY)."""
 
     # Called after a transaction's writes are made, just before they are sent with its COMMIT.
     # A test seam, installed only by tests (tests/storage/test_postgres_faults.py kills the

@@ -27,6 +27,7 @@ from logbook.storage.base import (
     checkpoint_type_problems,
 )
 from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
+from logbook.storage.sqlite.blobs import BlobFiles
 from logbook.storage.sqlite.conn import (
     connect_read,
     connect_write,
@@ -47,8 +48,8 @@ assert len(MIGRATIONS) == SCHEMA_VERSION
 ENTRY_COLUMNS = "seq, digest, CAST(entry AS BLOB), signature"
 
 
-class SQLiteStore(Summaries):
-    """One ledger database. Open for writing (migrates) or read-only (never migrates)."""
+class SQLiteStore(Summaries, BlobFiles):
+    """One ledger database and its logs (blobs.py). Open for writing (migrates) or read-only."""
 
     # Called after a transaction's writes, just before its COMMIT. A test seam, installed only
     # by tests (tests/storage/test_durability.py kills the process there): None in production.
