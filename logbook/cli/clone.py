@@ -18,15 +18,18 @@ def clone(
     """Copy every entry (bytes and signatures as they are) from SRC to DEST, verifying SRC first
     and DEST after; DEST must hold nothing, or a prefix of SRC's chain; exit 1 when either
     fails verification."""
+    from logbook.cli.progress import progress
     from logbook.ledger.clone import clone as copy
 
-    done = copy(src, dest)
+    with progress("cloning") as on_progress:
+        done = copy(src, dest, on_progress)
     if as_json:
         state.emit_json({"src": done.src, "dest": done.dest, "copied": done.copied,
-                         "entries": done.entries, "head": done.head})
+                         "logs": done.blobs, "entries": done.entries, "head": done.head})
     else:
-        print(f"copied {done.copied} entries ({done.had} were there already) to {done.dest}; "
-              f"it verifies: {done.entries} entries, head {done.head}")
+        logs = f" and {done.blobs} log(s)" if done.blobs else ""
+        print(f"copied {done.copied} entries ({done.had} were there already){logs} to "
+              f"{done.dest}; it verifies: {done.entries} entries, head {done.head}")
 
 
 def register(app: typer.Typer) -> None:

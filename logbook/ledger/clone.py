@@ -13,6 +13,7 @@ table), each hashed again as it is copied.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,11 +73,20 @@ def copy_in(ledger: Ledger, entries: list[Entry]) -> None:
             size, prev = size + 1, e.digest
 
 
-def clone(src: str, dest: str) -> Cloned:
+def clone(src: str, dest: str,
+          on_progress: Callable[[int, int], None] | None = None) -> Cloned:
     """Copy SRC into DEST (see the module's docstring); CheckFailed (exit 1) when either does
-    not verify, InputError (exit 2) when DEST holds another or a longer chain."""
+    not verify, InputError (exit 2) when DEST holds another or a longer chain.
+    ``on_progress(done, total)``: SRC's check is the first half of the work, DEST's the second."""
+
+    def half(second: bool) -> Callable[[int, int], None] | None:
+        if on_progress is None:
+            return None
+        report = on_progress
+        return lambda done, total: report(done + (total if second else 0), 2 * total)
+
     with Ledger.open(src, write=False) as source, source.snapshot():
-        checked = verify_store(source.verify_reads())
+        checked = verify_store(source.verify_reads(), on_progress=half(False))
         if not checked.ok:
             raise CheckFailed(f"SRC {source.location} does not verify "
                               f"({len(checked.findings)} findings; `logbook --ledger SRC "
@@ -106,7 +116,7 @@ def clone(src: str, dest: str) -> Cloned:
                 target.record_audit(size, at, findings)
         with Ledger.open(src, write=False) as source:
             blobs = copy_blobs(source, target, entries)
-        after = verify_store(target.verify_reads())
+        after = verify_store(target.verify_reads(), on_progress=half(True))
         if not after.ok:
             raise CheckFailed(f"DEST {target.location} does not verify after the copy "
                               f"({len(after.findings)} findings)")

@@ -128,6 +128,15 @@ def test_publish_mirror_and_a_published_verify_draw_a_bar(big: Path, tmp_path: P
     assert piped.returncode == 0 and "\r" not in piped.stderr + piped.stdout
 
 
+def test_clone_draws_a_bar_on_a_terminal(big: Path, tmp_path: Path) -> None:
+    total = len(run_cli("log", "--json").json)
+    code, tty = _on_a_terminal(big, tmp_path / "c.txt", "clone", str(big),
+                               str(tmp_path / "copy.db"))
+    assert code == 0, tty
+    assert "\rcloning [" in tty and f"100% {2 * total}/{2 * total}" in tty  # both checks
+    assert f"copied {total} entries" in (tmp_path / "c.txt").read_text()
+
+
 def test_a_small_ledger_gets_no_bar(ledger_dir: Path, tmp_path: Path) -> None:
     assert run_cli("note", "one").code == 0
     code, tty = _on_a_terminal(ledger_dir, tmp_path / "out.txt", "export", "--out",

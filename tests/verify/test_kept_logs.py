@@ -107,6 +107,18 @@ def test_a_deleted_blob_is_an_error_naming_the_run_and_the_log(ledger: Ledger) -
     assert ledger.digest[:16] in f["message"]
 
 
+def test_analysis_reads_no_logs_so_a_deleted_log_stops_only_verify(ledger: Ledger) -> None:
+    """The analysis check leaves logs to `verify` (docs/auditing.md §7): figures come from the
+    signed entries alone, so `audit` and `brief` still print, and `verify` still fails."""
+    ledger.delete()
+    assert ledger.cli("verify").code == 1
+    audit = ledger.cli("audit", "--json")
+    assert audit.code in (0, 1) and "does not verify" not in audit.err, audit.err
+    assert audit.json["entries"] == len(ledger.cli("log", "--json").json)
+    brief = ledger.cli("brief", "--json")
+    assert brief.code == 0 and brief.json["integrity"]["verified"]["verified"] is True
+
+
 def test_a_log_the_run_says_was_not_kept_is_no_finding(tmp_path: Path) -> None:
     assert run_cli("init", str(Path.cwd()), "--name", "t").code == 0
     (Path.cwd() / ".logbook" / "blobs").write_text("a file where the folder of blobs goes\n")
