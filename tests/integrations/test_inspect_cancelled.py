@@ -29,9 +29,11 @@ EVAL = ["eval", "tiny_task.py", "--model", "echo/x", "--max-samples", "1", "--di
         "plain", "-T", "stall=s3"]
 
 
-def ctrl_c(work: Path, command: list[str], env: dict[str, str]) -> tuple[int, str]:
+def ctrl_c(work: Path, command: list[str], env: dict[str, str],
+           group: bool = True) -> tuple[int, str]:
     """Run ``command`` in ``work`` in a session of its own; once the task stalls, SIGINT to
-    its process group. (exit code, stderr)."""
+    its process group (or, ``group=False``, to the command's process only, as `kill -INT`
+    sends it). (exit code, stderr)."""
     shutil.copy(DATA / "tiny_task.py", work / "tiny_task.py")
     environ = {**os.environ, "PYTHONPATH": str(DATA / "site"), **env}
     err = work.parent / f"{work.name}-stderr.txt"
@@ -44,7 +46,10 @@ def ctrl_c(work: Path, command: list[str], env: dict[str, str]) -> tuple[int, st
                 assert child.poll() is None, err.read_text()
                 assert time.monotonic() < deadline, "the task never stalled"
                 time.sleep(0.05)
-            os.killpg(child.pid, signal.SIGINT)
+            if group:
+                os.killpg(child.pid, signal.SIGINT)
+            else:
+                child.send_signal(signal.SIGINT)
             code = child.wait(timeout=120)
         finally:
             if child.poll() is None:
@@ -97,14 +102,16 @@ def test_ctrl_c_under_logbook_run_appends_one_aborted_run(tmp_path: Path) -> Non
     assert run_cli("init", str(work), "--name", "evals").code == 0
     assert INSPECT is not None
     # the hook is switched on too: under logbook run it leaves the run to logbook run
+    # SIGINT to logbook run alone, which passes it on: a terminal's Ctrl-C reaches inspect
+    # twice, from the terminal and again from logbook run, which can leave Inspect hanging
     code, err = ctrl_c(work, [sys.executable, "-m", "logbook", "run", "--", INSPECT, *EVAL],
-                       {"LOGBOOK_RECORD": "1"})
+                       {"LOGBOOK_RECORD": "1"}, group=False)
     (log,) = (work / "logs").glob("*.eval")
     (run,) = runs(work)
     assert "(aborted)" in err and code == 128 + signal.SIGINT, err
     assert run["status"] == "aborted" and run["source"]["file"] == log.name
     assert "interrupted by Ctrl-C (SIGINT)" in run["reason"]
-    assert "evaluation cancelled" in run["reason"]  # the log's own status, read
+    assert "evaluation cancelled" in run["reason"], run["reason"]  # the log's status, read
     assert run["outcomes"]["score"] == [0.0, 1.0, 0.0, None, None, None]
     assert "CancelledError" in run["outcomes"]["error"][3]
     assert run["logs"]  # what logbook run adds: the command's output, kept

@@ -132,7 +132,8 @@ def test_without_log_samples_nothing_is_recorded_and_it_says_why(ledger_dir: Pat
     # lm_eval run by hand without it: its output cannot be appended item by item
     done = shell(ledger_dir, *lm_eval_args("tiny_mc", "out"))
     assert done.returncode == 0, done.stderr
-    (results_file,) = (ledger_dir / "out").glob("*/results_*.json")
+    (results_file,) = (ledger_dir / "out").glob("*/results_*.json")  # results, no samples
+    assert not list(results_file.parent.glob("samples_*"))
     r = run_cli("append", "--from", "lm-eval", "out")
     assert r.code == 2 and "samples file not found" in r.err and "--log_samples" in r.err
     assert r.err.count("\n") == 1 and runs() == []
@@ -158,6 +159,24 @@ def test_record_after_simple_evaluate(ledger_dir: Path, monkeypatch: pytest.Monk
     check_figures(run, results["results"]["tiny_mc"], results["samples"]["tiny_mc"])
     assert run["source"]["file"] == "simple_evaluate results"
     assert run["apparatus"]["model"] == "dummy"
+    # the same evaluation saved as lm_eval's command line saves it, then appended from its files:
+    # the same run but for what the file adds (its name and hash) and what capture adds
+    from lm_eval.loggers import EvaluationTracker
+
+    saved = {k: v for k, v in results.items() if k != "samples"}
+    tracker = EvaluationTracker(output_path=str(ledger_dir / "saved"))
+    tracker.save_results_aggregated(results=saved, samples=results["samples"])
+    tracker.save_results_samples(task_name="tiny_mc", samples=results["samples"]["tiny_mc"])
+    other = ledger_dir.parent / "other"
+    other.mkdir()
+    assert run_cli("init", str(other), "--name", "other").code == 0
+    r = run_cli("--ledger", str(other), "append", "--from", "lm-eval", str(ledger_dir / "saved"))
+    assert r.code == 0, r.err
+    (from_file,) = runs(other)
+    for field in ("task", "outcomes", "reported", "started", "note"):
+        assert run.get(field) == from_file.get(field), field
+    mine = {k: v for k, v in run["apparatus"].items() if k != "captured"}
+    assert mine == from_file["apparatus"]
     with pytest.raises(InputError, match="already"):  # the same results, twice
         record(results, plan="tiny-mc", arm="dummy", ledger=ledger_dir)
     # without log_samples there are no per-item scores: refused, nothing written
@@ -166,3 +185,33 @@ def test_record_after_simple_evaluate(ledger_dir: Path, monkeypatch: pytest.Monk
     with pytest.raises(InputError, match="log_samples=True"):
         record(plain, plan="tiny-mc", arm="dummy", ledger=ledger_dir)
     assert len(runs()) == 1 and run_cli("verify").code == 0
+
+
+DOC = Path(__file__).parents[2] / "docs" / "recording.md"
+
+
+def test_doc_dummy_model_commands_run(ledger_dir: Path) -> None:
+    """docs/recording.md's `dummy` example: its bash block, verbatim, then its python block,
+    in the same folder with lm-evaluation-harness for real."""
+    import re
+
+    text = DOC.read_text()
+    (shell_block,) = re.findall(r"^```bash\n(.*?)^```", text, re.M | re.S)
+    (python_block,) = [b for b in re.findall(r"^```python\n(.*?)^```", text, re.M | re.S)
+                       if "TaskManager" in b]
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", shell_block], cwd=ledger_dir,
+                          env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([sys.executable, "-c", python_block], cwd=ledger_dir,
+                          env={**env, **OFFLINE}, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "True\n"
+    by_run, by_record = runs()
+    assert by_run["arm"] == by_record["arm"] == "dummy" and by_run["plan"] == by_record["plan"]
+    _, results, samples = lm_eval_wrote(ledger_dir / "out", "tiny_mc")
+    assert by_run["outcomes"]["score"] == [float(s["acc"]) for s in samples]
+    assert by_run["reported"]["value"] == results["results"]["tiny_mc"]["acc,none"]
+    assert by_record["source"]["file"] == "simple_evaluate results"
+    assert len(by_record["outcomes"]["id"]) == 8

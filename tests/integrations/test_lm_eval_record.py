@@ -149,7 +149,7 @@ def test_doc_lm_eval_python_example_runs(ledger_dir: Path, tmp_path: Path,
     (tmp_path / "hellaswag.toml").write_text(plan_toml.group(1))
     assert run_cli("plan", str(tmp_path / "hellaswag.toml")).code == 0
     blocks = re.findall(r"^```python\n(.*?)^```", text, re.M | re.S)
-    (block,) = [b for b in blocks if "logbook.integrations.lm_eval" in b]
+    (block,) = [b for b in blocks if "logbook.integrations.lm_eval" in b and "vllm" in b]
     monkeypatch.setitem(sys.modules, "lm_eval", _stand_in_lm_eval())
     exec(compile(block, str(DOC), "exec"), {"__name__": "doc_example"})
     (run,) = runs()
