@@ -115,9 +115,10 @@ DOC = Path(__file__).parents[2] / "docs" / "recording.md"
 
 
 def _stand_in_lm_eval() -> Any:
-    """lm-evaluation-harness is not installed here: a module whose simple_evaluate returns what
-    the real one returned for the fixture's run, for the task and model it is asked for (as
-    test_record's FAKE_LM_EVAL writes the fixture's files for the doc's shell commands)."""
+    """The doc's example asks for a vllm model that is not here: a module whose simple_evaluate
+    returns what the real one returned for the fixture's run, for the task and model it is
+    asked for (as test_record's FAKE_LM_EVAL writes the fixture's files for the doc's shell
+    commands). The doc's `dummy` example runs the real one: test_lm_eval_harness.py."""
     import time
     import types
 
