@@ -4,7 +4,8 @@ Inspect writes a cancelled task's log (status ``cancelled``) but hands it to no 
 hook finds it in the run's log folder at the run's end (logbook.integrations.inspect_cancelled);
 under `logbook run`, logbook run itself records it. The tiny task's ``stall=s3`` makes s3 hang
 once s0-s2 are done (one sample at a time), and writes the file ``stalled``: then SIGINT goes
-to the whole process group, as a terminal's Ctrl-C sends it.
+to the whole process group, as a terminal's Ctrl-C sends it. A script's `inspect_ai.eval(
+log_dir=...)` names a folder the hook cannot learn: it says so, and INSPECT_LOG_DIR is the fix.
 """
 
 from __future__ import annotations
@@ -115,3 +116,31 @@ def test_ctrl_c_under_logbook_run_appends_one_aborted_run(tmp_path: Path) -> Non
     assert run["outcomes"]["score"] == [0.0, 1.0, 0.0, None, None, None]
     assert "CancelledError" in run["outcomes"]["error"][3]
     assert run["logs"]  # what logbook run adds: the command's output, kept
+
+
+PY_EVAL = ("from inspect_ai import eval; eval('tiny_task.py', model='echo/x', log_dir='custom', "
+           "max_samples=1, display='plain', task_args={'stall': 's3'})")
+
+
+def test_python_eval_with_its_own_log_dir_is_found_only_through_inspect_log_dir(
+        tmp_path: Path) -> None:
+    """`inspect_ai.eval(log_dir=...)` in a script: the hook cannot learn that folder, so it
+    says where it looked and how to append the log; INSPECT_LOG_DIR naming it is the fix."""
+    work = tmp_path / "work"
+    assert run_cli("init", str(work), "--name", "evals").code == 0
+    code, err = ctrl_c(work, [sys.executable, "-c", PY_EVAL], {"LOGBOOK_RECORD": "1"})
+    assert code == 0, err  # eval() returns its cancelled log; the script ends normally
+    (log,) = (work / "custom").glob("*.eval")
+    assert runs(work) == []
+    assert "none naming it was found in logs" in err
+    assert "`logbook append --from inspect LOG`" in err
+    r = run_cli("--ledger", str(work), "append", "--from", "inspect", str(log))  # the workaround
+    assert r.code == 0, r.err
+    check_cancelled(runs(work)[0])
+    (work / "stalled").unlink()
+    code, err = ctrl_c(work, [sys.executable, "-c", PY_EVAL],
+                       {"LOGBOOK_RECORD": "1", "INSPECT_LOG_DIR": "custom"})
+    assert code == 0 and "(aborted) from" in err, err
+    first, second = runs(work)
+    check_cancelled(second)
+    assert second["source"]["file"] != first["source"]["file"]
