@@ -352,6 +352,8 @@ def runs_from_results(results: Any, *, metric: str | None = None) -> list[dict[s
         raise fail("results", f"cannot be read as JSON ({exc})") from None
     doc = check_doc(loads(data, "results"), "results")
     logged = as_dict(doc.pop("samples", None))
+    if "task_hashes" not in doc:  # lm-eval's tracker adds them to the file, from the samples
+        doc["task_hashes"] = _task_hashes(logged)
 
     def samples(task: str) -> tuple[str, Lines]:
         where = f"results['samples'][{task!r}]"
@@ -367,3 +369,17 @@ def runs_from_results(results: Any, *, metric: str | None = None) -> list[dict[s
               "sha256": "sha256:" + hashlib.sha256(data).hexdigest(),
               "ids": {"date": str(doc.get("date"))}}
     return runs_of(doc, "results", samples, source, metric)
+
+
+def _task_hashes(samples: dict[str, Any]) -> dict[str, str]:
+    """Each task's hash as lm-eval's EvaluationTracker writes it into the results file: the
+    SHA-256 of its samples' doc, prompt and target hashes, joined (a task whose samples lack
+    them gets none)."""
+    hashes = {}
+    for task, lines in samples.items():
+        parts = [line.get(k) for line in as_list(lines) if isinstance(line, dict)
+                 for k in ("doc_hash", "prompt_hash", "target_hash")]
+        texts = [p for p in parts if isinstance(p, str)]
+        if texts and len(texts) == len(parts):
+            hashes[task] = hashlib.sha256("".join(texts).encode()).hexdigest()
+    return hashes

@@ -115,9 +115,10 @@ DOC = Path(__file__).parents[2] / "docs" / "recording.md"
 
 
 def _stand_in_lm_eval() -> Any:
-    """lm-evaluation-harness is not installed here: a module whose simple_evaluate returns what
-    the real one returned for the fixture's run, for the task and model it is asked for (as
-    test_record's FAKE_LM_EVAL writes the fixture's files for the doc's shell commands)."""
+    """The doc's example asks for a vllm model that is not here: a module whose simple_evaluate
+    returns what the real one returned for the fixture's run, for the task and model it is
+    asked for (as test_record's FAKE_LM_EVAL writes the fixture's files for the doc's shell
+    commands). The doc's `dummy` example runs the real one: test_lm_eval_harness.py."""
     import time
     import types
 
@@ -149,7 +150,7 @@ def test_doc_lm_eval_python_example_runs(ledger_dir: Path, tmp_path: Path,
     (tmp_path / "hellaswag.toml").write_text(plan_toml.group(1))
     assert run_cli("plan", str(tmp_path / "hellaswag.toml")).code == 0
     blocks = re.findall(r"^```python\n(.*?)^```", text, re.M | re.S)
-    (block,) = [b for b in blocks if "logbook.integrations.lm_eval" in b]
+    (block,) = [b for b in blocks if "logbook.integrations.lm_eval" in b and "vllm" in b]
     monkeypatch.setitem(sys.modules, "lm_eval", _stand_in_lm_eval())
     exec(compile(block, str(DOC), "exec"), {"__name__": "doc_example"})
     (run,) = runs()

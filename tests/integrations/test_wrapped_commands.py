@@ -1,9 +1,9 @@
 """`logbook run -- inspect eval ...` and `logbook run -- lm_eval ...` without --from: the
 command line says where the harness writes, and only what this command wrote is read.
 
-Inspect runs for real (the tiny task and the offline `echo` model of test_inspect_hook);
-lm-evaluation-harness is not installed here, so its command lines are tested for what is
-refused before anything runs.
+Inspect runs for real (the tiny task and the offline `echo` model of test_inspect_hook); here
+lm_eval's command lines are tested for what is refused before anything runs (real lm_eval runs
+under `logbook run`: test_lm_eval_harness.py).
 """
 
 from __future__ import annotations
