@@ -11,6 +11,7 @@ a snapshot of its harness's output and the reading of what it wrote (logbook.cap
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import signal
 import subprocess
@@ -87,13 +88,36 @@ class Signals:
     def _handle(self, signum: int, _frame: Any) -> None:
         if self.received is None:
             self.received = signum
-        if self.child is not None and self.child.poll() is None:
+        if self.child is not None and self.child.poll() is None \
+                and not (signum == signal.SIGINT and _terminal_reached(self.child)):
             with contextlib.suppress(OSError):
                 self.child.send_signal(signum)
 
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self._saved.items():
             signal.signal(sig, handler)
+
+
+def _terminal_reached(child: subprocess.Popen[bytes]) -> bool:
+    """Whether a SIGINT came from the terminal's Ctrl-C, which the terminal sends to its whole
+    foreground process group: the command too, when it shares ours. Passing it on would be a
+    second Ctrl-C (Inspect stops finishing its log on the second). So: this process's group is
+    the foreground group of the terminal on one of its standard streams, and the command is in
+    that group. A `kill -INT` aimed at this process alone while it is in the foreground is then
+    not passed on either (SIGTERM always is; `kill -INT -PGID` reaches both)."""
+    try:
+        group = os.getpgrp()
+        if os.getpgid(child.pid) != group:
+            return False
+    except OSError:
+        return False
+    for fd in (0, 1, 2):
+        try:
+            if os.isatty(fd) and os.tcgetpgrp(fd) == group:
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def execute(command: list[str], out: Output, signals: Signals,
