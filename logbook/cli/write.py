@@ -66,11 +66,12 @@ def init(
             state.emit_json({"ledger": ledger.uuid, "name": name, "path": ledger.location,
                              "key": str(key.path), "key_created": created,
                              "fingerprint": key.public.fingerprint, "digest": g.digest})
-        else:
+        else:  # the genesis entry is the data; what was done, the confirmation
+            print_appended([g], as_json=False)
             if created:
-                print(f"created signing key {key.path}", file=sys.stderr)
-            print(f"initialised ledger {name!r} ({ledger.uuid}) at {ledger.location}")
-            print(f"signer {key.public.fingerprint}")
+                print(f"logbook: created signing key {key.path}", file=sys.stderr)
+            print(f"logbook: initialised ledger {name!r} ({ledger.uuid}) at "
+                  f"{ledger.location}, signed by {key.public.fingerprint}", file=sys.stderr)
 
 
 def append(

@@ -81,3 +81,13 @@ def test_run_prints_the_data_on_stdout_like_append(ledger_dir: Path, tmp_path: P
     _only_logbook_lines(r.err)
     assert f"appended run {seq} {digest} (failed)" in r.err
     assert run_cli("show", digest, "--json").json["entry"]["body"]["status"] == "failed"
+
+
+def test_init_prints_its_genesis_entry_as_the_data(tmp_path: Path) -> None:
+    r = run_cli("init", str(tmp_path), "--name", "streams")
+    assert r.code == 0, r.err
+    ((seq, digest),) = _appended(r.out, "genesis")
+    assert seq == 0
+    _only_logbook_lines(r.err)
+    assert "initialised ledger 'streams'" in r.err and "signed by" in r.err
+    assert run_cli("--ledger", str(tmp_path), "show", "@0", "--json").json["digest"] == digest
