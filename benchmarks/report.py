@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import compare_commands
 
 
-def build(folder: Path, n_items: int) -> None:
+def build(folder: Path, n_items: int = 10_000) -> None:
     from logbook.crypto.signing import SigningKey
     from logbook.ledger.service import Ledger
 
