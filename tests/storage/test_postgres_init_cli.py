@@ -12,7 +12,8 @@ pg_url = cluster_fixtures.pg_url
 def test_init_on_a_url_from_the_command_line(pg_url: str) -> None:
     r = run_cli("--ledger", pg_url, "init", "--name", "team")
     assert r.code == 0, r.err
-    assert r.out.splitlines()[0].endswith(f"at {pg_url}")
+    assert r.out.split()[0] == "0" and r.out.split()[2] == "genesis"  # the data: SEQ DIGEST KIND
+    assert f"at {pg_url}, signed by " in r.err  # the confirmation, on stderr
     assert run_cli("--ledger", pg_url, "note", "first").code == 0
     assert run_cli("--ledger", pg_url, "verify").code == 0
     again = run_cli("--ledger", pg_url, "init", "--name", "team")
