@@ -27,25 +27,19 @@ IDENTITY_PREFIXES = ("captured.command", "captured.env", "captured.os.release")
 def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
     """Apparatus as dotted names -> scalar values (lists as canonical JSON text)."""
     out: dict[str, Any] = {}
-    if isinstance(obj, dict):
-        _flatten_into(out, obj, prefix)
-    elif isinstance(obj, list):
-        out[prefix] = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS).decode()
-    else:
-        out[prefix] = obj
+    _put(out, prefix, obj)
     return out
 
 
-def _flatten_into(out: dict[str, Any], obj: dict[Any, Any], prefix: str) -> None:
-    """`flatten` of a dict, written into ``out`` (once per run in an audit: no merging)."""
-    for k, v in obj.items():
-        name = f"{prefix}.{k}" if prefix else str(k)
-        if isinstance(v, dict):
-            _flatten_into(out, v, name)
-        elif isinstance(v, list):
-            out[name] = orjson.dumps(v, option=orjson.OPT_SORT_KEYS).decode()
-        else:
-            out[name] = v
+def _put(out: dict[str, Any], name: str, value: Any) -> None:
+    """`flatten` written into one dict (once per run in an audit: no merging of dicts)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _put(out, f"{name}.{k}" if name else str(k), v)
+    elif isinstance(value, list):
+        out[name] = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    else:
+        out[name] = value
 
 
 @lru_cache(maxsize=65536)  # the same few field names, over and over (the audit asks per run)
