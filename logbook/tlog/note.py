@@ -122,11 +122,11 @@ def _valid_key_name(name: object) -> bool:
     )
 
 
-def _b64(data: bytes) -> str:
+def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def _b64_strict(s: str) -> bytes | None:
+def b64_strict(s: str) -> bytes | None:
     """Decode standard padded base64, or None unless `s` is its one canonical encoding.
 
     Canonical-only matters: a note's body must re-encode byte for byte to what was signed.
@@ -135,7 +135,7 @@ def _b64_strict(s: str) -> bytes | None:
         raw = base64.b64decode(s.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError, ValueError):
         return None
-    return raw if _b64(raw) == s else None
+    return raw if b64(raw) == s else None
 
 
 def _check_public_raw(public_raw: object) -> bytes:
@@ -156,7 +156,7 @@ def key_hash(name: str, public_raw: bytes) -> bytes:
 def verifier_key(name: str, public_raw: bytes) -> str:
     """The verifier key string: `<name>+<hex key id>+<base64(0x01 || public key)>`."""
     kh = key_hash(name, public_raw)
-    return f"{name}+{kh.hex()}+{_b64(bytes([ED25519_TYPE]) + bytes(public_raw))}"
+    return f"{name}+{kh.hex()}+{b64(bytes([ED25519_TYPE]) + bytes(public_raw))}"
 
 
 def parse_verifier_key(vkey: str) -> tuple[str, bytes]:
@@ -171,7 +171,7 @@ def parse_verifier_key(vkey: str) -> tuple[str, bytes]:
         raise InputError(f"verifier key name {name!r} is empty or contains a space or '+'")
     if len(hex_id) != 8 or any(c not in "0123456789abcdef" for c in hex_id):
         raise InputError(f"verifier key id {hex_id!r} is not 8 lower-case hex digits")
-    raw = _b64_strict(b64_key)
+    raw = b64_strict(b64_key)
     if raw is None or len(raw) != 1 + _PUBLIC_KEY_SIZE or raw[0] != ED25519_TYPE:
         raise InputError("verifier key is not base64 of 0x01 followed by a 32-byte Ed25519 key")
     public_raw = raw[1:]
@@ -230,7 +230,7 @@ def parse_note(text: str | bytes) -> tuple[bytes, list[NoteSignature]]:
         name, b64_sig = fields
         if not _valid_key_name(name):
             raise InputError(f"signature line {n} has an invalid key name {name!r}")
-        raw = _b64_strict(b64_sig)
+        raw = b64_strict(b64_sig)
         if raw is None:
             raise InputError(f"signature line {n} is not canonical standard base64")
         if len(raw) < 5:
@@ -240,7 +240,7 @@ def parse_note(text: str | bytes) -> tuple[bytes, list[NoteSignature]]:
 
 
 def _signature_line(key_name: str, kh: bytes, signature: bytes) -> str:
-    return f"{_SIG_PREFIX}{key_name} {_b64(kh + signature)}\n"
+    return f"{_SIG_PREFIX}{key_name} {b64(kh + signature)}\n"
 
 
 def sign_note(
@@ -329,7 +329,7 @@ def verify_note(
 
 def body_text(cp: Checkpoint) -> bytes:
     """The checkpoint note text: origin, size, base64 root, extension lines, each + \\n."""
-    lines = [cp.origin, str(cp.size), _b64(cp.root), *cp.extensions]
+    lines = [cp.origin, str(cp.size), b64(cp.root), *cp.extensions]
     return "".join(line + "\n" for line in lines).encode("utf-8")
 
 
@@ -355,7 +355,7 @@ def parse_checkpoint_body(body: bytes | str) -> Checkpoint:
     size = int(size_s)
     if size > _MAX_SIZE:
         raise InputError(f"checkpoint size {size_s} does not fit in 64 bits")
-    root = _b64_strict(root_s)
+    root = b64_strict(root_s)
     if root is None:
         raise InputError("checkpoint root hash is not canonical standard base64")
     if len(root) != _ROOT_SIZE:

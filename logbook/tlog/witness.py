@@ -14,13 +14,11 @@ Pure formats, no I/O and no signing: the witness (logbook.witness) signs the byt
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 from dataclasses import dataclass
 
 from logbook.errors import InputError
-from logbook.tlog.note import EM_DASH, NoteSignature, parse_checkpoint
+from logbook.tlog.note import EM_DASH, NoteSignature, b64, b64_strict, parse_checkpoint
 
 __all__ = [
     "COSIGNATURE_TYPE",
@@ -49,18 +47,6 @@ _MAX_TIME = 2**63 - 1
 _MAX_SIZE = 2**64 - 1
 
 
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
-
-
-def _b64_strict(s: str) -> bytes | None:
-    try:
-        raw = base64.b64decode(s.encode("ascii"), validate=True)
-    except (binascii.Error, UnicodeEncodeError, ValueError):
-        return None
-    return raw if _b64(raw) == s else None
-
-
 def _check_name(name: str) -> str:
     if not isinstance(name, str) or not name or "+" in name or \
             any(c.isspace() or ord(c) < 0x20 for c in name):
@@ -83,7 +69,7 @@ def cosigner_key_id(name: str, public_raw: bytes) -> bytes:
 def cosigner_vkey(name: str, public_raw: bytes) -> str:
     """The cosigner's verifier key: `<name>+<hex key id>+<base64(0x04 || public key)>`."""
     kid = cosigner_key_id(name, public_raw)
-    return f"{name}+{kid.hex()}+{_b64(bytes([COSIGNATURE_TYPE]) + bytes(public_raw))}"
+    return f"{name}+{kid.hex()}+{b64(bytes([COSIGNATURE_TYPE]) + bytes(public_raw))}"
 
 
 def parse_cosigner_vkey(vkey: str) -> tuple[str, bytes]:
@@ -93,7 +79,7 @@ def parse_cosigner_vkey(vkey: str) -> tuple[str, bytes]:
         raise InputError("a witness key is not of the form <name>+<hex key id>+<base64 key>")
     name, hex_id, b64_key = parts
     _check_name(name)
-    raw = _b64_strict(b64_key)
+    raw = b64_strict(b64_key)
     if raw is None or len(raw) != 33:
         raise InputError(f"witness key {name}: its key is not base64 of a type byte and 32 "
                          "bytes")
@@ -122,7 +108,7 @@ def cosignature_line(name: str, public_raw: bytes, timestamp: int, signature: by
     if not 0 <= timestamp <= _MAX_TIME:
         raise InputError(f"cosignature time {timestamp} is outside 0..2^63-1")
     blob = cosigner_key_id(name, public_raw) + timestamp.to_bytes(8, "big") + signature
-    return f"{EM_DASH} {name} {_b64(blob)}\n"
+    return f"{EM_DASH} {name} {b64(blob)}\n"
 
 
 @dataclass(frozen=True)
@@ -171,7 +157,7 @@ def encode_request(old_size: int, proof: list[bytes], note: str | bytes) -> byte
     if len(proof) > MAX_PROOF_LINES:
         raise InputError(f"a consistency proof of {len(proof)} hashes is longer than the "
                          f"{MAX_PROOF_LINES} a request may carry")
-    head = f"old {old_size}\n" + "".join(_b64(h) + "\n" for h in proof) + "\n"
+    head = f"old {old_size}\n" + "".join(b64(h) + "\n" for h in proof) + "\n"
     return head.encode("ascii") + (note.encode("utf-8") if isinstance(note, str) else note)
 
 
@@ -192,7 +178,7 @@ def parse_request(body: bytes) -> AddCheckpoint:
         raise InputError(f"the request carries more than {MAX_PROOF_LINES} proof lines")
     proof = []
     for n, line in enumerate(proof_lines, 1):
-        raw = _b64_strict(line)
+        raw = b64_strict(line)
         if raw is None or len(raw) != 32:
             raise InputError(f"proof line {n} is not the base64 of a 32-byte hash")
         proof.append(raw)
