@@ -103,12 +103,8 @@ class StreamedTable:
         if self._next is None:
             if self._rows is None:
                 self._rows = iter(self._open())
-            try:
-                self._next = tuple(next(self._rows, _END))  # type: ignore[arg-type]
-            except TypeError:
-                self._next = _END
-            if self._next == ():
-                self._next = _END
+            row = next(self._rows, None)
+            self._next = _END if row is None else tuple(row)
         return self._next
 
     def flush(self, upto: int | None) -> None:
@@ -208,15 +204,10 @@ def check_tree(stored: Iterable[tuple[int, int, Any]], digests: Digests,
         if got != want:
             findings.append(derived_finding("tree", key, digests, want,
                                             "it differs from what the entry's bytes say"))
-    while True:  # the levels above the last stored row: every node of them is missing
-        if level > 0:
-            missing_of_level()
-        if len(level_buf) < 2 * HASH:
-            break
-        level_buf = _level_hashes(level_buf, b"\x01")
-        level += 1
-        seen = bytearray(len(level_buf) // HASH)
-        keep(level, level_buf)
+    while len(level_buf) >= 2 * HASH:  # the levels above the last stored row
+        up()
+    if level > 0:
+        missing_of_level()
     return findings, kept
 
 
