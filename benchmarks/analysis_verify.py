@@ -34,7 +34,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="logbook-bench-analysis-verify-"))
     try:
         build(tmp)
-        env = {**os.environ, "LOGBOOK_DIR": str(tmp)}
+        env = {**os.environ, "LOGBOOK_DIR": str(tmp), "LOGBOOK_STATE_DIR": "off"}
         exe = str(Path(sys.executable).parent / "logbook")
         subprocess.run([exe, "verify"], env=env, check=True, capture_output=True)
 

@@ -198,7 +198,8 @@ def main() -> None:
     repeat = int(os.environ.get("LOGBOOK_BENCH_REPEAT", "3"))
     tmp = Path(tempfile.mkdtemp(prefix="logbook-bench-audit-"))
     try:
-        env = {**os.environ, "XDG_CONFIG_HOME": str(tmp / "cfg")}
+        # the audit as it is on a machine's first look at the ledger: checked in full
+        env = {**os.environ, "XDG_CONFIG_HOME": str(tmp / "cfg"), "LOGBOOK_STATE_DIR": "off"}
         env.pop("LOGBOOK_DIR", None)
         env.pop("LOGBOOK_KEY", None)
         t = time.perf_counter()
@@ -217,6 +218,15 @@ def main() -> None:
         report("audit", t_audit / t_verify, "<= 2.0",
                f"audit {t_audit:.2f} s vs verify {t_verify:.2f} s of {size:,} entries, "
                f"median of {repeat}; audit exit {code}; findings: {summary or 'none'}")
+        # and resumed from this machine's checked copy (docs/auditing.md §7): the first run
+        # below checks in full and keeps the copy, the next ones check what came since
+        resumed = {**env, "LOGBOOK_STATE_DIR": str(tmp / "state")}
+        timed([logbook, *where, "audit", "--json"], resumed, 1)
+        t_resumed, code_r, out_r = timed([logbook, *where, "audit", "--json"], resumed, repeat)
+        assert orjson.loads(out_r)["findings"] == orjson.loads(out)["findings"]
+        report("audit resumed", t_resumed / t_verify, "(beside the above)",
+               f"audit {t_resumed:.2f} s vs verify {t_verify:.2f} s, the same findings; exit "
+               f"{code_r}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -53,7 +53,7 @@ def main() -> None:
         tmp = Path(tempfile.mkdtemp(prefix="logbook-bench-report-"))
         try:
             build(tmp, n_items)
-            env = {**os.environ, "LOGBOOK_DIR": str(tmp)}
+            env = {**os.environ, "LOGBOOK_DIR": str(tmp), "LOGBOOK_STATE_DIR": "off"}
             compare_commands(f"report (2 arms x 10 runs x {n_items:,} items)",
                              ["report", "bench-plan", "--json"], ["verify"], "<= 2.0", env,
                              repeat=7 if n_items <= 10_000 else 3)

@@ -31,11 +31,18 @@ VARIABLES: dict[str, str] = {
     "LOGBOOK_PLAN": "inside a harness (the Inspect AI hook): the plan the runs belong to",
     "LOGBOOK_ARM": "inside a harness: the plan's arm the runs measure",
     "LOGBOOK_RECORD": "inside a harness: 1 records runs even with no plan (exploratory runs)",
+    "LOGBOOK_STATE_DIR": "where this machine keeps what it has checked of each ledger, so that "
+                         "an analysis checks only what was appended since (default "
+                         "$XDG_STATE_HOME/logbook, else ~/.local/state/logbook); off keeps "
+                         "nothing and checks every ledger in full each time",
+    "LOGBOOK_CHECK_IN_FULL_BELOW": "ledgers with fewer entries than this are checked in full by "
+                                   "every analysis, keeping nothing (default 2000)",
     "LOGBOOK_WRAPPED": "set by `logbook run` for the command it runs: 1 tells a harness's "
                        "logbook hook that `logbook run` records the run itself",
 }
 
 DEFAULT_LOCK_TIMEOUT = 30.0
+DEFAULT_CHECK_IN_FULL_BELOW = 2000
 MAX_LOCK_WAIT = 86_400.0  # a day: longer is a typo (and SQLite needs a finite wait)
 DEFAULT_MAX_INPUT = 256 * 1024 * 1024
 DEFAULT_READ_TIMEOUT = 30.0
@@ -58,6 +65,24 @@ def _number(name: str, default: float, low: float, high: float, unit: str = "",
     if not low <= value <= high:
         raise InputError(f"{name}={text!r} must be a number{unit} from {low:g} to {high:g}")
     return value
+
+
+def state_dir() -> Path | None:
+    """LOGBOOK_STATE_DIR, else $XDG_STATE_HOME/logbook, else ~/.local/state/logbook; None for
+    "off"."""
+    named = (_get("LOGBOOK_STATE_DIR") or "").strip()
+    if named.lower() == "off":
+        return None
+    if named:
+        return Path(named).expanduser()
+    xdg = os.environ.get("XDG_STATE_HOME", "").strip()
+    return (Path(xdg) if xdg else Path.home() / ".local" / "state") / "logbook"
+
+
+def check_in_full_below() -> int:
+    """LOGBOOK_CHECK_IN_FULL_BELOW (entries)."""
+    return int(_number("LOGBOOK_CHECK_IN_FULL_BELOW", DEFAULT_CHECK_IN_FULL_BELOW, 1, 2**62,
+                       " of entries"))
 
 
 def ledger_dir() -> str | None:

@@ -28,6 +28,7 @@ class Checked(Out):
     checks: str
     signatures_checked: int  # checked one by one
     vouched_by_checkpoint: int  # entries whose signatures the latest checkpoint vouches for
+    resumed_from: int = 0  # entries this machine had checked before (carried on, not redone)
 
 
 @dataclass(kw_only=True, eq=False)

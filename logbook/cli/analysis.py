@@ -33,7 +33,6 @@ def report(
     from logbook.analysis.schemas import Finding
     from logbook.analysis.view import LedgerView
     from logbook.cli.progress import progress
-    from logbook.verify.integrity import verified
 
     chosen = [form for form, on in (("json", as_json), ("markdown", markdown)) if on]
     if len(chosen) > 1:
@@ -43,7 +42,7 @@ def report(
     with state.open_ledger() as ledger, \
             progress(f"report {plan}", size=ledger.size()) as step:
         step(0, 3)
-        with verified(ledger.verify_reads()):
+        with state.checked_reading(ledger):
             step(1, 3)
             view = LedgerView(ledger)
             rep = build_report(view, plan)
@@ -151,11 +150,10 @@ def band(
     from logbook.analysis.view import LedgerView
     from logbook.cli.state import print_appended
     from logbook.cli.write import _key
-    from logbook.verify.integrity import verified
 
     key = _key()
     with state.open_ledger(write=True) as ledger:
-        with verified(ledger.verify_reads()):  # the band's figures come from checked bytes
+        with state.checked_reading(ledger):  # the band's figures come from checked bytes
             body = band_body(LedgerView(ledger), selector, z)
         print_appended([ledger.append("band", body, key)], as_json)
         lines = band_summary(LedgerView(ledger), body)
@@ -190,13 +188,12 @@ def claim(
     from logbook.analysis.view import LedgerView
     from logbook.cli.state import print_appended
     from logbook.cli.write import _key, scrub_fields, warn_redacted
-    from logbook.verify.integrity import verified
 
     fields, redacted = scrub_fields({"statement": statement})
     statement = str(fields["statement"])
     key = _key()
     with state.open_ledger(write=True) as ledger:
-        with verified(ledger.verify_reads()):  # the claim's figures come from checked bytes
+        with state.checked_reading(ledger):  # the claim's figures come from checked bytes
             body = claim_body(LedgerView(ledger), args[0], statement, arm, effect)
         print_appended([ledger.append("claim", body, key)], as_json)
     warn_redacted(redacted, "claim's --statement")

@@ -146,14 +146,13 @@ def _export_sqlite(path: str) -> None:
     from logbook.analysis.flat import export_sqlite
     from logbook.analysis.view import LedgerView
     from logbook.cli.progress import progress
-    from logbook.verify.integrity import verified
 
     # as state.open_verified, with a bar on a terminal over a large ledger: the check, then
     # the database (export_sqlite takes no callback yet: two steps)
     with state.open_ledger() as ledger, \
             progress("exporting to SQLite", size=ledger.size()) as step:
         step(0, 2)
-        with verified(ledger.verify_reads()):
+        with state.checked_reading(ledger):
             step(1, 2)
             counts = export_sqlite(LedgerView(ledger), path)
             step(2, 2)

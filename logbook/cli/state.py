@@ -57,14 +57,31 @@ def open_verified(keep: tuple[str, ...] = ANALYSED_KINDS) -> Iterator[tuple[Any,
     computes; the entries of the ``keep`` kinds are read from what the check read. A ledger
     that fails the check exits 1 before any figure is printed."""
     from logbook.cli.progress import progress
-    from logbook.verify.integrity import verified
 
     with open_ledger() as ledger, ExitStack() as stack:
         with progress("checking the ledger", size=ledger.size()) as on_progress:
             # the check's read transaction stays open after its bar is cleared
-            checked = stack.enter_context(verified(ledger.verify_reads(), keep, on_progress))
-        stack.enter_context(ledger.reading_checked(checked.kept))
+            checked = stack.enter_context(checked_reading(ledger, keep, on_progress))
         yield ledger, checked
+
+
+@contextmanager
+def checked_reading(ledger: Any, keep: tuple[str, ...] = (),
+                    on_progress: Callable[[int, int], None] | None = None) -> Iterator[Any]:
+    """The ledger checked (logbook.verify.integrity, carried on from this machine's checked
+    copy when it has one), and read, until the block ends, from what was checked: the same
+    read transaction, the ``keep`` kinds as the check parsed them, and after a resumed check
+    the checked index (logbook.verify.checked_reads). Yields what was verified."""
+    from logbook.ledger.checked import open_checked_copy
+    from logbook.verify.integrity import verified
+
+    with ExitStack() as stack:
+        copy = open_checked_copy(ledger, ledger.size())
+        if copy is not None:
+            stack.callback(copy.close)
+        checked = stack.enter_context(verified(ledger.verify_reads(), keep, on_progress, copy))
+        stack.enter_context(ledger.reading_checked(checked.kept, checked.reads))
+        yield checked
 
 
 def emit_json(value: Any) -> None:

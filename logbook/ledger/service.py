@@ -221,15 +221,22 @@ class Ledger:
 
     @contextmanager
     def reading_checked(self, kept: Mapping[str, list[tuple[int, str, dict[str, Any], str,
-                                                             bytes]]]) -> Iterator[None]:
+                                                             bytes]]],
+                        reads: Any = None) -> Iterator[None]:
         """While the read transaction of a check is open, `log(kind=K)` for the kinds in
         ``kept`` returns the entries as that check read and parsed them (the same bytes,
-        read and parsed once), not a second read of the store."""
+        read and parsed once), not a second read of the store. ``reads``: after a check
+        resumed from this machine's earlier one, every read goes through it
+        (logbook.verify.checked_reads: the checked index, bytes held to their digests)."""
         self._checked = kept
+        store = self._store
+        if reads is not None:
+            self._store = reads
         try:
             yield
         finally:
             self._checked = {}
+            self._store = store
 
     def plan_body(self, plan_digest: str, without: str | None = None) -> dict[str, Any]:
         """A plan's body with its standing amendments applied in ledger order (all but the

@@ -27,16 +27,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from logbook.errors import CheckFailed
 from logbook.storage.base import VerifyReads
+from logbook.verify.refusal import BANNER, NotVerified
 
-BANNER = "this ledger does not verify"
+if TYPE_CHECKING:
+    from logbook.storage.base import CheckedCopy
 
+__all__ = ["BANNER", "NotVerified", "Verified", "check", "verified"]
 
-class NotVerified(CheckFailed):
-    """The ledger failed the check analysis makes before printing (exit 1)."""
+CHECKED_FORMAT = 1  # the layout of the state a checked copy records; another is made again
 
 
 @dataclass(frozen=True)
@@ -52,13 +53,25 @@ class Verified:
     # ledger order: seq, digest, envelope, signature, bytes); empty when none were asked for
     kept: dict[str, list[tuple[int, str, dict[str, Any], str, bytes]]] = field(
         default_factory=dict, repr=False, compare=False)
+    resumed: int = 0  # entries this machine had checked before, which this check carried on
+    checked_at: str | None = None  # when that earlier check was made
+    # what the analysis reads after a resumed check (logbook.verify.checked_reads), else None
+    reads: Any = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
-        how = (f"signatures after the checkpoint at size {self.vouched}" if self.vouched
-               else "every signature")
+        if self.resumed:
+            checks = (f"the ledger extends the {self.resumed} entries this machine checked "
+                      f"({self.checked_at}); after them digests, chain, every signature and "
+                      "derived rows; stored checkpoints; every entry read held to its checked "
+                      "digest")
+        else:
+            how = (f"signatures after the checkpoint at size {self.vouched}" if self.vouched
+                   else "every signature")
+            checks = f"digests, chain, {how}, derived tables, stored checkpoints"
         return {"verified": True, "entries": self.entries, "head": self.head,
-                "checks": f"digests, chain, {how}, derived tables, stored checkpoints",
-                "signatures_checked": self.signatures, "vouched_by_checkpoint": self.vouched}
+                "checks": checks,
+                "signatures_checked": self.signatures, "vouched_by_checkpoint": self.vouched,
+                "resumed_from": self.resumed}
 
 
 def _latest_checkpoint_size(store: VerifyReads) -> int:
@@ -75,38 +88,106 @@ def _latest_checkpoint_size(store: VerifyReads) -> int:
 
 
 def check(store: VerifyReads, keep: Iterable[str] = (),
-          on_progress: Callable[[int, int], None] | None = None) -> Verified:
+          on_progress: Callable[[int, int], None] | None = None,
+          checked: CheckedCopy | None = None) -> Verified:
     """Run the check in one read transaction (the caller's, when it holds one); NotVerified
     on any finding. ``keep``: kinds whose entries the caller will compute from; they come
-    back in `Verified.kept`, parsed once, from the bytes this check read."""
+    back in `Verified.kept`, parsed once, from the bytes this check read.
+
+    ``checked``: this machine's checked copy of the ledger (logbook.storage.sqlite.checked):
+    when it holds an earlier check of this ledger, only what was appended since is checked
+    (logbook.verify.resume) and `Verified.reads` is what the analysis then reads; after a
+    full check that passes, the copy is made anew."""
     from logbook.verify.stored import Keep, verify_store
 
     kept = Keep(keep)
     with store.snapshot():
+        state = _usable_state(store, checked)
+        if state is not None and checked is not None:
+            found = _resumed(store, checked, state, kept, on_progress)
+            if found is not None:
+                return found
         vouched = _latest_checkpoint_size(store)
         # logs are not read by any analysis (its figures come from the signed entries alone),
         # and hashing every kept log before each report would cost more than the report:
         # `logbook verify` checks them (docs/auditing.md §7)
         result = verify_store(store, vouched=vouched, keep=kept if kept.kinds else None,
                               on_progress=on_progress, logs=False)
-    if not result.ok:
-        first = result.findings[0].message if result.findings else "it holds no entries"
-        more = len(result.findings) - 1
-        derived = all(f.check == "derived" for f in result.findings)
-        raise NotVerified(f"{BANNER}: {first}" + (
-            f" (and {more} more finding{'s' if more > 1 else ''}: `logbook verify` lists "
-            "them)" if more > 0 else " (`logbook verify` says more)") + (
-            "; the entries verify, and `logbook reindex` rebuilds derived tables from them"
-            if derived else ""))
+        _raise_on_findings(result)
+        if checked is not None:
+            checked.replace(store.all_index_rows(), store.all_tree_nodes(), result.keys,
+                            _state(result))
     return Verified(result.entries, result.head, result.ledger,
                     result.entries - result.unchecked, min(vouched, result.entries),
                     kept.entries)
 
 
+def _raise_on_findings(result: Any) -> None:
+    if result.ok:
+        return
+    first = result.findings[0].message if result.findings else "it holds no entries"
+    more = len(result.findings) - 1
+    derived = all(f.check == "derived" for f in result.findings)
+    raise NotVerified(f"{BANNER}: {first}" + (
+        f" (and {more} more finding{'s' if more > 1 else ''}: `logbook verify` lists "
+        "them)" if more > 0 else " (`logbook verify` says more)") + (
+        "; the entries verify, and `logbook reindex` rebuilds derived tables from them"
+        if derived else ""))
+
+
+def _state(result: Any) -> dict[str, Any]:
+    from datetime import UTC, datetime
+
+    return {"format": CHECKED_FORMAT, "ledger": result.ledger, "size": result.entries,
+            "head": result.head,
+            "checked_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00",
+                                                                                  "Z")}
+
+
+def _usable_state(store: VerifyReads, checked: CheckedCopy | None) -> dict[str, Any] | None:
+    """The checked copy's state, if it is of this ledger (its genesis names the same ledger:
+    another ledger at the same place starts the copy again)."""
+    import orjson
+
+    state = checked.state() if checked is not None else None
+    if state is None or state.get("format") != CHECKED_FORMAT or not all(
+            isinstance(state.get(k), t) for k, t in (("size", int), ("head", str),
+                                                      ("ledger", str))) or state["size"] < 1:
+        return None  # none, or of another version: checked in full, and made again
+    try:
+        first = store.entries_at([0])  # type: ignore[attr-defined]
+        ledger = orjson.loads(first[0].entry).get("ledger") if first else None
+    except (orjson.JSONDecodeError, AttributeError, IndexError):
+        return None
+    return state if ledger is not None and ledger == state.get("ledger") else None
+
+
+def _resumed(store: Any, checked: CheckedCopy, state: dict[str, Any], kept: Any,
+             on_progress: Callable[[int, int], None] | None) -> Verified | None:
+    from logbook.verify.checked_reads import CheckedReads
+    from logbook.verify.resume import StaleState, resume
+
+    try:
+        found = resume(store, checked, state, on_progress)
+    except StaleState:
+        return None  # checked in full instead
+    result = found.result
+    _raise_on_findings(result)
+    if result.entries > found.start:
+        checked.extend(found.start, found.index_rows, found.tree_rows, found.keys,
+                       _state(result))
+    when = state.get("checked_at") or "an earlier check"
+    reads = CheckedReads(store, checked, result.entries, result.head, str(when))
+    entries = reads.kept(kept.kinds)
+    return Verified(result.entries, result.head, result.ledger, result.entries - found.start,
+                    0, entries, found.start, str(when), reads)
+
+
 @contextmanager
 def verified(store: VerifyReads, keep: Iterable[str] = (),
-             on_progress: Callable[[int, int], None] | None = None) -> Iterator[Verified]:
+             on_progress: Callable[[int, int], None] | None = None,
+             checked: CheckedCopy | None = None) -> Iterator[Verified]:
     """Check the ledger (``ledger.verify_reads()``), then keep its read transaction open for
     the caller's computation: whatever is appended meanwhile is neither checked nor read."""
     with store.snapshot():
-        yield check(store, keep, on_progress)
+        yield check(store, keep, on_progress, checked)

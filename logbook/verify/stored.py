@@ -280,12 +280,7 @@ def check_stored_checkpoint(result: Result, row: tuple[Any, ...],
 def stored_checkpoints(result: Result, store: VerifyReads, digests: Digests) -> None:
     """Compare the stored tree with the tree over the entries' digests, and check every
     checkpoint kept in the store against the latter (a missing table is a finding)."""
-    try:
-        rows = store.checkpoints(checked=False)
-    except StorageDamaged:
-        result.findings.append(Finding("checkpoint", "error", "the table of checkpoints is "
-                                       "missing from the file", None, []))
-        rows = []
+    rows = _checkpoint_rows(result, store)
     wanted: set[tuple[int, int]] = set()
     for row in rows:
         if type(row[1]) is int and 0 < row[1] <= len(digests):
@@ -298,6 +293,27 @@ def stored_checkpoints(result: Result, store: VerifyReads, digests: Digests) -> 
                          "(`logbook reindex` rebuilds it)", None, [])]
         tree = check_tree((), digests, wanted)[1]  # the checkpoints are checked all the same
     result.findings += found
+    _check_checkpoints(result, rows, tree)
+
+
+def _checkpoint_rows(result: Result, store: VerifyReads) -> list[Any]:
+    try:
+        return list(store.checkpoints(checked=False))
+    except StorageDamaged:
+        result.findings.append(Finding("checkpoint", "error", "the table of checkpoints is "
+                                       "missing from the file", None, []))
+        return []
+
+
+def check_checkpoint_rows(result: Result, store: VerifyReads,
+                          tree: dict[tuple[int, int], bytes]) -> None:
+    """Every checkpoint kept in the store checked against ``tree`` (the nodes their roots
+    are made of, looked up by (level, index); logbook.verify.resume)."""
+    _check_checkpoints(result, _checkpoint_rows(result, store), tree)
+
+
+def _check_checkpoints(result: Result, rows: list[Any],
+                       tree: dict[tuple[int, int], bytes]) -> None:
     for row in rows:
         problems = checkpoint_type_problems(row)
         for problem in problems:

@@ -27,6 +27,7 @@ from logbook.storage.postgres.blobs import BlobRows
 from logbook.storage.postgres.conn import connect, display, lock_wait_ms, problem
 from logbook.storage.postgres.schema import DERIVED_TABLES, MIGRATIONS
 from logbook.storage.postgres.summaries import Summaries, stored_entry
+from logbook.storage.postgres.tail import TailRows
 from logbook.storage.postgres.txn import PostgresTxn
 from logbook.storage.sqlite.store import TreeDamaged
 from logbook.tlog.merkle import leaf_hash
@@ -37,7 +38,7 @@ _MIGRATION_LOCK = 0x6C6F67626F6F6B  # "logbook": the advisory lock migrations ta
 _CURSORS = count()  # server-side cursors' names: scans may interleave (verify's do)
 
 
-class PostgresStore(Summaries, BlobRows):
+class PostgresStore(Summaries, BlobRows, TailRows):
     """One ledger in a PostgreSQL database, its logs in it (blobs.py). Open for writing
     (migrates) or read-only (never migrates; every transaction is READ ONLY)."""
 

@@ -38,6 +38,7 @@ from logbook.storage.sqlite.conn import (
 )
 from logbook.storage.sqlite.schema import DERIVED_SCHEMA, MIGRATIONS
 from logbook.storage.sqlite.summaries import Summaries, stored_entry
+from logbook.storage.sqlite.tail import TailRows
 from logbook.storage.sqlite.txn import SQLiteTxn
 from logbook.tlog.merkle import leaf_hash
 
@@ -48,7 +49,7 @@ assert len(MIGRATIONS) == SCHEMA_VERSION
 ENTRY_COLUMNS = "seq, digest, CAST(entry AS BLOB), signature"
 
 
-class SQLiteStore(Summaries, BlobFiles):
+class SQLiteStore(Summaries, BlobFiles, TailRows):
     """One ledger database and its logs (blobs.py). Open for writing (migrates) or read-only."""
 
     # Called after a transaction's writes, just before its COMMIT. A test seam, installed only

@@ -1,0 +1,29 @@
+"""Where this machine keeps its checked copy of a ledger (logbook.storage.sqlite.checked), and
+opening it: one file per ledger and place, under the state folder (logbook.config.state_dir),
+for ledgers large enough that checking them in full at every read costs (docs/auditing.md §7)."""
+
+from __future__ import annotations
+
+import hashlib
+
+from logbook import config
+from logbook.errors import LogbookError
+from logbook.ledger.service import Ledger
+from logbook.storage.base import CheckedCopy
+
+
+def open_checked_copy(ledger: Ledger, size: int) -> CheckedCopy | None:
+    """The checked copy of ``ledger`` (of ``size`` entries) to carry the check on from; None
+    when the ledger is small enough to check in full (LOGBOOK_CHECK_IN_FULL_BELOW), when
+    LOGBOOK_STATE_DIR is "off", or when no copy can be kept (the check is then made in full)."""
+    from logbook.storage.sqlite.checked import CheckedIndex
+
+    folder = config.state_dir()
+    if folder is None or size < config.check_in_full_below():
+        return None
+    try:
+        uuid = ledger.uuid
+    except LogbookError:  # no readable genesis: the full check says what is wrong
+        return None
+    where = hashlib.sha256(ledger.location.encode()).hexdigest()[:16]
+    return CheckedIndex.open(folder / "checked" / f"{uuid}-{where}.db")

@@ -1,0 +1,241 @@
+"""What this machine has checked of one ledger: a local SQLite file in the user's state folder
+(logbook.config.state_dir), never beside the ledger.
+
+After an analysis check passes (logbook.verify.integrity), the derived rows it compared with
+the entries' bytes (the entry index, the Merkle tree, the signing keys) are copied here, with
+the size and head digest they cover and the key history at that point. The next check then
+checks only the entries appended since (logbook.verify.resume), and the analysis reads its
+index and tree from this copy, never from the ledger's own derived tables, whose rows below
+that size were not compared again; the entries' bytes it reads still come from the ledger,
+each held to the digest recorded here (logbook.verify.checked_reads). docs/auditing.md §7
+gives the argument.
+
+A file that cannot be made or read (a read-only home, a damaged copy) is no file: the check is
+then made in full, as it is without one. Nothing here is a claim anyone else relies on: it is
+this user's own memory of their own checks, like a transparency-log client's last verified
+checkpoint.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from logbook.storage.base import KeyRow
+from logbook.storage.index import INDEX_COLUMNS, IndexRow
+from logbook.storage.sqlite.schema import DERIVED_SCHEMA
+from logbook.storage.sqlite.summaries import Summaries
+
+_TABLES = ("entry_index", "tree", "signing_keys")
+_SCHEMA = [s for s in DERIVED_SCHEMA if any(f" {t} " in s or f" {t}(" in s for t in _TABLES)] + [
+    "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS entry_index_digest ON entry_index(digest)",
+]
+_BATCH = 500
+
+
+class CheckedIndex(Summaries):
+    """The checked copy of one ledger's index, tree and keys, and the state they cover.
+
+    The summaries `brief` reads from the index alone (completed_counts, run_counts,
+    latest_session, session_runs) are Summaries' own queries over this file's entry_index."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn, self.path = conn, path
+
+    @classmethod
+    def open(cls, path: Path) -> CheckedIndex | None:
+        """The file at ``path`` (made when missing); None when it cannot be made or read."""
+        for attempt in (0, 1):
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                conn = sqlite3.connect(path, timeout=10, isolation_level=None)
+                try:
+                    conn.execute("PRAGMA journal_mode=WAL")
+                    conn.execute("PRAGMA synchronous=NORMAL")
+                    for statement in _SCHEMA:
+                        conn.execute(statement)
+                    return cls(conn, path)
+                except sqlite3.DatabaseError:
+                    conn.close()
+                    raise
+            except sqlite3.DatabaseError:
+                if attempt == 0:  # not a database (damaged, truncated): made again once
+                    _remove(path)
+            except (OSError, sqlite3.Error):
+                return None
+        return None
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- the state the copy covers -----------------------------------------------------------
+    def state(self) -> dict[str, Any] | None:
+        """The state the copy covers, as the check wrote it (logbook.verify.integrity: format,
+        ledger, size, head, checked_at), or None when there is none."""
+        try:
+            row = self.conn.execute("SELECT value FROM meta WHERE name = 'state'").fetchone()
+            found = orjson.loads(row[0]) if row else None
+        except (sqlite3.Error, orjson.JSONDecodeError):
+            return None
+        return found if isinstance(found, dict) else None
+
+    def replace(self, index: Iterable[tuple[Any, ...]], tree: Iterable[tuple[Any, ...]],
+                keys: list[KeyRow], state: dict[str, Any]) -> bool:
+        """Everything replaced by a full check's rows, in one transaction; False when the
+        file cannot be written (nothing changes then)."""
+        return self._write(None, index, tree, keys, state)
+
+    def extend(self, size: int, index: Iterable[tuple[Any, ...]],
+               tree: Iterable[tuple[Any, ...]], keys: list[KeyRow],
+               state: dict[str, Any]) -> bool:
+        """The rows of the entries checked after ``size`` added (the keys replaced), if the
+        copy still covers ``size`` entries (another process may have moved it on)."""
+        return self._write(size, index, tree, keys, state)
+
+    def _write(self, size: int | None, index: Iterable[tuple[Any, ...]],
+               tree: Iterable[tuple[Any, ...]], keys: list[KeyRow],
+               state: dict[str, Any]) -> bool:
+        conn = self.conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                now = self.state()
+                if size is None:
+                    for table in (*_TABLES, "meta"):
+                        conn.execute(f"DELETE FROM {table}")
+                elif now is None or now.get("size") != size:
+                    conn.execute("ROLLBACK")
+                    return False
+                marks = ",".join("?" * len(INDEX_COLUMNS))
+                conn.executemany(f"INSERT OR REPLACE INTO entry_index VALUES ({marks})", index)
+                conn.executemany("INSERT OR REPLACE INTO tree VALUES (?,?,?)", tree)
+                conn.execute("DELETE FROM signing_keys")
+                conn.executemany("INSERT INTO signing_keys VALUES (?,?,?,?,?)", keys)
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('state', ?)",
+                             (orjson.dumps(state).decode(),))
+                conn.execute("COMMIT")
+                return True
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        except (OSError, sqlite3.Error):
+            return False
+
+    # -- reads over the checked copy ---------------------------------------------------------
+    def digests_at(self, seqs: list[int]) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for i in range(0, len(seqs), _BATCH):
+            chunk = seqs[i:i + _BATCH]
+            out.update(self.conn.execute(
+                f"SELECT seq, digest FROM entry_index WHERE seq IN ({','.join('?' * len(chunk))})",
+                chunk).fetchall())
+        return out
+
+    def seq_of(self, digest: str) -> int | None:
+        row = self.conn.execute("SELECT seq FROM entry_index WHERE digest = ?",
+                                (digest,)).fetchone()
+        return row[0] if row else None
+
+    def kind_of(self, digest: str) -> tuple[int, str] | None:
+        row = self.conn.execute("SELECT seq, kind FROM entry_index WHERE digest = ?",
+                                (digest,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def digests_with_prefix(self, prefix: str, limit: int = 2) -> list[str]:
+        upper = prefix + "g"  # every hex digit sorts below "g"
+        return [r[0] for r in self.conn.execute(
+            "SELECT digest FROM entry_index WHERE digest >= ? AND digest < ? LIMIT ?",
+            (prefix, upper, limit))]
+
+    def seqs_where(self, kind: str | None = None, plan: str | None = None,
+                   last: int | None = None, after: int = -1,
+                   kinds: tuple[str, ...] = ()) -> list[int]:
+        """Seqs of the entries of ``kind`` (or any of ``kinds``) about ``plan`` (the plan
+        itself included), after seq ``after``, in ledger order; the last ``last`` of them."""
+        clauses: list[str] = ["seq > ?"]
+        args: list[Any] = [after]
+        if kind:
+            clauses.append("kind = ?")
+            args.append(kind)
+        if kinds:
+            clauses.append(f"kind IN ({','.join('?' * len(kinds))})")
+            args += list(kinds)
+        if plan:
+            clauses.append("(plan = ? OR digest = ?)")
+            args += [plan, plan]
+        sql = f"SELECT seq FROM entry_index WHERE {' AND '.join(clauses)} ORDER BY seq"
+        if last is None:
+            return [r[0] for r in self.conn.execute(sql, args)]
+        rows = self.conn.execute(sql + " DESC LIMIT ?", [*args, last]).fetchall()
+        return [r[0] for r in reversed(rows)]
+
+    def plan_digest_by_slug(self, slug: str) -> str | None:
+        row = self.conn.execute("SELECT digest FROM entry_index WHERE slug = ?",
+                                (slug,)).fetchone()
+        return row[0] if row else None
+
+    def retractions_of(self, digests: list[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for i in range(0, len(digests), _BATCH):
+            chunk = digests[i:i + _BATCH]
+            for target, digest in self.conn.execute(
+                    "SELECT target, digest FROM entry_index WHERE kind = 'retraction' AND "
+                    f"target IN ({','.join('?' * len(chunk))}) ORDER BY seq", chunk):
+                out.setdefault(target, []).append(digest)
+        return out
+
+    def plans_touched(self, retracted: list[str]) -> set[str]:
+        """Summaries.plans_touched over this copy (the digest is in the index itself)."""
+        out = {r[0] for r in self.conn.execute(
+            "SELECT DISTINCT plan FROM entry_index WHERE kind = 'amendment' AND plan IS NOT NULL")}
+        for i in range(0, len(retracted), _BATCH):
+            chunk = retracted[i:i + _BATCH]
+            out.update(chunk)
+            out.update(r[0] for r in self.conn.execute(
+                f"SELECT plan FROM entry_index WHERE digest IN ({','.join('?' * len(chunk))}) "
+                "AND plan IS NOT NULL", chunk))
+        return out
+
+    def key_is_valid(self, fingerprint: str) -> bool:
+        row = self.conn.execute("SELECT revoked_seq FROM signing_keys WHERE fingerprint = ?",
+                                (fingerprint,)).fetchone()
+        return row is not None and row[0] is None
+
+    def signing_keys(self) -> list[KeyRow]:
+        return list(self.conn.execute(
+            "SELECT fingerprint, name, public, added_seq, revoked_seq FROM signing_keys "
+            "ORDER BY added_seq"))
+
+    def tree_node(self, level: int, idx: int) -> bytes | None:
+        """A node of the checked tree (level 0: the leaf hash of entry idx), None if absent."""
+        if level == 0:
+            row = self.conn.execute("SELECT digest FROM entry_index WHERE seq = ?",
+                                    (idx,)).fetchone()
+            if row is None:
+                return None
+            from logbook.tlog.merkle import leaf_hash
+
+            return leaf_hash(bytes.fromhex(row[0]))
+        row = self.conn.execute("SELECT hash FROM tree WHERE level = ? AND idx = ?",
+                                (level, idx)).fetchone()
+        return bytes(row[0]) if row else None
+
+    def index_rows(self, seqs: list[int]) -> list[IndexRow]:
+        out: list[IndexRow] = []
+        for i in range(0, len(seqs), _BATCH):
+            chunk = seqs[i:i + _BATCH]
+            out += (IndexRow(*r) for r in self.conn.execute(
+                f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index WHERE seq IN "
+                f"({','.join('?' * len(chunk))}) ORDER BY seq", chunk))
+        return out
+
+
+def _remove(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)

@@ -1,0 +1,166 @@
+"""What the analysis reads after a resumed check (logbook.verify.resume): the index, the tree and
+the keys from this machine's checked copy (logbook.storage.sqlite.checked), and the entries'
+bytes from the ledger, each held to the digest the checked copy records for its seq.
+
+The ledger's own derived rows below the size checked before are not compared again, so they
+are never read: a slug, a plan's runs, a retraction's target, a root, all come from the copy.
+An entry whose stored bytes no longer hash to the recorded digest stops the command with the
+banner (NotVerified), like any other finding of the check; its bytes are never used.
+
+Everything that is not an analysis read (writing a claim or a band, the stored checkpoints
+and audits, the kept logs) goes to the ledger's store itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import orjson
+
+from logbook.errors import StorageDamaged
+from logbook.storage.base import CheckedCopy, KeyRow, PlanShape, RunCount, StoredEntry
+from logbook.storage.index import IndexRow, mentioning
+from logbook.verify.refusal import BANNER, NotVerified
+
+_BATCH = 500
+
+
+class CheckedReads:
+    """The ledger's store as the analysis reads it after a resumed check (see above)."""
+
+    def __init__(self, store: Any, checked: CheckedCopy, size: int, head: str | None,
+                 when: str) -> None:
+        self._rows, self._checked, self._size, self._head = store, checked, size, head
+        self._when = when
+
+    def __getattr__(self, name: str) -> Any:  # writes, checkpoints, audits, logs: the ledger's
+        return getattr(self._rows, name)
+
+    # -- entries, held to the checked digests -------------------------------------------------
+    def _held(self, found: Iterable[StoredEntry]) -> list[StoredEntry]:
+        rows = list(found)
+        want = self._checked.digests_at([e.seq for e in rows])
+        out = []
+        for e in rows:
+            digest = want.get(e.seq)
+            got = hashlib.sha256(e.entry).hexdigest()
+            if digest is None or got != digest:
+                raise NotVerified(
+                    f"{BANNER}: entry {e.seq}: its stored bytes hash to {got[:16]}…, not to "
+                    f"the digest this machine checked ({str(digest)[:16]}…, {self._when}): the "
+                    "entry was altered after that check (`logbook verify` says more)")
+            out.append(StoredEntry(e.seq, digest, e.entry, e.signature))
+        return out
+
+    def entries_at(self, seqs: list[int]) -> list[StoredEntry]:
+        out: list[StoredEntry] = []
+        for i in range(0, len(seqs), _BATCH):
+            chunk = seqs[i:i + _BATCH]
+            found = self._held(self._rows.entries_at(chunk))
+            if len(found) != len(set(chunk)):
+                raise NotVerified(f"{BANNER}: entries this machine checked are missing from "
+                                  "the ledger (`logbook verify` says more)")
+            out += found
+        return out
+
+    def entry(self, seq: int) -> StoredEntry | None:
+        if not 0 <= seq < self._size:
+            return None
+        return self.entries_at([seq])[0]
+
+    def entry_by_digest(self, digest: str) -> StoredEntry | None:
+        seq = self._checked.seq_of(digest)
+        return None if seq is None or seq >= self._size else self.entry(seq)
+
+    def entries(self, start: int = 0, stop: int | None = None,
+                batch: int = 2000) -> Iterator[StoredEntry]:
+        end = self._size if stop is None else min(stop, self._size)
+        for lo in range(max(start, 0), end, batch):
+            yield from self.entries_at(list(range(lo, min(lo + batch, end))))
+
+    def entries_where(self, kind: str | None = None, plan: str | None = None,
+                      last: int | None = None) -> list[StoredEntry]:
+        return self.entries_at(self._checked.seqs_where(kind, plan, last))
+
+    def entries_mentioning(self, kinds: tuple[str, ...], after: int,
+                           needles: list[str]) -> list[StoredEntry]:
+        """As the ledger's own: every candidate is read and held to its digest before its
+        bytes are searched, so an altered entry cannot drop out of the search unseen."""
+        if not needles:
+            return []
+        wanted = [n.encode() for n in needles]
+        seqs = self._checked.seqs_where(kinds=kinds, after=after)
+        found: list[StoredEntry] = []
+        for i in range(0, len(seqs), 5000):
+            rows = self.entries_at(seqs[i:i + 5000])
+            found += (rows[j] for j in mentioning([r.entry for r in rows], wanted))
+        return found
+
+    def plan_shapes(self) -> list[PlanShape]:
+        out = []
+        for e in self.entries_where("plan"):
+            body = orjson.loads(e.entry).get("body") or {}
+            out.append((e.seq, e.digest,
+                         orjson.dumps([body.get("runs_per_arm"), body.get("arms")]).decode()))
+        return out
+
+    # -- the index, the tree and the keys, from the checked copy ----------------------------
+    def head(self) -> tuple[int, str | None]:
+        return self._size, self._head
+
+    def kind_of(self, digest: str) -> tuple[int, str] | None:
+        return self._checked.kind_of(digest)
+
+    def digests_with_prefix(self, prefix: str, limit: int = 2) -> list[str]:
+        return self._checked.digests_with_prefix(prefix, limit)
+
+    def plan_digest_by_slug(self, slug: str) -> str | None:
+        return self._checked.plan_digest_by_slug(slug)
+
+    def retractions_of(self, digests: list[str]) -> dict[str, list[str]]:
+        return self._checked.retractions_of(digests)
+
+    def key_is_valid(self, fingerprint: str) -> bool:
+        return self._checked.key_is_valid(fingerprint)
+
+    def signing_keys(self) -> list[KeyRow]:
+        return self._checked.signing_keys()
+
+    def tree_node(self, level: int, idx: int) -> bytes:
+        found = self._checked.tree_node(level, idx)
+        if found is None:
+            raise StorageDamaged(f"tree node ({level}, {idx}) is not in this machine's "
+                                 "checked copy of the ledger")
+        return found
+
+    def completed_counts(self) -> dict[tuple[str, str], int]:
+        return self._checked.completed_counts()
+
+    def plans_touched(self, retracted: list[str]) -> set[str]:
+        return self._checked.plans_touched(retracted)
+
+    def run_counts(self, plans: list[str]) -> list[RunCount]:
+        return self._checked.run_counts(plans)
+
+    def latest_session(self) -> str | None:
+        return self._checked.latest_session()
+
+    def session_runs(self, session: str) -> list[IndexRow]:
+        return self._checked.session_runs(session)
+
+    def kept(self, kinds: Iterable[str]) -> dict[str, list[tuple[int, str, dict[str, Any], str,
+                                                                bytes]]]:
+        """The entries of these kinds as the analysis computes from them (logbook.verify.stored
+        Keep), each held to its checked digest."""
+        from logbook.verify.stored import Keep
+
+        keep = Keep(kinds)
+        if not keep.kinds:
+            return keep.entries
+        seqs = self._checked.seqs_where(kinds=tuple(sorted(keep.kinds)))
+        for i in range(0, len(seqs), 5000):
+            for e in self.entries_at(seqs[i:i + 5000]):
+                keep.add(e.seq, e.digest, orjson.loads(e.entry), e.signature, e.entry)
+        return keep.entries
