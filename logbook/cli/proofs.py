@@ -48,7 +48,8 @@ def checkpoint(
     # the ledger unchanged, and the temporary file is removed whatever fails
     with atomic_writer(out, "--out") if out is not None else nullcontext() as fh:
         key = load_key()
-        with state.open_ledger(write=True) as ledger:
+        with state.open_ledger(write=True) as ledger, \
+                state.checked_copy_of(ledger) as copy:
 
             def publish(note: str) -> None:  # cosigned and on disk before it is kept
                 if targets:
@@ -58,7 +59,7 @@ def checkpoint(
                     fh.commit()
                 made.append(note)
 
-            make_checkpoint(ledger, key, publish)  # exit 1 if it does not verify
+            make_checkpoint(ledger, key, publish, copy)  # exit 1 if it does not verify
     note = made[0]
     shown = describe(note, key.public)
     if out is not None:

@@ -72,16 +72,27 @@ def checked_reading(ledger: Any, keep: tuple[str, ...] = (),
     copy when it has one), and read, until the block ends, from what was checked: the same
     read transaction, the ``keep`` kinds as the check parsed them, and after a resumed check
     the checked index (logbook.verify.checked_reads). Yields what was verified."""
-    from logbook.ledger.checked import open_checked_copy
     from logbook.verify.integrity import verified
 
     with ExitStack() as stack:
-        copy = open_checked_copy(ledger, ledger.size())
-        if copy is not None:
-            stack.callback(copy.close)
+        copy = stack.enter_context(checked_copy_of(ledger))
         checked = stack.enter_context(verified(ledger.verify_reads(), keep, on_progress, copy))
         stack.enter_context(ledger.reading_checked(checked.kept, checked.reads))
         yield checked
+
+
+@contextmanager
+def checked_copy_of(ledger: Any) -> Iterator[Any]:
+    """This machine's checked copy of the ledger (logbook.ledger.checked), closed afterwards;
+    None when there is none to keep."""
+    from logbook.ledger.checked import open_checked_copy
+
+    copy = open_checked_copy(ledger, ledger.size())
+    try:
+        yield copy
+    finally:
+        if copy is not None:
+            copy.close()
 
 
 def emit_json(value: Any) -> None:

@@ -21,30 +21,37 @@ from logbook.crypto.signing import SigningKey
 from logbook.errors import EnvironmentProblem, InputError
 from logbook.ledger.entry import now_rfc3339
 from logbook.ledger.service import Ledger
+from logbook.storage.base import CheckedCopy
 from logbook.tlog import merkle
 from logbook.tlog.note import Checkpoint, parse_checkpoint, sign_checkpoint, verifier_key
 from logbook.verify.proofs import Parsed, origin_of
-from logbook.verify.tree import Tree, recomputed_tree
+from logbook.verify.tree import Tree
 
 
 def make_checkpoint(ledger: Ledger, key: SigningKey,
-                    publish: Callable[[str], None] | None = None) -> str:
+                    publish: Callable[[str], None] | None = None,
+                    copy: CheckedCopy | None = None) -> str:
     """Verify the ledger, then sign its tree head at the size just verified with `key` (a
     valid key of the ledger), store it, return it. A ledger that does not verify is not
     signed (exit 1): a checkpoint vouches for the signatures below it (logbook.verify.integrity).
 
+    The root is read in the check's own read transaction, from the tree the check just
+    compared with the entries' digests (the stored tree, or this machine's checked copy of it
+    when ``copy`` carries the check on: logbook.verify.resume), never from a tree unchecked.
+
     ``publish`` receives the note before it is stored: a note that cannot be written out
     (a full disk) is not kept either, so the audit never counts a checkpoint nobody holds."""
-    from logbook.verify.integrity import check
+    from logbook.verify.integrity import verified
 
-    size = check(ledger.verify_reads()).entries
-    valid = {fp for fp, _, _, _, revoked in ledger.signing_keys() if revoked is None}
+    with verified(ledger.verify_reads(), checked=copy) as checked, \
+            ledger.reading_checked({}, checked.reads):
+        size = checked.entries
+        valid = {fp for fp, _, _, _, revoked in ledger.signing_keys() if revoked is None}
+        root = ledger.root(size)  # the size the check verified, in its transaction
     if key.public.fingerprint not in valid:
         raise EnvironmentProblem(
             f"signing key {key.public.fingerprint[:16]}… is not a valid key of this ledger, "
             "so it cannot sign the ledger's checkpoint")
-    tree = recomputed_tree(ledger.verify_reads())  # never the stored tree unchecked
-    root = tree.root(size)  # the size the check above verified
     origin = origin_of(ledger.uuid)
     note = sign_checkpoint(Checkpoint(origin, size, root), origin, key.sign, key.public.raw)
     if publish is not None:

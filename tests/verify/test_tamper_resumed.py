@@ -251,3 +251,25 @@ def test_an_entry_altered_below_the_checked_size_stops_the_analysis_that_reads_i
     assert f"{BANNER}: entry {seq}: its stored bytes hash to" in r.err
     assert "not to the digest this machine checked" in r.err
     assert run_cli("--ledger", str(where), "verify").code == 1
+
+
+def test_a_checkpoint_carries_the_check_on_and_signs_the_checked_root(
+        scenario: Scenario, cut: Path, tmp_path: Path) -> None:
+    where = tmp_path / "ledger"
+    db = resumed_ledger(scenario, cut, where)
+    r = run_cli("--ledger", str(where), "checkpoint", "--out", str(tmp_path / "cp.txt"),
+                "--json")
+    assert r.code == 0, r.err
+    assert r.json["size"] == scenario.size
+    assert run_cli("--ledger", str(where), "verify", "--checkpoint",
+                   str(tmp_path / "cp.txt")).code == 0
+    brief = run_cli("--ledger", str(where), "brief", "--json").json
+    assert brief["integrity"]["verified"]["resumed_from"] == scenario.size
+    # one more entry, and the stored tree node it completes altered: the checkpoint is refused
+    assert run_cli("--ledger", str(where), "note", "one more").code == 0
+    a = Attacker(db)
+    a.sql("UPDATE tree SET hash = zeroblob(32) WHERE level = 1 AND idx = ?", scenario.size // 2)
+    a.close()
+    r = run_cli("--ledger", str(where), "checkpoint", "--out", str(tmp_path / "cp2.txt"))
+    assert r.code == 1 and BANNER in r.err and "tree" in r.err
+    assert not (tmp_path / "cp2.txt").exists()
