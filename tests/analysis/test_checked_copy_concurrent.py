@@ -1,0 +1,78 @@
+"""This machine's checked copy of a ledger (docs/auditing.md §7) under concurrency: processes
+appending while several `brief` processes check the ledger and carry the copy on at once.
+Every brief verifies (none sees a finding that is not there, none crashes on the copy another
+one is writing), and the copy ends covering a size some check really checked."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import run_cli
+
+APPENDER = """
+import sys
+from pathlib import Path
+from logbook.crypto.signing import load_key
+from logbook.ledger.service import Ledger
+sys.path.insert(0, {tests!r})
+from builders import run_body
+key = load_key()
+with Ledger.open(Path({work!r})) as ledger:
+    for k in range({count}):
+        if k % 3 == 0:
+            ledger.append("run", run_body(None, None, n_items=30, seed=k), key)
+        else:
+            ledger.append("note", {{"text": "writer {w} note " + str(k)}}, key)
+"""
+
+READER = """
+import subprocess, sys, json
+codes = []
+for _ in range({rounds}):
+    r = subprocess.run([sys.executable, "-m", "logbook", "brief", "--json"],
+                       capture_output=True, text=True)
+    codes.append([r.returncode, r.stderr[-300:],
+                  json.loads(r.stdout)["integrity"]["verified"]["resumed_from"]
+                  if r.returncode == 0 else None])
+print(json.dumps(codes))
+"""
+
+
+@pytest.mark.slow
+def test_briefs_carry_the_copy_on_while_others_append(ledger_dir: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOGBOOK_CHECK_IN_FULL_BELOW", "1")
+    tests = str(Path(__file__).parents[1])
+    env = {**os.environ, "LOGBOOK_LOCK_TIMEOUT": "120"}
+    writers = [subprocess.Popen([sys.executable, "-c", APPENDER.format(
+        tests=tests, work=str(ledger_dir), count=40, w=w)], env=env, stderr=subprocess.PIPE)
+        for w in range(3)]
+    readers = [subprocess.Popen([sys.executable, "-c", READER.format(rounds=12)], env=env,
+                                cwd=ledger_dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True) for _ in range(3)]
+    outs = [r.communicate(timeout=600) for r in readers]
+    for p in writers:
+        p.wait(timeout=600)
+    assert all(p.returncode == 0 for p in writers), [p.stderr.read() for p in writers
+                                                     if p.stderr]
+    results = [row for out, _err in outs for row in orjson.loads(out)]
+    bad = [row for row in results if row[0] != 0]
+    assert not bad, f"{len(bad)} of {len(results)} briefs failed: {bad[:2]}"
+    assert any(row[2] for row in results)  # some briefs really carried a check on
+    size = 1 + 3 * 40
+    brief = run_cli("brief", "--json").json
+    assert brief["ledger"]["size"] == size
+    assert brief["integrity"]["verified"]["entries"] == size
+    assert run_cli("verify").code == 0
+    # and what the copy says is what a check from scratch says
+    again = run_cli("brief", "--json").json
+    monkeypatch.setenv("LOGBOOK_STATE_DIR", "off")
+    full = run_cli("brief", "--json").json
+    for b in (again, full):
+        b["integrity"].pop("verified")
+    assert again == full
