@@ -42,7 +42,7 @@ def report(
     with state.open_ledger() as ledger, \
             progress(f"report {plan}", size=ledger.size()) as step:
         step(0, 3)
-        with state.checked_reading(ledger):
+        with state.checked_reading(ledger, state.ANALYSED_KINDS):
             step(1, 3)
             view = LedgerView(ledger)
             rep = build_report(view, plan)
@@ -153,7 +153,7 @@ def band(
 
     key = _key()
     with state.open_ledger(write=True) as ledger:
-        with state.checked_reading(ledger):  # the band's figures come from checked bytes
+        with state.checked_reading(ledger, state.ANALYSED_KINDS):  # the band's figures come from checked bytes
             body = band_body(LedgerView(ledger), selector, z)
         print_appended([ledger.append("band", body, key)], as_json)
         lines = band_summary(LedgerView(ledger), body)
@@ -193,7 +193,7 @@ def claim(
     statement = str(fields["statement"])
     key = _key()
     with state.open_ledger(write=True) as ledger:
-        with state.checked_reading(ledger):  # the claim's figures come from checked bytes
+        with state.checked_reading(ledger, state.ANALYSED_KINDS):  # the claim's figures come from checked bytes
             body = claim_body(LedgerView(ledger), args[0], statement, arm, effect)
         print_appended([ledger.append("claim", body, key)], as_json)
     warn_redacted(redacted, "claim's --statement")

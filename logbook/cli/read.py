@@ -152,7 +152,7 @@ def _export_sqlite(path: str) -> None:
     with state.open_ledger() as ledger, \
             progress("exporting to SQLite", size=ledger.size()) as step:
         step(0, 2)
-        with state.checked_reading(ledger):
+        with state.checked_reading(ledger, state.ANALYSED_KINDS):
             step(1, 2)
             counts = export_sqlite(LedgerView(ledger), path)
             step(2, 2)
