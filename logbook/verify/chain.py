@@ -73,9 +73,9 @@ class ChainVerifier:
         self.prev = ZERO_DIGEST
         self.valid: dict[str, bytes] = {}  # fingerprint -> raw public key
         self.revoked: set[str] = set()
-        self.kinds: KindIndex | dict[bytes, str] = KindIndex()  # digest -> kind
+        self.kinds: KindIndex | dict[bytes, str] = {}  # digest -> kind (packed when large)
+        self._pack_at, self._check = KindIndex.pack_at, checker()  # verify_signature's answers
         self.digests = Digests()
-        self._check = checker()  # verify_signature's answers (logbook.verify.signatures)
 
     def _find(self, check: str, message: str, seq: int | None, entries: list[str]) -> None:
         self.result.findings.append(Finding(check, "error", message, seq, entries))
@@ -89,7 +89,7 @@ class ChainVerifier:
         r.checks += 1
         position = self.expected_seq
         self.expected_seq = position + 1
-        digest_b = _sha256(raw).digest()
+        digest_b = hashlib.sha256(raw).digest()
         digest = digest_b.hex()
         label = [digest]
         if stored_seq is not None and stored_seq != position:
@@ -100,7 +100,7 @@ class ChainVerifier:
                        f"the stored digest {stored_digest[:16]}…: the entry was altered",
                        position, [stored_digest, digest])
         try:
-            env = _loads(raw)
+            env = orjson.loads(raw)
         except orjson.JSONDecodeError:
             env = None
         if type(env) is not dict:
@@ -143,6 +143,8 @@ class ChainVerifier:
         if kind == "key" and self._signed_ok:
             self._key_entry(position, body, label)
         self.kinds[digest_b] = (_KIND_NAMES.get(kind) if kind is not None else None) or str(kind)
+        if len(self.kinds) >= self._pack_at and type(self.kinds) is dict:
+            self.kinds = KindIndex(self.kinds)
         self.prev = digest
         self.digests.append(digest_b)
         r.head = digest
@@ -250,9 +252,7 @@ class ChainVerifier:
 
 
 _KIND_NAMES = {k: k for k in KINDS}
-# kind -> the body fields that hold references (derive.references reads them)
 _REF_FIELDS = {k.name: tuple(r.field for r in k.refs) for k in KINDS.values() if k.refs}
-_sha256, _loads = hashlib.sha256, orjson.loads
 
 
 def _digest_key(ref: Any) -> bytes | None:

@@ -55,30 +55,27 @@ class Digests(Sequence[bytes]):
 
 
 class KindIndex(Mapping[bytes, str]):
-    """The kind of every entry read so far, by its 32-byte digest (what a reference may name).
+    """The kind of each entry by its 32-byte digest (what a reference may name), packed: the
+    digests are spread over BUCKETS byte strings by their hash (Python's, keyed afresh in each
+    process, so entries made to collide cannot pile into one), each record the 32 bytes and a
+    byte for the kind, found by a byte search: 33 bytes an entry instead of a hundred in a
+    dict. The chain holds a dict (the fastest to fill) until it has `pack_at` entries."""
 
-    A dict while the ledger is small; past PACK_AT entries, packed: the digests are spread over
-    BUCKETS byte strings by their hash (Python's, keyed afresh in each process, so entries made
-    to collide cannot pile into one), each record the 32 bytes and a byte for the kind, found
-    by a byte search: 33 bytes an entry instead of about a hundred."""
+    pack_at = 250_000
 
-    def __init__(self) -> None:
-        self._dict: dict[bytes, str] | None = {}
-        self._buckets: list[bytearray | None] = []
+    def __init__(self, kinds: Mapping[bytes, str] | None = None) -> None:
+        self._buckets: list[bytearray | None] = [None] * BUCKETS
         self._odd: dict[bytes, str] = {}  # kinds outside the registry (a tampered entry)
         self._len = 0
+        for digest, kind in (kinds or {}).items():
+            self[digest] = kind
 
     def __setitem__(self, digest: bytes, kind: str) -> None:
-        if self._dict is not None:
-            self._dict[digest] = kind
-            if len(self._dict) >= PACK_AT:
-                self._pack()
-            return
         if self.get(digest) is not None:  # the same bytes again: the same kind
             return
         code = _KIND_CODE.get(kind, _ODD)
         if code == _ODD:
-            self._odd.setdefault(digest, kind)
+            self._odd[digest] = kind
         i = hash(digest) & (BUCKETS - 1)
         if (bucket := self._buckets[i]) is None:
             bucket = self._buckets[i] = bytearray()
@@ -86,14 +83,7 @@ class KindIndex(Mapping[bytes, str]):
         bucket.append(code)
         self._len += 1
 
-    def _pack(self) -> None:
-        held, self._dict, self._buckets = self._dict or {}, None, [None] * BUCKETS
-        for digest, kind in held.items():
-            self[digest] = kind
-
     def get(self, digest: bytes, default: Any = None) -> Any:
-        if self._dict is not None:
-            return self._dict.get(digest, default)
         if type(digest) is not bytes or len(digest) != HASH:
             return default
         bucket = self._buckets[hash(digest) & (BUCKETS - 1)]
@@ -111,28 +101,17 @@ class KindIndex(Mapping[bytes, str]):
         return kind  # type: ignore[no-any-return]
 
     def __len__(self) -> int:
-        return len(self._dict) if self._dict is not None else self._len
+        return self._len
 
     def __reduce__(self) -> tuple[Any, ...]:  # rebuilt by digest: the bucket hash is per process
-        return _rebuilt, (dict(self.items()),)
+        return KindIndex, (dict(self.items()),)
 
     def __iter__(self) -> Iterator[bytes]:
-        if self._dict is not None:
-            yield from self._dict
-            return
         for bucket in self._buckets:
             for at in range(0, len(bucket or b""), HASH + 1):
                 yield bytes(bucket[at:at + HASH])  # type: ignore[index]
 
 
-def _rebuilt(kinds: dict[bytes, str]) -> KindIndex:
-    index = KindIndex()
-    for digest, kind in kinds.items():
-        index[digest] = kind
-    return index
-
-
-PACK_AT = 250_000  # entries held in a dict before the index is packed
 BUCKETS = 1 << 16
 _KIND_NAME = sorted(KINDS)  # a kind's code: its place here (_ODD: not in the registry)
 _KIND_CODE, _ODD = {k: i for i, k in enumerate(_KIND_NAME)}, 255

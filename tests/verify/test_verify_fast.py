@@ -184,7 +184,6 @@ def test_a_tree_compared_in_blocks_finds_what_row_by_row_finds(
 
 
 def test_packed_kinds_find_every_entry_and_nothing_else(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(derived, "PACK_AT", 10)
     monkeypatch.setattr(derived, "BUCKETS", 1)  # one bucket: records side by side
     rng = random.Random(7)
     kinds = KindIndex()
@@ -195,7 +194,7 @@ def test_packed_kinds_find_every_entry_and_nothing_else(monkeypatch: pytest.Monk
         kinds[digest] = kind
         truth[digest] = kind
     kinds[digest] = "note"  # the same bytes again change nothing
-    assert kinds._dict is None and len(kinds) == len(truth) == 40
+    assert len(kinds) == len(truth) == 40
     assert {d: kinds.get(d) for d in truth} == truth
     assert dict(kinds.items()) == truth and kinds[digest] == truth[digest]
     records = bytes(kinds._buckets[0] or b"")
@@ -216,7 +215,7 @@ def test_a_ledger_verifies_alike_with_the_kinds_packed(ledger_dir: Path,
     for i in range(6):  # notes naming earlier entries: each is found by the packed index
         assert run_cli("note", f"see {i}", "--ref", first[-1]["digest"]).code == 0
     dict_kinds = run_cli("verify", "--json")
-    monkeypatch.setattr(derived, "PACK_AT", 2)
+    monkeypatch.setattr(KindIndex, "pack_at", 2)
     packed = run_cli("verify", "--json")
     assert dict_kinds.code == packed.code == 0, packed.out
     assert packed.json == dict_kinds.json
