@@ -198,6 +198,10 @@ class SignatureBatch:
 
 
 def _serve(conn: Connection) -> None:
-    """A worker: check each chunk it is sent, answer with the positions that fail."""
+    """A worker: check each chunk it is sent, answer with the positions that fail. An
+    interrupt (Ctrl-C reaches the whole process group) is the reader's to handle: it stops us."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     while (items := conn.recv()) is not None:
         conn.send(_check(items))
