@@ -289,8 +289,9 @@ def check_tree(stored: Iterable[tuple[int, int, Any]], digests: Sequence[bytes],
     ``digests``, a level at a time; findings, and the recomputed nodes in ``wanted`` (what the
     stored checkpoints' roots are made of; level 0 nodes are leaf hashes).
 
-    Each level is first compared whole (`_whole_level`); from the first level that differs,
-    row by row, which names every row that differs, is missing or is not derived."""
+    Each level is first compared TREE_BLOCK nodes at a time (`_same_nodes`); from the first
+    block that differs, row by row, which names every row that differs, is missing or is not
+    derived."""
     findings: list[Finding] = []
     kept: dict[tuple[int, int], bytes] = {}
     level_buf = _level_hashes_leaves(digests)
@@ -320,8 +321,6 @@ def check_tree(stored: Iterable[tuple[int, int, Any]], digests: Sequence[bytes],
 
     keep(0, level_buf)
     rows: Iterator[Any] = iter(stored)
-    # Each level first compared a block of nodes at a time; from the first block that
-    # differs, row by row (which names every row that differs, is missing or is not derived)
     matching = True
     while matching and len(level_buf) >= 2 * HASH:
         head = next(rows, None)  # up a level where the row by row check would: at its row
