@@ -16,15 +16,14 @@ from typing import Any
 import orjson
 
 from logbook.crypto.points import public_key_problem
-from logbook.crypto.public import verify_signature
 from logbook.findings import Finding
 from logbook.format.canonical import SIGNATURE_DOMAIN, ZERO_DIGEST
 from logbook.format.kinds import KINDS
 from logbook.storage import index as derive
 from logbook.storage.base import KeyRow
 from logbook.tlog import merkle
-from logbook.verify.derived import Digests, derived_finding
-from logbook.verify.signatures import SignatureBatch
+from logbook.verify.derived import Digests, KindIndex, derived_finding
+from logbook.verify.signatures import SignatureBatch, checker
 
 # kind -> {single reference field: the kind it must name} (a list's members: at append only)
 REF_KINDS = {k.name: {r.label: r.names for r in k.refs if r.names and not r.many}
@@ -74,21 +73,22 @@ class ChainVerifier:
         self.prev = ZERO_DIGEST
         self.valid: dict[str, bytes] = {}  # fingerprint -> raw public key
         self.revoked: set[str] = set()
-        self.kinds: dict[bytes, str] = {}
+        self.kinds: KindIndex | dict[bytes, str] = {}  # digest -> kind (packed when large)
+        self._pack_at, self._check = KindIndex.pack_at, checker()  # verify_signature's answers
         self.digests = Digests()
-        self.envelopes_ok = True
 
     def _find(self, check: str, message: str, seq: int | None, entries: list[str]) -> None:
         self.result.findings.append(Finding(check, "error", message, seq, entries))
 
     def feed(self, stored_seq: int | None, stored_digest: str | None, raw: bytes,
              signature: str) -> dict[str, Any] | None:
-        """Check one entry; returns its parsed envelope (or None when unreadable)."""
+        """Check one entry; returns its parsed envelope (or None when unreadable). Hot: each
+        check is one comparison in the common case."""
         r = self.result
         r.entries += 1
         r.checks += 1
         position = self.expected_seq
-        self.expected_seq += 1
+        self.expected_seq = position + 1
         digest_b = hashlib.sha256(raw).digest()
         digest = digest_b.hex()
         label = [digest]
@@ -103,42 +103,55 @@ class ChainVerifier:
             env = orjson.loads(raw)
         except orjson.JSONDecodeError:
             env = None
-        if not isinstance(env, dict):
+        if type(env) is not dict:
             self._find("format", f"entry {position} is not a JSON object", position, label)
             self.prev = digest
             self.digests.append(digest_b)
             return None
-        seq = env.get("seq")
-        if len(env) != len(ENVELOPE_FIELDS) or not ENVELOPE_FIELDS.issuperset(env):
+        get = env.get
+        if env.keys() != ENVELOPE_FIELDS:
             extra = sorted(set(env) - ENVELOPE_FIELDS)
             missing_fields = sorted(ENVELOPE_FIELDS - set(env))
             what = (f"unknown field {extra[0]!r}" if extra else
                     f"missing field {missing_fields[0]!r}")
             self._find("format", f"entry {position}: envelope has {what}", position, label)
-        if type(env.get("v")) is not int or env.get("v") != 1:
-            self._find("format", f"entry {position}: unsupported version {env.get('v')!r}",
-                       position, label)
-        if type(seq) is not int or seq != position:
+        if type(v := get("v")) is not int or v != 1:
+            self._find("format", f"entry {position}: unsupported version {v!r}", position, label)
+        if type(seq := get("seq")) is not int or seq != position:
             self._find("seq", f"entry {position} says seq {seq!r}: entries are missing, "
                        "reordered or duplicated", position, label)
-        if env.get("prev") != self.prev:
-            self._find("prev", f"entry {position}: prev {str(env.get('prev'))[:16]}… does not "
+        if get("prev") != self.prev:
+            self._find("prev", f"entry {position}: prev {str(get('prev'))[:16]}… does not "
                        f"match the digest of entry {position - 1} ({self.prev[:16]}…)",
                        position, label)
-        kind = env.get("kind") if isinstance(env.get("kind"), str) else None
+        kind = k if type(k := get("kind")) is str else None
         if kind not in KINDS:
             self._find("format", f"entry {position}: unknown kind {kind!r}", position, label)
-        given = env.get("body")
-        body: dict[str, Any] = given if isinstance(given, dict) else {}
+        body = b if type(b := get("body")) is dict else {}
         if position == 0:
             self._genesis(env, body, label)
         elif kind == "genesis":
             self._find("genesis", f"entry {position} is a second genesis entry", position,
                        label)
-        elif env.get("ledger") != r.ledger:
-            self._find("ledger", f"entry {position} belongs to ledger {env.get('ledger')!r}, "
+        elif get("ledger") != r.ledger:
+            self._find("ledger", f"entry {position} belongs to ledger {get('ledger')!r}, "
                        f"not {r.ledger!r}", position, label)
         self._signature(position, env, digest_b, signature, label)
+        fields = _REF_FIELDS.get(kind)  # type: ignore[arg-type]
+        if fields and any(body.get(f) not in (None, []) for f in fields):  # most name nothing
+            self._references(position, kind, env, label)  # type: ignore[arg-type]
+        if kind == "key" and self._signed_ok:
+            self._key_entry(position, body, label)
+        self.kinds[digest_b] = (_KIND_NAMES.get(kind) if kind is not None else None) or str(kind)
+        if len(self.kinds) >= self._pack_at and type(self.kinds) is dict:
+            self.kinds = KindIndex(self.kinds)
+        self.prev = digest
+        self.digests.append(digest_b)
+        r.head = digest
+        return env
+
+    def _references(self, position: int, kind: str, env: dict[str, Any],
+                    label: list[str]) -> None:
         for fld, ref in derive.references(env):
             want = REF_KINDS[kind].get(fld) if kind in REF_KINDS else None
             named = _digest_key(ref)
@@ -149,14 +162,6 @@ class ChainVerifier:
             elif want and got != want:
                 self._find("reference", f"entry {position}: {fld} names a {got}, not a "
                            f"{want}", position, label)
-        if kind == "key" and self._signed_ok:
-            self._key_entry(position, body, label)
-        # keyed by the 32 bytes, the kind's name shared: an entry costs the map ~100 bytes
-        self.kinds[digest_b] = (_KIND_NAMES.get(kind) if kind is not None else None) or str(kind)
-        self.prev = digest
-        self.digests.append(digest_b)
-        r.head = digest
-        return env
 
     def _genesis(self, env: dict[str, Any], body: dict[str, Any], label: list[str]) -> None:
         if env.get("kind") != "genesis":
@@ -181,8 +186,8 @@ class ChainVerifier:
     def _signature(self, position: int, env: dict[str, Any], digest_b: bytes, signature: str,
                    label: list[str]) -> None:
         self._signed_ok = False
-        signer = env.get("signer") if isinstance(env.get("signer"), str) else None
-        key = self.valid.get(signer) if signer is not None else None
+        signer = s if type(s := env.get("signer")) is str else None
+        key = self.valid.get(signer)  # type: ignore[arg-type]
         if key is None:
             why = "a revoked key" if signer in self.revoked else "a key unknown to the ledger"
             self._find("signer", f"entry {position} is signed by {why} "
@@ -190,20 +195,19 @@ class ChainVerifier:
             return
         try:
             sig = binascii.a2b_base64(signature, strict_mode=True)
-            if position < self.vouched and env.get("kind") not in ("genesis", "key"):
+            if ((position < self.vouched or self.batch is not None)
+                    and env.get("kind") not in ("genesis", "key")):  # those: in order, here
                 if len(sig) != 64:  # its form is still checked: damage shows either way
                     raise ValueError("not a signature")
-                self.unchecked += 1
-                self._signed_ok = True
-                return
-            if self.batch is not None and env.get("kind") not in ("genesis", "key"):
-                if len(sig) != 64:
-                    raise ValueError("not a signature")
-                self.batch.add(position, label[0], key, sig, SIGNATURE_DOMAIN + digest_b)
+                if position < self.vouched:
+                    self.unchecked += 1
+                else:
+                    self.batch.add(position, label[0], key, sig,  # type: ignore[union-attr]
+                                   SIGNATURE_DOMAIN + digest_b)
                 self._signed_ok = True  # said of key entries only, which are never batched
                 return
             # libsodium's rules (no small-order key or R, S below L), then its equation
-            if not verify_signature(key, sig, SIGNATURE_DOMAIN + digest_b):
+            if not self._check(key, sig, SIGNATURE_DOMAIN + digest_b):
                 raise ValueError("the signature does not verify")
         except (binascii.Error, ValueError, TypeError):
             self._find("signature", f"entry {position}: the signature does not verify with "
@@ -248,6 +252,7 @@ class ChainVerifier:
 
 
 _KIND_NAMES = {k: k for k in KINDS}
+_REF_FIELDS = {k.name: tuple(r.field for r in k.refs) for k in KINDS.values() if k.refs}
 
 
 def _digest_key(ref: Any) -> bytes | None:
@@ -261,10 +266,8 @@ def _digest_key(ref: Any) -> bytes | None:
 
 
 def _public(text: Any) -> bytes | None:
-    if not isinstance(text, str):
-        return None
     try:
-        raw = base64.b64decode(text, validate=True)
+        raw = base64.b64decode(text, validate=True) if isinstance(text, str) else b""
     except (binascii.Error, ValueError):
         return None
     return raw if len(raw) == 32 else None
@@ -290,16 +293,13 @@ def compare_rows(result: Result, table: str, expected: Iterable[tuple[Any, ...]]
         seen.add(key)
         want = exp.get(key)
         if want != tuple(row):
-            _derived(result, table, key, digests, row if want is None else want,
-                     "a row not derived from any entry" if want is None else
-                     "it differs from what the entry's bytes say")
+            result.findings.append(derived_finding(
+                table, key, digests, row if want is None else want,
+                "a row not derived from any entry" if want is None else
+                "it differs from what the entry's bytes say"))
     for key in exp.keys() - seen:
-        _derived(result, table, key, digests, exp[key], "the row is missing")
-
-
-def _derived(result: Result, table: str, key: Any, digests: Sequence[bytes], row: Any,
-             why: str) -> None:
-    result.findings.append(derived_finding(table, key, digests, row, why))
+        result.findings.append(derived_finding(table, key, digests, exp[key],
+                                               "the row is missing"))
 
 
 class ExpectedKeys:

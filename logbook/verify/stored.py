@@ -158,6 +158,7 @@ def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool,
     ]
     rows = ExpectedRows(*tables)
     upto, pending = -1, 0
+    feed, derive_rows = chain.feed, derive.derive
     for seq, stored_digest, raw, signature, stored_as in store.raw_entries():
         if pending >= WINDOW:  # every row of the entries read so far is made: compare them
             for table in tables:
@@ -172,9 +173,11 @@ def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool,
             chain._find("storage", f"entry {seq} is stored as SQLite {stored_as}, not as the "
                         "blob of its canonical bytes: the file was altered", seq,
                         [hashlib.sha256(raw).hexdigest()])
-        stored_digest = _as_text(chain, seq, "digest", stored_digest, raw)
-        signature = _as_text(chain, seq, "signature", signature, raw)
-        env = chain.feed(seq, stored_digest, raw, signature)
+        if type(stored_digest) is not str:
+            stored_digest = _as_text(chain, seq, "digest", stored_digest, raw)
+        if type(signature) is not str:
+            signature = _as_text(chain, seq, "signature", signature, raw)
+        env = feed(seq, stored_digest, raw, signature)
         if env is None:
             continue
         if strict:
@@ -183,12 +186,15 @@ def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool,
             keep.add(seq, stored_digest, env, signature, raw)
         if logs is not None:
             logs.add(seq, stored_digest, env)
-        derive.derive(rows, seq, chain.prev, env)  # chain.prev: the digest of these bytes
+        derive_rows(rows, seq, chain.prev, env)  # chain.prev: the digest of these bytes
     for table in tables:
         table.flush(None)
     if on_progress is not None:
         on_progress(chain.expected_seq, max(size, chain.expected_seq))
-    result = chain.finish()
+    # What follows reads no entry: it runs while the pool checks the last signatures, and
+    # its findings follow the chain's, in the same order as ever.
+    result = chain.result
+    found, result.findings = result.findings, []
     if strict:
         strict_checks(result, kept)
     result.digests, result.keys = digests, rows.rows()
@@ -200,8 +206,11 @@ def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool,
                  store.signing_keys(), digests)
     stored_checkpoints(result, store, digests)
     if logs is not None:
-        checks, found = logs.check(store)
-        result.checks, result.findings = result.checks + checks, result.findings + found
+        checks, later = logs.check(store)
+        result.checks, result.findings = result.checks + checks, result.findings + later
+    later, result.findings = result.findings, found
+    result = chain.finish()
+    result.findings += later
     return result
 
 
