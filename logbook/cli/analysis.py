@@ -153,7 +153,8 @@ def band(
 
     key = _key()
     with state.open_ledger(write=True) as ledger:
-        with state.checked_reading(ledger, state.ANALYSED_KINDS):  # the band's figures come from checked bytes
+        # the band's figures come from checked bytes
+        with state.checked_reading(ledger, state.ANALYSED_KINDS):
             body = band_body(LedgerView(ledger), selector, z)
         print_appended([ledger.append("band", body, key)], as_json)
         lines = band_summary(LedgerView(ledger), body)
@@ -193,7 +194,8 @@ def claim(
     statement = str(fields["statement"])
     key = _key()
     with state.open_ledger(write=True) as ledger:
-        with state.checked_reading(ledger, state.ANALYSED_KINDS):  # the claim's figures come from checked bytes
+        # the claim's figures come from checked bytes
+        with state.checked_reading(ledger, state.ANALYSED_KINDS):
             body = claim_body(LedgerView(ledger), args[0], statement, arm, effect)
         print_appended([ledger.append("claim", body, key)], as_json)
     warn_redacted(redacted, "claim's --statement")

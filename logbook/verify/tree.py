@@ -27,11 +27,11 @@ class Tree:
     in all, whatever the ledger's size."""
 
     size: int
-    levels: list[bytes]
+    levels: list[bytes | bytearray]
 
     def node(self, level: int, idx: int) -> bytes:
         if 0 <= level < len(self.levels) and 0 <= idx < len(self.levels[level]) // HASH:
-            return self.levels[level][idx * HASH:(idx + 1) * HASH]
+            return bytes(self.levels[level][idx * HASH:(idx + 1) * HASH])
         raise LookupError(f"tree node ({level}, {idx}) is beyond the ledger")
 
     def root(self, size: int) -> bytes:
@@ -54,8 +54,9 @@ def recomputed_tree(store: VerifyReads) -> Tree:
                               f"the ledger's index is corrupt; {FIX}")
         digests += digest
     n = len(digests) // HASH
-    levels = [b"".join(merkle.leaf_hash(bytes(digests[i:i + HASH])) for i in range(0, len(digests),
-                                                                            HASH))]
+    leaves = b"".join(merkle.leaf_hash(bytes(digests[i:i + HASH]))
+                      for i in range(0, len(digests), HASH))
+    levels: list[bytes | bytearray] = [leaves]
     del digests
     while len(levels[-1]) >= 2 * HASH:
         levels.append(_level_hashes(levels[-1], b"\x01"))
