@@ -87,10 +87,10 @@ def test_the_probe_tells_sequential_from_pairwise_sums() -> None:
 def _path(monkeypatch: pytest.MonkeyPatch, values: np.ndarray) -> str:
     """Which path the mean's bootstrap takes (the real functions, wrapped to record)."""
     taken: list[str] = []
-    counts_draw, index_draw = resampling.multinomial_counts, resampling.resample
+    counts_draw, index_draw = resampling.multinomial_counts, resampling.resample_sums
     monkeypatch.setattr(resampling, "multinomial_counts",
                         lambda *a: taken.append("counts") or counts_draw(*a))
-    monkeypatch.setattr(resampling, "resample",
+    monkeypatch.setattr(resampling, "resample_sums",
                         lambda *a: taken.append("indices") or index_draw(*a))
     bootstrap(values, n_resamples=50)
     return taken[0]
