@@ -1,17 +1,19 @@
-"""The bootstrap's index path, in blocks that fit the cache (issue 22: no cliffs).
+"""The bootstrap's index path, in pieces that fit the cache (issue 22: no cliffs).
 
 Resample r of n items is the stream's indices r*n ... r*n + n-1 (docs/statistics.md, "The
 random stream"); a mean's resample is the sum of its items' values added left to right,
-divided by n. Neither the blocks nor the thread change a digit:
+divided by n. Neither the pieces nor the threads change a digit:
 
 * the i-th index is the stream's i-th accepted value however the draws are split into calls
-  (Stream.indices), so indices are drawn in calls of about ``DRAW_CELLS``, whose
-  temporaries stay in the core's cache, into a block of ``lanes`` whole resamples;
-* a block's sums are taken over the columns of its transpose, ``SEGMENT_CELLS`` at a time:
-  each resample is one lane of an elementwise add, so each is still added left to right
-  (``_exact.lane_sums``), the running sums carried from one segment into the next;
-* with a second core and enough blocks, one thread draws block k+1 while block k is summed;
-  the stream is read by that thread alone, in order.
+  (Stream.indices, and a Reader at any offset);
+* sums are taken over the columns of a transposed block, a segment at a time: each resample
+  is one lane of an elementwise add, so each is still added left to right
+  (``_exact.lane_sums``), the running sums carried from one segment into the next.
+
+``resample_sums`` (means, cluster sums): tasks of whole resamples, on every core, each task
+starting where the one before it stopped in the stream (known once that task has checked its
+values, before its sums). ``resample`` (any statistic): blocks of (m, n) indices in stream
+order, one thread drawing block k+1 while block k is reduced.
 """
 
 from __future__ import annotations
@@ -172,9 +174,13 @@ def _threaded(tasks: list[tuple[int, int]], workers: int, offsets: list[int | No
     """Worker k runs tasks k, k + workers, ...; task t starts once offsets[t] is known."""
     import threading
     from concurrent.futures import ThreadPoolExecutor
+    from functools import partial
 
     ready = threading.Condition()
     failed: list[bool] = []
+
+    def known(t: int) -> bool:
+        return offsets[t] is not None or bool(failed)
 
     def publish(t: int, end: int) -> None:
         with ready:
@@ -186,11 +192,11 @@ def _threaded(tasks: list[tuple[int, int]], workers: int, offsets: list[int | No
             work = make()
             for t in range(k, len(tasks), workers):
                 with ready:
-                    ready.wait_for(lambda t=t: offsets[t] is not None or bool(failed))
+                    ready.wait_for(partial(known, t))
                     if failed:
                         return
                     begin = cast(int, offsets[t])
-                work.run(*tasks[t], begin, lambda end, t=t: publish(t, end))
+                work.run(*tasks[t], begin, partial(publish, t))
         except BaseException:
             with ready:
                 failed.append(True)
@@ -211,6 +217,7 @@ class _Worker:
         self.floor = np.uint32((2**32 - n) % n)  # 2**32 mod n: Lemire's method rejects below
         self.block = np.empty(0, dtype=np.uint32)  # a task's values, reused task to task
         self.low = np.empty(READ_CELLS, dtype=np.uint32)
+        self.idx = self.buf = np.empty((0, 0))  # a task's indices and values, step by step
 
     def run(self, start: int, m: int, begin: int, publish: Callable[[int], None]) -> int:
         """Sums of resamples start ... start + m - 1, whose values begin at ``begin``; calls
@@ -266,8 +273,10 @@ class _Worker:
         running sums below them (row 0 of the buffer; -0.0 to begin, which adds exactly)."""
         m, n = values.shape
         width = max(1, min(n, SUM_CELLS // m))
-        idx = np.empty((width, m), dtype=np.uint64)
-        buf = np.empty((width + 1, m))
+        if self.idx.shape != (width, m):
+            self.idx = np.empty((width, m), dtype=np.uint64)
+            self.buf = np.empty((width + 1, m))
+        idx, buf = self.idx, self.buf
         acc = [np.full(m, -0.0) for _ in self.cols]
         nn, s32 = np.uint64(n), np.uint64(32)
         for j in range(0, n, width):
@@ -276,7 +285,7 @@ class _Worker:
             np.copyto(seg, values[:, j : j + w].T)
             np.multiply(seg, nn, out=seg)
             np.right_shift(seg, s32, out=seg)
-            at = seg.view(np.intp)
+            at = seg.view(np.int64).astype(np.intp, copy=False)
             for c, col in enumerate(self.cols):
                 buf[0] = acc[c]
                 np.take(col, at, out=buf[1 : w + 1], mode="clip")  # every index is < n

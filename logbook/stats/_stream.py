@@ -159,7 +159,7 @@ class Stream:
 class Mark:
     """A position in a stream: its bit generator's state and the half-word it holds."""
 
-    state: dict[str, Any]
+    state: Any  # numpy's PCG64 state (a dict)
     held: NDArray[np.uint32]
 
 

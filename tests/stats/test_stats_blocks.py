@@ -121,8 +121,14 @@ def test_the_statistics_doc_states_the_constants_the_code_uses() -> None:
         assert text in doc, text
     assert (blocks.LANES, blocks.DRAW_CELLS, blocks.SEGMENT_CELLS) == (64, 65536, 65536)
     assert blocks.MAX_BLOCK_CELLS == 1 << 20 and blocks.PIPELINE_BLOCKS == 4
-    for text in ("up to 64 resamples per block", "in calls of 65,536", "65,536 values at a time",
-                 "at least four blocks", "at most about a million indices"):
+    for text in ("blocks of up to 64 resamples", "in calls of 65,536", "at least four blocks",
+                 "(at most about a million indices)"):
+        assert text in doc, text
+    assert (blocks.TASK_LANES, blocks.TASK_CELLS, blocks.READ_CELLS, blocks.SUM_CELLS,
+            blocks.MAX_THREADS) == (256, 1 << 21, 65536, 65536, 8)
+    for text in ("tasks of up to 256 resamples", "at most about two million indices",
+                 "from the stream 65,536 at a time", "sums them 65,536 values at a time",
+                 "one per core, at most 8"):
         assert text in doc, text
 
 
