@@ -121,8 +121,12 @@ TASK_CELLS = 1 << 21  # indices per task at most (its 32-bit values: 8 MB)
 TASK_LANES = 256  # resamples per task at most: the width of its adds
 READ_CELLS = 1 << 16  # values read from the stream and checked per step (in the cache)
 SUM_CELLS = 1 << 16  # values gathered and added per step of a task's sums
-SLACK = 64  # values read past a task's share, for the rejections of Lemire's method
+SLACK = 64  # values read past a task's share for Lemire's rejections, and
+SLACK_SHARE = 1.5  # ... this many times the rejections expected (2**32 mod n in 2**32)
 MAX_THREADS = 8
+
+
+_NONE = np.empty(0, dtype=np.intp)
 
 
 def task_lanes(n: int, n_resamples: int) -> int:
@@ -216,23 +220,35 @@ class _Worker:
         self.reader, self.n, self.cols, self.out = Reader(mark), n, cols, out
         self.floor = np.uint32((2**32 - n) % n)  # 2**32 mod n: Lemire's method rejects below
         self.block = np.empty(0, dtype=np.uint32)  # a task's values, reused task to task
+        self.packed = np.empty(0, dtype=np.uint32)  # its lanes with a rejection, packed
         self.low = np.empty(READ_CELLS, dtype=np.uint32)
         self.idx = self.buf = np.empty((0, 0))  # a task's indices and values, step by step
 
     def run(self, start: int, m: int, begin: int, publish: Callable[[int], None]) -> int:
         """Sums of resamples start ... start + m - 1, whose values begin at ``begin``; calls
         ``publish`` with the offset after them as soon as it is known, and returns it."""
-        values, end = self.accepted(begin, m * self.n)
+        n = self.n
+        raw, rej = self.read(begin, m * n)
+        while raw.size - rej.size < m * n:  # more rejections than the slack: read on
+            more = self.reader.values(begin + raw.size, m * n - raw.size + rej.size + SLACK)
+            rej = np.concatenate((rej, *self.rejected(more, raw.size)))
+            raw = np.concatenate((raw, more))
+        # rejection i comes before accepted value q iff ranks[i] <= q (rej[i] - i values were
+        # accepted before it): accepted value q is raw value q + (rejections before it)
+        ranks = rej - np.arange(rej.size)
+        end = begin + m * n + int(np.searchsorted(ranks, m * n - 1, side="right"))
         publish(end)
-        self.sums(values.reshape(m, self.n), start)
+        self.sums(self.pieces(raw, rej, ranks, m), start, m)
         return end
 
-    def accepted(self, begin: int, count: int) -> tuple[NDArray[np.uint32], int]:
-        """The ``count`` values Lemire's method accepts from offset ``begin`` on, and the
-        offset after the last of them. Read and checked READ_CELLS at a time (in the cache)."""
-        total = count + SLACK
+    def read(self, begin: int, count: int) -> tuple[NDArray[np.uint32], NDArray[np.intp]]:
+        """The values from ``begin`` on, ``count`` and a slack for rejections, into the
+        task's buffer, and the positions of the rejected ones; READ_CELLS at a time, each
+        checked while it is in the cache."""
+        total = count + SLACK + int(count * SLACK_SHARE * int(self.floor) / 2**32)
         if self.block.size < total:
             self.block = np.empty(total, dtype=np.uint32)
+            self.packed = np.empty(total, dtype=np.uint32)
         raw = self.block[:total]
         rejected: list[NDArray[np.intp]] = []
         for s in range(0, total, READ_CELLS):
@@ -240,21 +256,30 @@ class _Worker:
             self.reader.fill(raw[s:e], begin + s)
             if self.floor:
                 rejected.extend(self.rejected(raw[s:e], s))
-        if not rejected or rejected[0][0] >= count:
-            return raw[:count], begin + count
-        parts, read = [np.delete(raw, np.concatenate(rejected))], total
-        have = parts[0].size
-        while have < count:  # many rejections: read on
-            more = self.reader.values(begin + read, count - have + SLACK)
-            r = self.rejected(more, read)
-            parts.append(np.delete(more, np.concatenate(r) - read) if r else more)
-            rejected.extend(r)
-            have, read = have + parts[-1].size, read + more.size
-        rej = np.concatenate(rejected)
-        # rejection i comes before the count-th accepted value iff fewer than count values
-        # (rej[i] - i of them) were accepted before it
-        before = int(np.searchsorted(rej - np.arange(rej.size), count - 1, side="right"))
-        return np.concatenate(parts)[:count], begin + count + before
+        return raw, np.concatenate(rejected) if rejected else _NONE
+
+    def pieces(self, raw: NDArray[np.uint32], rej: NDArray[np.intp], ranks: NDArray[np.intp],
+               m: int) -> list[tuple[int, NDArray[np.uint32]]]:
+        """The task's m lanes of n accepted values, as (first lane, (lanes, n) values): runs of
+        lanes without a rejection are views of the raw values, shifted by the rejections
+        before them; a lane with a rejection inside is packed (its values copied around it)."""
+        n, out, lane = self.n, [], 0
+        while lane < m:
+            q = lane * n
+            shift = int(np.searchsorted(ranks, q, side="right"))
+            clean = m if shift == ranks.size else min(m, int(ranks[shift]) // n)
+            if clean > lane:
+                out.append((lane, raw[q + shift : clean * n + shift].reshape(clean - lane, n)))
+                lane = clean
+                continue
+            dst, src, i = q, q + shift, shift  # pack this lane: copy the runs between rejections
+            while dst < q + n:
+                step = min((int(rej[i]) if i < rej.size else raw.size) - src, q + n - dst)
+                self.packed[dst : dst + step] = raw[src : src + step]
+                dst, src, i = dst + step, src + step + 1, i + 1
+            out.append((lane, self.packed[q : q + n].reshape(1, n)))
+            lane += 1
+        return out
 
     def rejected(self, raw: NDArray[np.uint32], offset: int) -> list[NDArray[np.intp]]:
         """Positions (+ offset) of the values Lemire's method rejects, in order: the low 32
@@ -267,11 +292,11 @@ class _Worker:
                 found.append(np.flatnonzero(low < self.floor) + (offset + s))
         return found
 
-    def sums(self, values: NDArray[np.uint32], start: int) -> None:
+    def sums(self, pieces: list[tuple[int, NDArray[np.uint32]]], start: int, m: int) -> None:
         """Each lane's sums, SUM_CELLS values at a time: a segment of the values, transposed,
         becomes indices ((v * n) >> 32), then each column's values at them, added to the
         running sums below them (row 0 of the buffer; -0.0 to begin, which adds exactly)."""
-        m, n = values.shape
+        n = self.n
         width = max(1, min(n, SUM_CELLS // m))
         if self.idx.shape != (width, m):
             self.idx = np.empty((width, m), dtype=np.uint64)
@@ -282,7 +307,8 @@ class _Worker:
         for j in range(0, n, width):
             w = min(width, n - j)
             seg = idx[:w]
-            np.copyto(seg, values[:, j : j + w].T)
+            for lane, values in pieces:
+                np.copyto(seg[:, lane : lane + values.shape[0]], values[:, j : j + w].T)
             np.multiply(seg, nn, out=seg)
             np.right_shift(seg, s32, out=seg)
             at = seg.view(np.int64).astype(np.intp, copy=False)

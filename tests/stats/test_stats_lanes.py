@@ -90,23 +90,43 @@ def test_the_stream_goes_on_where_the_resamples_stopped(before: int) -> None:
     assert np.array_equal(ours.uniforms(4), ref.uniforms(4))  # words
 
 
-@pytest.mark.parametrize("slack,read", [(0, 1 << 16), (1, 5), (64, 1000)])
-def test_a_task_reads_on_past_many_rejections(
-        monkeypatch: pytest.MonkeyPatch, slack: int, read: int) -> None:
-    # n near 3 * 2**30: a quarter of the values are rejected, far more than any slack
-    n = 3 * 2**30 + 5
-    monkeypatch.setattr(blocks, "SLACK", slack)
-    monkeypatch.setattr(blocks, "READ_CELLS", read)
-    stream = Stream(42)
-    worker = blocks._Worker(stream.mark(), n, [], [])
-    begin = 0
-    for count in (1, 2, 999, 4000):
-        values, begin = worker.accepted(begin, count)
-        got = (values.astype(np.uint64) * np.uint64(n)) >> np.uint64(32)
-        assert got.tolist() == stream.indices(n, count).tolist()
-    after = Stream(42)
-    after.skip(begin)
-    assert np.array_equal(after.indices(n, 50), stream.indices(n, 50))
+@pytest.mark.parametrize("cpus", [1, 2])
+def test_a_task_reads_on_when_its_slack_is_short(monkeypatch: pytest.MonkeyPatch,
+                                                  cpus: int) -> None:
+    # no slack: every task with a rejection reads on past its share
+    n, n_resamples = N_REJECTING, 30
+    monkeypatch.setattr(blocks, "cores", lambda: cpus)
+    monkeypatch.setattr(blocks, "SLACK", 0)
+    monkeypatch.setattr(blocks, "SLACK_SHARE", 0.0)
+    monkeypatch.setattr(blocks, "TASK_LANES", 4)
+    reads: list[int] = []
+    real = Reader.values
+    monkeypatch.setattr(Reader, "values",
+                        lambda self, start, count: reads.append(count) or real(self, start, count))
+    x = _spread(n, 5)
+    assert np.array_equal(blocks.resample_sums([x], n_resamples, Stream(6))[0],
+                          _reference(x, n_resamples, Stream(6)))
+    assert reads  # the read-on path ran
+
+
+def test_a_rejection_inside_a_lane_packs_that_lane_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    n, n_resamples = N_REJECTING, 40
+    monkeypatch.setattr(blocks, "cores", lambda: 1)
+    monkeypatch.setattr(blocks, "TASK_LANES", 20)
+    monkeypatch.setattr(blocks, "TASK_CELLS", 20 * n)
+    packed: list[int] = []
+    real = blocks._Worker.pieces
+
+    def pieces(self: blocks._Worker, *a: object) -> list[tuple[int, np.ndarray]]:
+        out = real(self, *a)  # type: ignore[arg-type]
+        packed.extend(lane for lane, values in out if values.base is self.packed)
+        return out
+
+    monkeypatch.setattr(blocks._Worker, "pieces", pieces)
+    x = _spread(n, 4)
+    assert np.array_equal(blocks.resample_sums([x], n_resamples, Stream(8))[0],
+                          _reference(x, n_resamples, Stream(8)))
+    assert 0 < len(packed) <= _rejections(n, n * n_resamples + 200, 8)
 
 
 @settings(max_examples=200, deadline=None)
@@ -127,10 +147,10 @@ def test_a_failing_task_stops_every_thread(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(blocks, "TASK_LANES", 2)
     real = blocks._Worker.sums
 
-    def sums(self: blocks._Worker, values: np.ndarray, start: int) -> None:
+    def sums(self: blocks._Worker, pieces: list, start: int, m: int) -> None:
         if start == 6:
             raise RuntimeError("task 3 failed")
-        real(self, values, start)
+        real(self, pieces, start, m)
 
     monkeypatch.setattr(blocks._Worker, "sums", sums)
     with pytest.raises(RuntimeError, match="task 3 failed"):
