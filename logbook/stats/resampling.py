@@ -15,9 +15,10 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from ._blocks import blocks, resample, resample_sums, sums_of
+from ._blocks import blocks, resample, sums_of
 from ._exact import row_sums, weighted_counts, xdot, xmean, xsum
 from ._intervals import _Dist, _interval, _se
+from ._lanes import resample_sums
 from ._multinomial import counts_path_is_cheaper, multinomial_counts
 from ._results import Estimate
 from ._stream import Stream

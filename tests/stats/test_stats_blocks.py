@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import logbook.stats._blocks as blocks
 import logbook.stats._exact as exact
+import logbook.stats._lanes as lanes
 import logbook.stats.resampling as resampling
 from logbook.stats import bootstrap, paired
 from logbook.stats._exact import column_sums, lane_sums, row_sums
@@ -124,8 +125,8 @@ def test_the_statistics_doc_states_the_constants_the_code_uses() -> None:
     for text in ("blocks of up to 64 resamples", "in calls of 65,536", "at least four blocks",
                  "(at most about a million indices)"):
         assert text in doc, text
-    assert (blocks.TASK_LANES, blocks.TASK_CELLS, blocks.READ_CELLS, blocks.SUM_CELLS,
-            blocks.MAX_THREADS) == (256, 1 << 21, 65536, 65536, 8)
+    assert (lanes.TASK_LANES, lanes.TASK_CELLS, lanes.READ_CELLS, lanes.SUM_CELLS,
+            lanes.MAX_THREADS) == (256, 1 << 21, 65536, 65536, 8)
     for text in ("tasks of up to 256 resamples", "at most about two million indices",
                  "from the stream 65,536 at a time", "sums them 65,536 values at a time",
                  "one per core, at most 8"):

@@ -1,4 +1,4 @@
-"""The mean's index path on every core (logbook/stats/_blocks.py, ``resample_sums``): whatever
+"""The mean's index path on every core (logbook/stats/_lanes.py, ``resample_sums``): whatever
 the task size, the thread count, the read and sum steps and the slack, every resample is the
 documented one (indices r*n ... r*n + n-1 of the stream) summed left to right, and the stream
 goes on exactly where those indices end."""
@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import logbook.stats._blocks as blocks
+import logbook.stats._lanes as lanes
 from logbook.stats import bootstrap, paired
 from logbook.stats._exact import row_sums
 from logbook.stats._stream import Reader, Stream
@@ -42,27 +43,27 @@ N_REJECTING = 79_300  # 2**32 mod n = 79,296: about one value in 54,000 is rejec
 def test_the_sums_are_the_sequential_sums_of_the_documented_resamples(
         n: int, n_resamples: int) -> None:
     x, y = _spread(n), _spread(n, 1)
-    got = blocks.resample_sums([x, y], n_resamples, Stream(7))
+    got = lanes.resample_sums([x, y], n_resamples, Stream(7))
     assert np.array_equal(got[0], _reference(x, n_resamples, Stream(7)))
     assert np.array_equal(got[1], _reference(y, n_resamples, Stream(7)))
 
 
 @pytest.mark.parametrize("cpus", [1, 2, 3, 5])
-@pytest.mark.parametrize("lanes,read,cells,slack", [
+@pytest.mark.parametrize("per_task,read,cells,slack", [
     (2, 1 << 16, 1 << 16, 64), (3, 1000, 7, 0), (7, 79_301, 1 << 10, 1), (256, 333, 1, 5)])
 def test_no_thread_count_task_size_or_step_changes_a_digit(
-        monkeypatch: pytest.MonkeyPatch, cpus: int, lanes: int, read: int, cells: int,
+        monkeypatch: pytest.MonkeyPatch, cpus: int, per_task: int, read: int, cells: int,
         slack: int) -> None:
     n, n_resamples = N_REJECTING, 23
     assert _rejections(n, n * n_resamples, 3) > 10  # the rejections are exercised
     x = _spread(n, 2)
     want = _reference(x, n_resamples, Stream(3))
     monkeypatch.setattr(blocks, "cores", lambda: cpus)
-    monkeypatch.setattr(blocks, "TASK_LANES", lanes)
-    monkeypatch.setattr(blocks, "READ_CELLS", read)
-    monkeypatch.setattr(blocks, "SUM_CELLS", cells)
-    monkeypatch.setattr(blocks, "SLACK", slack)
-    assert np.array_equal(blocks.resample_sums([x], n_resamples, Stream(3))[0], want)
+    monkeypatch.setattr(lanes, "TASK_LANES", per_task)
+    monkeypatch.setattr(lanes, "READ_CELLS", read)
+    monkeypatch.setattr(lanes, "SUM_CELLS", cells)
+    monkeypatch.setattr(lanes, "SLACK", slack)
+    assert np.array_equal(lanes.resample_sums([x], n_resamples, Stream(3))[0], want)
 
 
 def test_the_digits_do_not_depend_on_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -71,7 +72,7 @@ def test_the_digits_do_not_depend_on_the_cores(monkeypatch: pytest.MonkeyPatch) 
     figures = []
     for cpus in (1, 2, 4):
         monkeypatch.setattr(blocks, "cores", lambda cpus=cpus: cpus)
-        monkeypatch.setattr(blocks, "TASK_LANES", 16)  # many tasks: every thread takes some
+        monkeypatch.setattr(lanes, "TASK_LANES", 16)  # many tasks: every thread takes some
         figures.append((paired(a, b, n_resamples=2000),
                         bootstrap(a, clusters=np.arange(3000) // 7, n_resamples=500)))
     assert figures[0] == figures[1] == figures[2]
@@ -85,7 +86,7 @@ def test_the_stream_goes_on_where_the_resamples_stopped(before: int) -> None:
     ours.indices(5, before)
     ref.indices(5, before)
     x = _spread(n, 3)
-    assert np.array_equal(blocks.resample_sums([x], 9, ours)[0], _reference(x, 9, ref))
+    assert np.array_equal(lanes.resample_sums([x], 9, ours)[0], _reference(x, 9, ref))
     assert np.array_equal(ours.indices(7, 3), ref.indices(7, 3))  # values, then half-words
     assert np.array_equal(ours.uniforms(4), ref.uniforms(4))  # words
 
@@ -96,15 +97,15 @@ def test_a_task_reads_on_when_its_slack_is_short(monkeypatch: pytest.MonkeyPatch
     # no slack: every task with a rejection reads on past its share
     n, n_resamples = N_REJECTING, 30
     monkeypatch.setattr(blocks, "cores", lambda: cpus)
-    monkeypatch.setattr(blocks, "SLACK", 0)
-    monkeypatch.setattr(blocks, "SLACK_SHARE", 0.0)
-    monkeypatch.setattr(blocks, "TASK_LANES", 4)
+    monkeypatch.setattr(lanes, "SLACK", 0)
+    monkeypatch.setattr(lanes, "SLACK_SHARE", 0.0)
+    monkeypatch.setattr(lanes, "TASK_LANES", 4)
     reads: list[int] = []
     real = Reader.values
     monkeypatch.setattr(Reader, "values",
                         lambda self, start, count: reads.append(count) or real(self, start, count))
     x = _spread(n, 5)
-    assert np.array_equal(blocks.resample_sums([x], n_resamples, Stream(6))[0],
+    assert np.array_equal(lanes.resample_sums([x], n_resamples, Stream(6))[0],
                           _reference(x, n_resamples, Stream(6)))
     assert reads  # the read-on path ran
 
@@ -112,19 +113,19 @@ def test_a_task_reads_on_when_its_slack_is_short(monkeypatch: pytest.MonkeyPatch
 def test_a_rejection_inside_a_lane_packs_that_lane_only(monkeypatch: pytest.MonkeyPatch) -> None:
     n, n_resamples = N_REJECTING, 40
     monkeypatch.setattr(blocks, "cores", lambda: 1)
-    monkeypatch.setattr(blocks, "TASK_LANES", 20)
-    monkeypatch.setattr(blocks, "TASK_CELLS", 20 * n)
+    monkeypatch.setattr(lanes, "TASK_LANES", 20)
+    monkeypatch.setattr(lanes, "TASK_CELLS", 20 * n)
     packed: list[int] = []
-    real = blocks._Worker.pieces
+    real = lanes._Worker.pieces
 
-    def pieces(self: blocks._Worker, *a: object) -> list[tuple[int, np.ndarray]]:
+    def pieces(self: lanes._Worker, *a: object) -> list[tuple[int, np.ndarray]]:
         out = real(self, *a)  # type: ignore[arg-type]
         packed.extend(lane for lane, values in out if values.base is self.packed)
         return out
 
-    monkeypatch.setattr(blocks._Worker, "pieces", pieces)
+    monkeypatch.setattr(lanes._Worker, "pieces", pieces)
     x = _spread(n, 4)
-    assert np.array_equal(blocks.resample_sums([x], n_resamples, Stream(8))[0],
+    assert np.array_equal(lanes.resample_sums([x], n_resamples, Stream(8))[0],
                           _reference(x, n_resamples, Stream(8)))
     assert 0 < len(packed) <= _rejections(n, n * n_resamples + 200, 8)
 
@@ -144,14 +145,14 @@ def test_a_reader_gives_the_streams_values_at_any_offset(
 
 def test_a_failing_task_stops_every_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(blocks, "cores", lambda: 2)
-    monkeypatch.setattr(blocks, "TASK_LANES", 2)
-    real = blocks._Worker.sums
+    monkeypatch.setattr(lanes, "TASK_LANES", 2)
+    real = lanes._Worker.sums
 
-    def sums(self: blocks._Worker, pieces: list, start: int, m: int) -> None:
+    def sums(self: lanes._Worker, pieces: list, start: int, m: int) -> None:
         if start == 6:
             raise RuntimeError("task 3 failed")
         real(self, pieces, start, m)
 
-    monkeypatch.setattr(blocks._Worker, "sums", sums)
+    monkeypatch.setattr(lanes._Worker, "sums", sums)
     with pytest.raises(RuntimeError, match="task 3 failed"):
-        blocks.resample_sums([np.arange(50.0)], 40, Stream(0))
+        lanes.resample_sums([np.arange(50.0)], 40, Stream(0))
