@@ -122,7 +122,19 @@ def verdict(c: Comparison) -> str:
     return f"max endpoint gap {c.gap:.5f} {inside} MC tolerance {c.tolerance:.5f}"
 
 
+def machine() -> str:
+    """The cores this process may use and the load on them: the index path takes every core,
+    so its figure is only as good as the cores that were free (compare interleaved runs)."""
+    import os
+
+    from logbook.stats._blocks import cores
+
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    return f"  machine: {cores()} cores for this process, load average {load} (1, 5, 15 min)"
+
+
 def main() -> None:
+    print(machine())
     c = compare(*make_binary())
     status = "ok" if c.ratio >= BUDGET else "UNDER BUDGET"
     print(

@@ -1,17 +1,18 @@
-"""The bootstrap's index path, in blocks that fit the cache (issue 22: no cliffs).
+"""The bootstrap's index path, in pieces that fit the cache (issue 22: no cliffs).
 
 Resample r of n items is the stream's indices r*n ... r*n + n-1 (docs/statistics.md, "The
 random stream"); a mean's resample is the sum of its items' values added left to right,
 divided by n. Neither the blocks nor the thread change a digit:
 
 * the i-th index is the stream's i-th accepted value however the draws are split into calls
-  (Stream.indices), so indices are drawn in calls of about ``DRAW_CELLS``, whose
-  temporaries stay in the core's cache, into a block of ``lanes`` whole resamples;
-* a block's sums are taken over the columns of its transpose, ``SEGMENT_CELLS`` at a time:
-  each resample is one lane of an elementwise add, so each is still added left to right
-  (``_exact.lane_sums``), the running sums carried from one segment into the next;
-* with a second core and enough blocks, one thread draws block k+1 while block k is summed;
-  the stream is read by that thread alone, in order.
+  (Stream.indices, and a Reader at any offset);
+* sums are taken over the columns of a transposed block, a segment at a time: each resample
+  is one lane of an elementwise add, so each is still added left to right
+  (``_exact.lane_sums``), the running sums carried from one segment into the next.
+
+Here, ``resample`` (any statistic): blocks of (m, n) indices in stream order, one thread
+drawing block k+1 while block k is reduced. Means and cluster sums take ``_lanes`` instead
+(tasks of whole resamples on every core); ``sums_of`` over these blocks is its reference.
 """
 
 from __future__ import annotations

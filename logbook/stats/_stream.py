@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -91,6 +92,23 @@ class Stream:
         self._halves = halves[count:].copy()  # at most one value: not a view of the block
         return halves[:count]
 
+    def mark(self) -> Mark:
+        """The stream's position, from which a ``Reader`` reads ahead (in any thread)."""
+        return Mark(self._bits.state, self._halves.copy())
+
+    def skip(self, count: int) -> None:
+        """Move past the next ``count`` 32-bit values, as reading them would (a half-word left
+        unused waits for the next call)."""
+        held = self._halves
+        if count <= held.size:
+            self._halves = held[count:]
+            return
+        rest = count - held.size
+        self._bits.advance(rest // 2)
+        self._halves = _EMPTY
+        if rest % 2:
+            self._halves = self._take(2)[1:].copy()
+
     def binomial(self, trials: NDArray[np.int64], q: float) -> NDArray[np.int64]:
         """One Binomial(trials[r], q) draw per row r (trials >= 0, 0 <= q <= 1).
 
@@ -135,6 +153,64 @@ class Stream:
         if hit is None:
             hit = self._cache[key] = _Tables.build(ms, q)
         return hit
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A position in a stream: its bit generator's state and the half-word it holds."""
+
+    state: Any  # numpy's PCG64 state (a dict)
+    held: NDArray[np.uint32]
+
+
+class Reader:
+    """The 32-bit values after a mark, read at any offset on a bit generator of its own: the
+    value ``held.size + 2k`` is word k's low half, the next its high half (``Stream._take``'s
+    order), so that readers in several threads give the values one stream gives in turn.
+    One per thread; reading on from where the last read stopped costs no seek."""
+
+    def __init__(self, mark: Mark) -> None:
+        self._mark = mark
+        self._bits = np.random.PCG64(0)
+        self._word = -1  # the word the bit generator gives next (-1: not yet placed)
+        self._spare = (-1, 0)  # (value, its 32 bits): the high half of the last word read
+
+    def fill(self, out: NDArray[np.uint32], start: int) -> None:
+        """out[:] = the values start ... start + out.size - 1."""
+        held, i = self._mark.held, 0
+        if start < held.size:
+            i = min(held.size - start, out.size)
+            out[:i] = held[start : start + i]
+        v = start + i - held.size  # the first value to come from words
+        if i < out.size and self._spare[0] == v:
+            out[i] = self._spare[1]
+            i, v = i + 1, v + 1
+        if i == out.size:
+            return
+        if v // 2 != self._word:
+            self._bits.state = self._mark.state
+            self._bits.advance(v // 2)
+            self._word = v // 2
+        rest = out.size - i
+        if v % 2:  # begins with a high half: the word's low half is skipped
+            out[i] = self._halves(1)[1]
+            i, rest = i + 1, rest - 1
+        if rest // 2:
+            out[i : i + rest - rest % 2] = self._halves(rest // 2)
+        if rest % 2:
+            last = self._halves(1)
+            out[-1] = last[0]
+            self._spare = (2 * self._word - 1, int(last[1]))
+
+    def values(self, start: int, count: int) -> NDArray[np.uint32]:
+        out = np.empty(count, dtype=np.uint32)
+        self.fill(out, start)
+        return out
+
+    def _halves(self, words: int) -> NDArray[np.uint32]:
+        w = np.asarray(self._bits.random_raw(words), dtype=np.uint64)
+        self._word += words
+        return w.astype("<u8", copy=False).view("<u4")
 
 
 _GROUP = 5  # bits of d per table draw: 32 stacked tables per group

@@ -15,9 +15,10 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from ._blocks import resample, sums_of
+from ._blocks import blocks, resample, sums_of
 from ._exact import row_sums, weighted_counts, xdot, xmean, xsum
 from ._intervals import _Dist, _interval, _se
+from ._lanes import resample_sums
 from ._multinomial import counts_path_is_cheaper, multinomial_counts
 from ._results import Estimate
 from ._stream import Stream
@@ -73,6 +74,20 @@ def _jackknife_general(
     return out, counts
 
 
+def _sums(columns: tuple[NDArray[np.float64], ...], n_resamples: int,
+          stream: Stream) -> list[NDArray[np.float64]]:
+    """Each column's sums over the resamples' indices: on every core for the logbook's
+    stream; block by block for any other source of indices (the tests' scipy draws)."""
+    if isinstance(stream, Stream):
+        return resample_sums(columns, n_resamples, stream)
+    of = [sums_of(c) for c in columns]
+    out = [np.empty(n_resamples) for _ in columns]
+    for start, block in blocks(columns[0].size, n_resamples, stream):
+        for f, o in zip(of, out, strict=True):
+            o[start : start + block.shape[0]] = f(block)
+    return out
+
+
 def _distribution(
     x: NDArray[np.float64],
     statistic: StatisticArg,
@@ -88,8 +103,8 @@ def _distribution(
         sums = np.asarray(np.bincount(codes, weights=x), dtype=np.float64)
         sizes = np.bincount(codes).astype(np.float64)
         total, count = xsum(sums), xsum(sizes)
-        of_sums, of_sizes = sums_of(sums), sums_of(sizes)
-        boot = resample(sums.size, n_resamples, stream, lambda i: of_sums(i) / of_sizes(i))
+        top, bottom = _sums((sums, sizes), n_resamples, stream)
+        boot = top / bottom
         jack = (total - sums) / (count - sizes)
         return float(total / count), boot, jack, np.ones_like(jack)
     if statistic == "mean":
@@ -106,8 +121,7 @@ def _distribution(
                 draws = multinomial_counts(counts, m, stream, _MAX_CELLS)
                 boot[start : start + m] = weighted_counts(draws, uniq) / n
             return theta, boot, jack, counts.astype(np.float64)
-        of_x = sums_of(x)
-        boot = resample(n, n_resamples, stream, lambda i: of_x(i) / n)
+        boot = _sums((x,), n_resamples, stream)[0] / n
         return xmean(x), boot, jack, counts.astype(np.float64)
     reduce = _reducer(statistic)
     theta_hat = float(reduce(x[None, :])[0])

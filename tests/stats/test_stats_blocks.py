@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import logbook.stats._blocks as blocks
 import logbook.stats._exact as exact
+import logbook.stats._lanes as lanes
 import logbook.stats.resampling as resampling
 from logbook.stats import bootstrap, paired
 from logbook.stats._exact import column_sums, lane_sums, row_sums
@@ -87,10 +88,10 @@ def test_the_probe_tells_sequential_from_pairwise_sums() -> None:
 def _path(monkeypatch: pytest.MonkeyPatch, values: np.ndarray) -> str:
     """Which path the mean's bootstrap takes (the real functions, wrapped to record)."""
     taken: list[str] = []
-    counts_draw, index_draw = resampling.multinomial_counts, resampling.resample
+    counts_draw, index_draw = resampling.multinomial_counts, resampling.resample_sums
     monkeypatch.setattr(resampling, "multinomial_counts",
                         lambda *a: taken.append("counts") or counts_draw(*a))
-    monkeypatch.setattr(resampling, "resample",
+    monkeypatch.setattr(resampling, "resample_sums",
                         lambda *a: taken.append("indices") or index_draw(*a))
     bootstrap(values, n_resamples=50)
     return taken[0]
@@ -121,8 +122,14 @@ def test_the_statistics_doc_states_the_constants_the_code_uses() -> None:
         assert text in doc, text
     assert (blocks.LANES, blocks.DRAW_CELLS, blocks.SEGMENT_CELLS) == (64, 65536, 65536)
     assert blocks.MAX_BLOCK_CELLS == 1 << 20 and blocks.PIPELINE_BLOCKS == 4
-    for text in ("up to 64 resamples per block", "in calls of 65,536", "65,536 values at a time",
-                 "at least four blocks", "at most about a million indices"):
+    for text in ("blocks of up to 64 resamples", "in calls of 65,536", "at least four blocks",
+                 "(at most about a million indices)"):
+        assert text in doc, text
+    assert (lanes.TASK_LANES, lanes.TASK_CELLS, lanes.READ_CELLS, lanes.SUM_CELLS,
+            lanes.MAX_THREADS) == (256, 1 << 21, 65536, 65536, 8)
+    for text in ("tasks of up to 256 resamples", "at most about two million indices",
+                 "from the stream 65,536 at a time", "sums them 65,536 values at a time",
+                 "one per core, at most 8"):
         assert text in doc, text
 
 
