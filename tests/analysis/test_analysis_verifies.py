@@ -21,10 +21,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
+import prebuilt
 import pytest
 import rfc8785
 from builders import draft, plan_body, run_body, write_json, write_jsonl
 from conftest import CliResult, run_cli
+
+# the module's ledger is initialised once and copied into each test (tests/prebuilt.py)
+initialised, ledger_dir = prebuilt.initialised, prebuilt.ledger_dir
 
 SLUG = "verified-plan"
 BANNER = "this ledger does not verify: "

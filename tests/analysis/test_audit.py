@@ -7,11 +7,15 @@ import random
 from pathlib import Path
 from typing import Any
 
+import prebuilt
 import pytest
 from builders import draft, plan_body, write_json, write_jsonl
 from conftest import run_cli
 
 from logbook.analysis.audit.registry import rule_ids
+
+# the module's ledger is initialised once and copied into each test (tests/prebuilt.py)
+initialised, ledger_dir = prebuilt.initialised, prebuilt.ledger_dir
 
 N = 100
 SUITE_HASH = "sha256:" + "ab" * 32

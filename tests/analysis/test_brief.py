@@ -8,10 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import prebuilt
 import pytest
 from builders import plan_body, write_json, write_jsonl
 from conftest import run_cli
 from test_report import _run_with_score
+
+# the module's ledger is initialised once and copied into each test (tests/prebuilt.py)
+initialised, ledger_dir = prebuilt.initialised, prebuilt.ledger_dir
 
 
 def _brief() -> dict[str, Any]:

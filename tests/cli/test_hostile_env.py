@@ -483,12 +483,16 @@ def test_4_a_full_disk_loses_no_run_and_out_says_so(tmp_path: Path,
         assert verified(*acked) == before[0] + 2
 
 
+# the command starts a writer that holds the ledger's lock until the test releases it (the
+# file sys.argv[3] appears; at most 60 s), and exits 7 once the lock is held
 HOLD_LOCK = """
 import sqlite3, subprocess, sys, time
 holder = subprocess.Popen([sys.executable, "-c",
-    "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
-    "c.execute('BEGIN IMMEDIATE'); open(sys.argv[2], 'w').close(); time.sleep(8)",
-    sys.argv[1], sys.argv[2]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    "import os, sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+    "c.execute('BEGIN IMMEDIATE'); open(sys.argv[2], 'w').close(); end = time.time() + 60\\n"
+    "while not os.path.exists(sys.argv[3]) and time.time() < end: time.sleep(0.02)",
+    sys.argv[1], sys.argv[2], sys.argv[3]], stdout=subprocess.DEVNULL,
+    stderr=subprocess.DEVNULL)
 while True:
     try:
         open(sys.argv[2]).close()
@@ -507,13 +511,18 @@ def test_4_a_locked_ledger_keeps_the_record_beside_it(ledger_dir: Path, tmp_path
     before = head()
     db = ledger_dir / ".logbook" / "ledger.db"
     monkeypatch.setenv("LOGBOOK_LOCK_TIMEOUT", "0.5")
-    flag = tmp_path / "locked"
+    flag, release = tmp_path / "locked", tmp_path / "release"
     r = run_cli("run", "--outcomes", str(tmp_path / "none.jsonl"), "--", sys.executable, "-c",
-                HOLD_LOCK, str(db), str(flag))
+                HOLD_LOCK, str(db), str(flag), str(release))
     assert r.code == 7, r.err
     one_sentence(r, 7, "could not be appended", "locked", "logbook append --jsonl")
     recovered = sorted(db.parent.glob("recovered-run-*.jsonl"))
     assert len(recovered) == 1
+    # still locked: the record cannot be appended yet, and nothing changed
+    locked = run_cli("append", "--jsonl", str(recovered[0]), "--once", recovered[0].name)
+    one_sentence(locked, 3, "locked")
+    assert head() == before
+    release.touch()
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:  # until the lock holder is gone
         r = run_cli("append", "--jsonl", str(recovered[0]), "--once", recovered[0].name,

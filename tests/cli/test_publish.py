@@ -9,11 +9,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
+import prebuilt
 import pytest
 from builders import draft, static_server, write_jsonl
 from conftest import CliResult, run_cli
 
 from logbook.tlog import merkle, tiles
+
+# the module's ledger is initialised once and copied into each test (tests/prebuilt.py)
+initialised, ledger_dir = prebuilt.initialised, prebuilt.ledger_dir
 
 
 def ok(*args: str) -> CliResult:

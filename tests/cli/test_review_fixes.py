@@ -9,9 +9,13 @@ import os
 import sqlite3
 from pathlib import Path
 
+import prebuilt
 import pytest
 from builders import plan_body, write_json
 from conftest import run_cli
+
+# the module's ledger is initialised once and copied into each test (tests/prebuilt.py)
+initialised, ledger_dir = prebuilt.initialised, prebuilt.ledger_dir
 
 
 def _digest(path: Path) -> str:

@@ -9,10 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import prebuilt
 import pytest
 from builders import plan_body, run_body, write_json
 from conftest import run_cli
 from test_record import FIXTURES, LM_GEN, LM_SEED1, head, one_sentence, runs
+
+# the module's ledger is initialised once and copied into each test (tests/prebuilt.py)
+initialised, ledger_dir = prebuilt.initialised, prebuilt.ledger_dir
 
 H_A = "sha256:" + "a" * 64
 H_B = "sha256:" + "b" * 64

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import prebuilt
 from builders import plan_body, write_json
 from conftest import run_cli
 from test_record import (
@@ -22,6 +23,9 @@ from test_record import (
     one_sentence,
     runs,
 )
+
+# the module's ledger is initialised once and copied into each test (tests/prebuilt.py)
+initialised, ledger_dir = prebuilt.initialised, prebuilt.ledger_dir
 
 INSPECT_MAIN = FIXTURES / "inspect/run-main"
 INSPECT_ERRORS = FIXTURES / "inspect/run-errors"

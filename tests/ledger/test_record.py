@@ -22,12 +22,16 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import prebuilt
 import pytest
 from builders import plan_body, write_json, write_jsonl
 from conftest import run_cli
 
 from logbook import Ledger
 from logbook.ingest import inspect as inspect_log
+
+# the module's ledger is initialised once and copied into each test (tests/prebuilt.py)
+initialised, ledger_dir = prebuilt.initialised, prebuilt.ledger_dir
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 MANIFEST: dict[str, Any] = orjson.loads((FIXTURES / "MANIFEST.json").read_bytes())["files"]

@@ -22,6 +22,7 @@ import rfc8785
 from builders import draft, plan_body, run_body, write_json
 from conftest import CliResult, run_cli
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from prebuilt import Prebuilt, build_once, copy_into
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -120,11 +121,32 @@ def home(tmp_path: Path) -> Path:
     return tmp_path / "home"
 
 
+def _published(work: Path) -> None:
+    build(work)
+    ok("checkpoint", "--out", str(work / "published.checkpoint"))
+
+
+@pytest.fixture(scope="module")
+def initialised(tmp_path_factory: pytest.TempPathFactory) -> Prebuilt:
+    return build_once(tmp_path_factory, "initialised")
+
+
+@pytest.fixture(scope="module")
+def published_once(tmp_path_factory: pytest.TempPathFactory) -> Prebuilt:
+    return build_once(tmp_path_factory, "published", _published)
+
+
+@pytest.fixture
+def ledger_dir(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """The test's own copy of the module's ledger: the published one when the test takes
+    ``published``, a fresh one otherwise (tests/prebuilt.py)."""
+    source = "published_once" if "published" in request.fixturenames else "initialised"
+    return copy_into(request.getfixturevalue(source), tmp_path)
+
+
 @pytest.fixture
 def published(ledger_dir: Path) -> Path:
     """A ledger of 12 entries and its checkpoint, saved to a file as if published."""
-    build(ledger_dir)
-    ok("checkpoint", "--out", str(ledger_dir / "published.checkpoint"))
     return ledger_dir / "published.checkpoint"
 
 

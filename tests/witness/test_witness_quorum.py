@@ -11,10 +11,14 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
+import prebuilt
 import pytest
 from conftest import run_cli
 from running import Served, log_vkey, ok, running_witness, witness_key
 from test_witness_server import grow
+
+# the module's ledger is initialised once and copied into each test (tests/prebuilt.py)
+initialised, ledger_dir = prebuilt.initialised, prebuilt.ledger_dir
 
 
 @pytest.fixture
