@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BANNER", "NotVerified", "Verified", "check", "verified"]
 
-CHECKED_FORMAT = 1  # the layout of the state a checked copy records; another is made again
+CHECKED_FORMAT = 2  # the layout of the state a checked copy records; another is made again
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ def check(store: VerifyReads, keep: Iterable[str] = (),
         _raise_on_findings(result)
         if checked is not None:
             checked.replace(store.all_index_rows(), store.all_tree_nodes(), result.keys,
-                            _state(result))
+                            store.plan_shapes(), _state(result))  # type: ignore[attr-defined]
     return Verified(result.entries, result.head, result.ledger,
                     result.entries - result.unchecked, min(vouched, result.entries),
                     kept.entries)
@@ -175,7 +175,7 @@ def _resumed(store: Any, checked: CheckedCopy, state: dict[str, Any], kept: Any,
     _raise_on_findings(result)
     if result.entries > found.start:
         checked.extend(found.start, found.index_rows, found.tree_rows, found.keys,
-                       _state(result))
+                       found.shapes, _state(result))
     when = state.get("checked_at") or "an earlier check"
     reads = CheckedReads(store, checked, result.entries, result.head, str(when))
     entries = reads.kept(kept.kinds)

@@ -34,6 +34,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from logbook.findings import Finding
 from logbook.storage import index as derive
 from logbook.storage.base import CheckedCopy, KeyRow, TailReads
@@ -63,6 +65,7 @@ class Resumed:
     index_rows: list[tuple[Any, ...]] = field(default_factory=list)
     tree_rows: list[tuple[int, int, bytes]] = field(default_factory=list)
     keys: list[KeyRow] = field(default_factory=list)
+    shapes: list[tuple[int, str, str]] = field(default_factory=list)  # the new plans' shapes
 
 
 class CheckedDigests(Sequence[bytes]):
@@ -235,6 +238,10 @@ def _scan(store: TailReads, checked: CheckedCopy, chain: ChainVerifier, rows: It
         new_leaves.append(bytes.fromhex(chain.prev))
         if env is not None:
             derive.derive(expected, seq, chain.prev, env)
+            if env.get("kind") == "plan" and type(env.get("body")) is dict:
+                body = env["body"]
+                out.shapes.append((seq, chain.prev, orjson.dumps(
+                    [body.get("runs_per_arm"), body.get("arms")]).decode()))
     for table in tables:
         table.flush(None)
     result = out.result = chain.finish()

@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 import pytest
 import test_tamper
+from builders import plan_body, write_json
 from conftest import CliResult, run_cli
 from test_tamper import DB_ATTACKS, SLUG, Attacker, Scenario, copy_ledger, reindex
 
@@ -164,10 +165,13 @@ def test_resumed_outputs_equal_full_ones_and_carry_on(scenario: Scenario, cut: P
         assert checked["resumed_from"] == scenario.size + round_ * 2
         assert checked["signatures_checked"] == 0
         assert "this machine checked" in checked["checks"]
-        # two more entries: the next check checks those two and carries on from here
-        r = run_cli("--ledger", str(where), "note", f"round {round_}")
+        # two more entries (a plan: brief reads every plan's shape from the copy): the next
+        # check checks those two and carries on from here
+        plan = write_json(tmp_path / f"plan{round_}.json",
+                          plan_body(f"later-plan-{round_}", runs_per_arm=2, n_items=10))
+        r = run_cli("--ledger", str(where), "plan", str(plan))
         assert r.code == 0, r.err
-        r = run_cli("--ledger", str(where), "note", f"round {round_} again")
+        r = run_cli("--ledger", str(where), "note", f"round {round_}")
         assert r.code == 0, r.err
 
 

@@ -25,15 +25,20 @@ from typing import Any
 
 import orjson
 
-from logbook.storage.base import KeyRow
+from logbook.storage.base import KeyRow, PlanShape
 from logbook.storage.index import INDEX_COLUMNS, IndexRow
 from logbook.storage.sqlite.schema import DERIVED_SCHEMA
 from logbook.storage.sqlite.summaries import Summaries
 
-_TABLES = ("entry_index", "tree", "signing_keys")
-_SCHEMA = [s for s in DERIVED_SCHEMA if any(f" {t} " in s or f" {t}(" in s for t in _TABLES)] + [
+_TABLES = ("entry_index", "tree", "signing_keys", "plan_shapes")
+_SCHEMA = [s for s in DERIVED_SCHEMA
+           if any(f" {t} " in s or f" {t}(" in s for t in _TABLES[:3])] + [
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS entry_index_digest ON entry_index(digest)",
+    # each plan's [runs_per_arm, arms] as JSON text, from the checked bytes (what `brief`
+    # reads of every plan: logbook.storage.base.PlanShape)
+    "CREATE TABLE IF NOT EXISTS plan_shapes (seq INTEGER PRIMARY KEY, digest TEXT NOT NULL, "
+    "shape TEXT)",
 ]
 _BATCH = 500
 
@@ -85,21 +90,21 @@ class CheckedIndex(Summaries):
         return found if isinstance(found, dict) else None
 
     def replace(self, index: Iterable[tuple[Any, ...]], tree: Iterable[tuple[Any, ...]],
-                keys: list[KeyRow], state: dict[str, Any]) -> bool:
+                keys: list[KeyRow], shapes: Iterable[PlanShape], state: dict[str, Any]) -> bool:
         """Everything replaced by a full check's rows, in one transaction; False when the
         file cannot be written (nothing changes then)."""
-        return self._write(None, index, tree, keys, state)
+        return self._write(None, index, tree, keys, shapes, state)
 
     def extend(self, size: int, index: Iterable[tuple[Any, ...]],
                tree: Iterable[tuple[Any, ...]], keys: list[KeyRow],
-               state: dict[str, Any]) -> bool:
+               shapes: Iterable[PlanShape], state: dict[str, Any]) -> bool:
         """The rows of the entries checked after ``size`` added (the keys replaced), if the
         copy still covers ``size`` entries (another process may have moved it on)."""
-        return self._write(size, index, tree, keys, state)
+        return self._write(size, index, tree, keys, shapes, state)
 
     def _write(self, size: int | None, index: Iterable[tuple[Any, ...]],
                tree: Iterable[tuple[Any, ...]], keys: list[KeyRow],
-               state: dict[str, Any]) -> bool:
+               shapes: Iterable[PlanShape], state: dict[str, Any]) -> bool:
         conn = self.conn
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -119,6 +124,7 @@ class CheckedIndex(Summaries):
                 marks = ",".join("?" * len(INDEX_COLUMNS))
                 conn.executemany(f"INSERT OR REPLACE INTO entry_index VALUES ({marks})", index)
                 conn.executemany("INSERT OR REPLACE INTO tree VALUES (?,?,?)", tree)
+                conn.executemany("INSERT OR REPLACE INTO plan_shapes VALUES (?,?,?)", shapes)
                 if size is None:
                     for statement in _SCHEMA:
                         conn.execute(statement)
@@ -182,6 +188,9 @@ class CheckedIndex(Summaries):
             return [r[0] for r in self.conn.execute(sql, args)]
         rows = self.conn.execute(sql + " DESC LIMIT ?", [*args, last]).fetchall()
         return [r[0] for r in reversed(rows)]
+
+    def plan_shapes(self) -> list[PlanShape]:
+        return list(self.conn.execute("SELECT seq, digest, shape FROM plan_shapes ORDER BY seq"))
 
     def plan_digest_by_slug(self, slug: str) -> str | None:
         row = self.conn.execute("SELECT digest FROM entry_index WHERE slug = ?",

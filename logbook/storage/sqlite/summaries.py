@@ -17,6 +17,9 @@ def stored_entry(row: tuple[object, ...], conn: sqlite3.Connection) -> StoredEnt
     """The entry a row of (seq, digest, CAST(entry AS BLOB), signature) holds; StorageDamaged
     (exit 1, one sentence) when a column holds the wrong SQLite type, as an altered file can:
     no reader then prints bytes as a digest or crashes writing them as JSON."""
+    if (type(row[0]) is int and type(row[1]) is str and type(row[2]) is bytes
+            and type(row[3]) is str):  # the common case, without the loop below
+        return StoredEntry(*row)  # type: ignore[arg-type]
     for column, value, want in zip(("seq", "digest", "entry", "signature"), row,
                                    (int, str, bytes, str), strict=True):
         if not isinstance(value, want):
