@@ -112,3 +112,22 @@ def static_server(root: Path) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+# A process appending ``count`` entries (a run every third, notes between) to the ledger in
+# ``work`` with the user's key: `.format(tests=, work=, count=, w=)` and run with python -c.
+APPENDER = """
+import sys
+from pathlib import Path
+from logbook.crypto.signing import load_key
+from logbook.ledger.service import Ledger
+sys.path.insert(0, {tests!r})
+from builders import run_body
+key = load_key()
+with Ledger.open(Path({work!r})) as ledger:
+    for k in range({count}):
+        if k % 3 == 0:
+            ledger.append("run", run_body(None, None, n_items=30, seed=k, missing=k % 2), key)
+        else:
+            ledger.append("note", {{"text": "writer {w} note " + str(k)}}, key)
+"""

@@ -49,7 +49,13 @@ from logbook.verify.derived import (
     source_entry_of,
 )
 from logbook.verify.signatures import SignatureBatch, worth_a_pool
-from logbook.verify.stored import WINDOW, ExpectedRows, _as_text, check_checkpoint_rows
+from logbook.verify.stored import (
+    WINDOW,
+    ExpectedRows,
+    check_checkpoint_rows,
+    flush_window,
+    stored_as_found,
+)
 
 
 class StaleState(Exception):
@@ -219,21 +225,14 @@ def _scan(store: TailReads, checked: CheckedCopy, chain: ChainVerifier, rows: It
     upto, pending, new_leaves = start - 1, 0, []
     for seq, stored_digest, raw, signature, stored_as in rows:
         if pending >= WINDOW:
-            for table in tables:
-                table.flush(upto)
+            flush_window(tables, upto, chain, size, on_progress)
             pending = 0
-            if on_progress is not None:
-                on_progress(chain.expected_seq, size)
         if type(seq) is int and seq > upto:
             upto = seq
         pending += 1
         raw = bytes(raw)
-        if stored_as != "blob":
-            chain._find("storage", f"entry {seq} is stored as SQLite {stored_as}, not as the "
-                        "blob of its canonical bytes: the file was altered", seq,
-                        [hashlib.sha256(raw).hexdigest()])
-        stored_digest = _as_text(chain, seq, "digest", stored_digest, raw)
-        signature = _as_text(chain, seq, "signature", signature, raw)
+        stored_digest, signature = stored_as_found(chain, seq, stored_digest, raw, signature,
+                                                   stored_as)
         env = chain.feed(seq, stored_digest, raw, signature)
         new_leaves.append(bytes.fromhex(chain.prev))
         if env is not None:

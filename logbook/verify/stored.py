@@ -161,22 +161,14 @@ def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool,
     feed, derive_rows = chain.feed, derive.derive
     for seq, stored_digest, raw, signature, stored_as in store.raw_entries():
         if pending >= WINDOW:  # every row of the entries read so far is made: compare them
-            for table in tables:
-                table.flush(upto)
+            flush_window(tables, upto, chain, size, on_progress)
             pending = 0
-            if on_progress is not None:
-                on_progress(chain.expected_seq, size)
         if type(seq) is int and seq > upto:
             upto = seq
         pending += 1
-        if stored_as != "blob":
-            chain._find("storage", f"entry {seq} is stored as SQLite {stored_as}, not as the "
-                        "blob of its canonical bytes: the file was altered", seq,
-                        [hashlib.sha256(raw).hexdigest()])
-        if type(stored_digest) is not str:
-            stored_digest = _as_text(chain, seq, "digest", stored_digest, raw)
-        if type(signature) is not str:
-            signature = _as_text(chain, seq, "signature", signature, raw)
+        if stored_as != "blob" or type(stored_digest) is not str or type(signature) is not str:
+            stored_digest, signature = stored_as_found(chain, seq, stored_digest, raw,
+                                                       signature, stored_as)
         env = feed(seq, stored_digest, raw, signature)
         if env is None:
             continue
@@ -212,6 +204,27 @@ def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool,
     result = chain.finish()
     result.findings += later
     return result
+
+
+def flush_window(tables: list[StreamedTable], upto: int, chain: ChainVerifier, size: int,
+                 on_progress: Callable[[int, int], None] | None) -> None:
+    """Compare every stored row of the entries read so far, then say how far the scan is."""
+    for table in tables:
+        table.flush(upto)
+    if on_progress is not None:
+        on_progress(chain.expected_seq, size)
+
+
+def stored_as_found(chain: ChainVerifier, seq: Any, digest: Any, raw: bytes, signature: Any,
+                    stored_as: str) -> tuple[str, str]:
+    """An entry's row read as its text columns, with a finding for each column stored as
+    another SQLite type than logbook writes (the bytes a blob, the digest and signature text)."""
+    if stored_as != "blob":
+        chain._find("storage", f"entry {seq} is stored as SQLite {stored_as}, not as the "
+                    "blob of its canonical bytes: the file was altered", seq,
+                    [hashlib.sha256(raw).hexdigest()])
+    return (_as_text(chain, seq, "digest", digest, raw),
+            _as_text(chain, seq, "signature", signature, raw))
 
 
 def _as_text(chain: ChainVerifier, seq: int, column: str, value: Any, raw: bytes) -> str:

@@ -12,23 +12,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from builders import APPENDER
 from conftest import run_cli
-
-APPENDER = """
-import sys
-from pathlib import Path
-from logbook.crypto.signing import load_key
-from logbook.ledger.service import Ledger
-sys.path.insert(0, {tests!r})
-from builders import run_body
-key = load_key()
-with Ledger.open(Path({work!r})) as ledger:
-    for k in range({count}):
-        if k % 3 == 0:
-            ledger.append("run", run_body(None, None, n_items=30, seed=k), key)
-        else:
-            ledger.append("note", {{"text": "writer {w} note " + str(k)}}, key)
-"""
 
 READER = """
 import subprocess, sys, json

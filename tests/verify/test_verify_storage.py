@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from builders import draft, plan_body, run_body, write_json, write_jsonl
+from builders import APPENDER, draft, plan_body, run_body, write_json, write_jsonl
 from conftest import CliResult, run_cli
 
 SLUG = "storage-plan"
@@ -162,21 +162,6 @@ def test_a_stored_checkpoint_is_recomputed_by_plain_verify(honest: Path, tmp_pat
     assert len(messages) == 1 and "stored checkpoint 2" in messages[0], r.json
 
 
-APPENDER = """
-import sys
-from pathlib import Path
-from logbook.crypto.signing import load_key
-from logbook.ledger.service import Ledger
-sys.path.insert(0, {tests!r})
-from builders import run_body
-key = load_key()
-with Ledger.open(Path({work!r})) as ledger:
-    for k in range({count}):
-        if k % 3 == 0:
-            ledger.append("run", run_body(None, None, n_items=30, seed=k, missing=k % 2), key)
-        else:
-            ledger.append("note", {{"text": "writer {w} note " + str(k)}}, key)
-"""
 
 
 @pytest.mark.slow

@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from logbook.storage.base import KeyRow, PlanShape
-from logbook.storage.index import INDEX_COLUMNS, IndexRow
+from logbook.storage.index import INDEX_COLUMNS
 from logbook.storage.sqlite.schema import DERIVED_SCHEMA
 from logbook.storage.sqlite.summaries import Summaries
 
@@ -192,21 +192,6 @@ class CheckedIndex(Summaries):
     def plan_shapes(self) -> list[PlanShape]:
         return list(self.conn.execute("SELECT seq, digest, shape FROM plan_shapes ORDER BY seq"))
 
-    def plan_digest_by_slug(self, slug: str) -> str | None:
-        row = self.conn.execute("SELECT digest FROM entry_index WHERE slug = ?",
-                                (slug,)).fetchone()
-        return row[0] if row else None
-
-    def retractions_of(self, digests: list[str]) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for i in range(0, len(digests), _BATCH):
-            chunk = digests[i:i + _BATCH]
-            for target, digest in self.conn.execute(
-                    "SELECT target, digest FROM entry_index WHERE kind = 'retraction' AND "
-                    f"target IN ({','.join('?' * len(chunk))}) ORDER BY seq", chunk):
-                out.setdefault(target, []).append(digest)
-        return out
-
     def plans_touched(self, retracted: list[str]) -> set[str]:
         """Summaries.plans_touched over this copy (the digest is in the index itself)."""
         out = {r[0] for r in self.conn.execute(
@@ -218,16 +203,6 @@ class CheckedIndex(Summaries):
                 f"SELECT plan FROM entry_index WHERE digest IN ({','.join('?' * len(chunk))}) "
                 "AND plan IS NOT NULL", chunk))
         return out
-
-    def key_is_valid(self, fingerprint: str) -> bool:
-        row = self.conn.execute("SELECT revoked_seq FROM signing_keys WHERE fingerprint = ?",
-                                (fingerprint,)).fetchone()
-        return row is not None and row[0] is None
-
-    def signing_keys(self) -> list[KeyRow]:
-        return list(self.conn.execute(
-            "SELECT fingerprint, name, public, added_seq, revoked_seq FROM signing_keys "
-            "ORDER BY added_seq"))
 
     def tree_node(self, level: int, idx: int) -> bytes | None:
         """A node of the checked tree (level 0: the leaf hash of entry idx), None if absent."""
@@ -242,15 +217,6 @@ class CheckedIndex(Summaries):
         row = self.conn.execute("SELECT hash FROM tree WHERE level = ? AND idx = ?",
                                 (level, idx)).fetchone()
         return bytes(row[0]) if row else None
-
-    def index_rows(self, seqs: list[int]) -> list[IndexRow]:
-        out: list[IndexRow] = []
-        for i in range(0, len(seqs), _BATCH):
-            chunk = seqs[i:i + _BATCH]
-            out += (IndexRow(*r) for r in self.conn.execute(
-                f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index WHERE seq IN "
-                f"({','.join('?' * len(chunk))}) ORDER BY seq", chunk))
-        return out
 
 
 def _remove(path: Path) -> None:

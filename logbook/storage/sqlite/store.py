@@ -20,7 +20,6 @@ from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
 from logbook.storage.base import (
     AuditRow,
     CheckpointRow,
-    KeyRow,
     RawEntry,
     StoredEntry,
     Txn,
@@ -285,38 +284,12 @@ class SQLiteStore(Summaries, BlobFiles, TailRows):
         while rows := cur.fetchmany(5000):
             yield from rows
 
-    def plan_digest_by_slug(self, slug: str) -> str | None:
-        row = self.conn.execute("SELECT digest FROM entry_index WHERE slug = ?",
-                                (slug,)).fetchone()
-        return row[0] if row else None
-
     def kind_of(self, digest: str) -> tuple[int, str] | None:
         # the digest is looked up through entries' own unique index (one index fewer to write)
         row = self.conn.execute("SELECT i.seq, i.kind FROM entries e JOIN entry_index i "
                                 "ON i.seq = e.seq WHERE e.digest = ?",
                                 (digest,)).fetchone()
         return (row[0], row[1]) if row else None
-
-    def retractions_of(self, digests: list[str]) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for i in range(0, len(digests), 500):
-            chunk = digests[i:i + 500]
-            marks = ",".join("?" * len(chunk))
-            for target, digest in self.conn.execute(
-                    f"SELECT target, digest FROM entry_index WHERE kind = 'retraction' "
-                    f"AND target IN ({marks}) ORDER BY seq", chunk):
-                out.setdefault(target, []).append(digest)
-        return out
-
-    def key_is_valid(self, fingerprint: str) -> bool:
-        row = self.conn.execute("SELECT revoked_seq FROM signing_keys WHERE fingerprint = ?",
-                                (fingerprint,)).fetchone()
-        return row is not None and row[0] is None
-
-    def signing_keys(self) -> list[KeyRow]:
-        return list(self.conn.execute(
-            "SELECT fingerprint, name, public, added_seq, revoked_seq FROM signing_keys "
-            "ORDER BY added_seq"))
 
     def once_digest(self, key: str) -> str | None:
         row = self.conn.execute("SELECT digest FROM once_keys WHERE key = ?", (key,)).fetchone()

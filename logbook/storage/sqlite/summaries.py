@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 
 from logbook.errors import StorageDamaged
-from logbook.storage.base import PlanShape, RunCount, StoredEntry, sql_type
+from logbook.storage.base import KeyRow, PlanShape, RunCount, StoredEntry, sql_type
 from logbook.storage.index import INDEX_COLUMNS, IndexRow, mentioning
 
 SCAN_BATCH = 5000  # entries per buffer in entries_mentioning
@@ -32,7 +32,9 @@ def stored_entry(row: tuple[object, ...], conn: sqlite3.Connection) -> StoredEnt
 
 
 class Summaries:
-    """Read-only queries for `brief`; mixed into SQLiteStore, which owns the connection."""
+    """Read-only queries on the derived tables (for `brief`, slugs, retractions and keys);
+    mixed into SQLiteStore, which owns the connection, and into this machine's checked copy
+    (logbook.storage.sqlite.checked), which holds the same tables."""
 
     conn: sqlite3.Connection
 
@@ -134,3 +136,29 @@ class Summaries:
         return [IndexRow(*r) for r in self.conn.execute(
             f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index WHERE kind = 'run' AND "
             "session = ? ORDER BY seq", (session,))]
+
+    def plan_digest_by_slug(self, slug: str) -> str | None:
+        row = self.conn.execute("SELECT digest FROM entry_index WHERE slug = ?",
+                                (slug,)).fetchone()
+        return row[0] if row else None
+
+    def retractions_of(self, digests: list[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for i in range(0, len(digests), 500):
+            chunk = digests[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            for target, digest in self.conn.execute(
+                    f"SELECT target, digest FROM entry_index WHERE kind = 'retraction' "
+                    f"AND target IN ({marks}) ORDER BY seq", chunk):
+                out.setdefault(target, []).append(digest)
+        return out
+
+    def key_is_valid(self, fingerprint: str) -> bool:
+        row = self.conn.execute("SELECT revoked_seq FROM signing_keys WHERE fingerprint = ?",
+                                (fingerprint,)).fetchone()
+        return row is not None and row[0] is None
+
+    def signing_keys(self) -> list[KeyRow]:
+        return list(self.conn.execute(
+            "SELECT fingerprint, name, public, added_seq, revoked_seq FROM signing_keys "
+            "ORDER BY added_seq"))
