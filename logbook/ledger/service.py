@@ -31,8 +31,8 @@ from logbook.storage.base import (
     KeyRow,
     Store,
     StoredEntry,
+    TailReads,
     Txn,
-    VerifyReads,
 )
 from logbook.tlog import merkle
 
@@ -151,7 +151,7 @@ class Ledger:
         whatever is appended meanwhile."""
         return self._store.snapshot()
 
-    def verify_reads(self) -> VerifyReads:
+    def verify_reads(self) -> TailReads:
         """What the auditor reads (logbook.verify): raw entries, derived tables, checkpoints."""
         return self._store
 

@@ -180,8 +180,10 @@ class VerifyReads(Protocol):
 
 
 class TailReads(VerifyReads, Protocol):
-    """What the check that resumes from an earlier one reads (logbook.verify.resume): the
-    rows of the entries from a given seq on, and every stored tree node that covers them."""
+    """What the analysis check reads besides (logbook.verify.integrity): for the check that
+    resumes from an earlier one (logbook.verify.resume), the rows of the entries from a given
+    seq on and every stored tree node that covers them; for the checked copy it makes, some
+    entries by seq and the plans' shapes."""
 
     def raw_entries_since(self, seq: int) -> Iterator[RawEntry]: ...
 
@@ -194,6 +196,8 @@ class TailReads(VerifyReads, Protocol):
     def tree_nodes_since(self, size: int) -> Iterable[tuple[int, int, bytes]]: ...
 
     def entries_at(self, seqs: list[int]) -> list[StoredEntry]: ...
+
+    def plan_shapes(self) -> list[PlanShape]: ...
 
 
 class CheckedCopy(Protocol):
@@ -282,7 +286,7 @@ class BriefReads(Protocol):
     def checkpoints(self, checked: bool = True) -> list[CheckpointRow]: ...
 
 
-class Store(EntryReads, VerifyReads, BriefReads, Protocol):
+class Store(EntryReads, TailReads, BriefReads, Protocol):
     """One ledger store, open for writing (migrated) or read-only (never migrated)."""
 
     @property

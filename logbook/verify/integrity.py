@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from logbook.storage.base import VerifyReads
+from logbook.storage.base import TailReads, VerifyReads
 from logbook.verify.refusal import BANNER, NotVerified
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ def _latest_checkpoint_size(store: VerifyReads) -> int:
         return 0
 
 
-def check(store: VerifyReads, keep: Iterable[str] = (),
+def check(store: TailReads, keep: Iterable[str] = (),
           on_progress: Callable[[int, int], None] | None = None,
           checked: CheckedCopy | None = None) -> Verified:
     """Run the check in one read transaction (the caller's, when it holds one); NotVerified
@@ -116,7 +116,7 @@ def check(store: VerifyReads, keep: Iterable[str] = (),
         _raise_on_findings(result)
         if checked is not None:
             checked.replace(store.all_index_rows(), store.all_tree_nodes(), result.keys,
-                            store.plan_shapes(), _state(result))  # type: ignore[attr-defined]
+                            store.plan_shapes(), _state(result))
     return Verified(result.entries, result.head, result.ledger,
                     result.entries - result.unchecked, min(vouched, result.entries),
                     kept.entries)
@@ -144,7 +144,7 @@ def _state(result: Any) -> dict[str, Any]:
                                                                                   "Z")}
 
 
-def _usable_state(store: VerifyReads, checked: CheckedCopy | None) -> dict[str, Any] | None:
+def _usable_state(store: TailReads, checked: CheckedCopy | None) -> dict[str, Any] | None:
     """The checked copy's state, if it is of this ledger (its genesis names the same ledger:
     another ledger at the same place starts the copy again)."""
     import orjson
@@ -155,14 +155,14 @@ def _usable_state(store: VerifyReads, checked: CheckedCopy | None) -> dict[str, 
                                                       ("ledger", str))) or state["size"] < 1:
         return None  # none, or of another version: checked in full, and made again
     try:
-        first = store.entries_at([0])  # type: ignore[attr-defined]
+        first = store.entries_at([0])
         ledger = orjson.loads(first[0].entry).get("ledger") if first else None
     except (orjson.JSONDecodeError, AttributeError, IndexError):
         return None
     return state if ledger is not None and ledger == state.get("ledger") else None
 
 
-def _resumed(store: Any, checked: CheckedCopy, state: dict[str, Any], kept: Any,
+def _resumed(store: TailReads, checked: CheckedCopy, state: dict[str, Any], kept: Any,
              on_progress: Callable[[int, int], None] | None) -> Verified | None:
     from logbook.verify.checked_reads import CheckedReads
     from logbook.verify.resume import StaleState, resume
@@ -184,7 +184,7 @@ def _resumed(store: Any, checked: CheckedCopy, state: dict[str, Any], kept: Any,
 
 
 @contextmanager
-def verified(store: VerifyReads, keep: Iterable[str] = (),
+def verified(store: TailReads, keep: Iterable[str] = (),
              on_progress: Callable[[int, int], None] | None = None,
              checked: CheckedCopy | None = None) -> Iterator[Verified]:
     """Check the ledger (``ledger.verify_reads()``), then keep its read transaction open for
