@@ -28,7 +28,7 @@ import orjson
 from logbook.storage.base import KeyRow, PlanShape
 from logbook.storage.index import INDEX_COLUMNS
 from logbook.storage.sqlite.schema import DERIVED_SCHEMA
-from logbook.storage.sqlite.summaries import Summaries
+from logbook.storage.sqlite.summaries import IndexQueries
 
 _TABLES = ("entry_index", "tree", "signing_keys", "plan_shapes")
 _SCHEMA = [s for s in DERIVED_SCHEMA
@@ -43,11 +43,11 @@ _SCHEMA = [s for s in DERIVED_SCHEMA
 _BATCH = 500
 
 
-class CheckedIndex(Summaries):
+class CheckedIndex(IndexQueries):
     """The checked copy of one ledger's index, tree and keys, and the state they cover.
 
-    The summaries `brief` reads from the index alone (completed_counts, run_counts,
-    latest_session, session_runs) are Summaries' own queries over this file's entry_index."""
+    The queries on the index and keys alone (completed_counts, run_counts, latest_session,
+    session_runs, slugs, retractions, keys) are IndexQueries' own, over this file's tables."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn, self.path = conn, path

@@ -31,31 +31,12 @@ def stored_entry(row: tuple[object, ...], conn: sqlite3.Connection) -> StoredEnt
     return StoredEntry(*row)  # type: ignore[arg-type]
 
 
-class Summaries:
-    """Read-only queries on the derived tables (for `brief`, slugs, retractions and keys);
-    mixed into SQLiteStore, which owns the connection, and into this machine's checked copy
-    (logbook.storage.sqlite.checked), which holds the same tables."""
+class IndexQueries:
+    """Read-only queries on the derived tables alone (the index and the keys): mixed into
+    SQLiteStore, which owns the connection, and into this machine's checked copy
+    (logbook.storage.sqlite.checked), which holds the same tables but no entries."""
 
     conn: sqlite3.Connection
-
-    def entries_mentioning(self, kinds: tuple[str, ...], after: int,
-                           needles: list[str]) -> list[StoredEntry]:
-        """Entries of ``kinds`` after seq ``after`` whose bytes contain any of ``needles``, so
-        that callers parse only the candidates. The search runs over batches of entries joined
-        into one buffer (bytes.find is a fast substring search; SQLite's instr() is not)."""
-        if not needles:
-            return []
-        wanted = [n.encode() for n in needles]
-        cur = self.conn.execute(
-            "SELECT e.seq, e.digest, CAST(e.entry AS BLOB), e.signature FROM entries e "
-            "JOIN entry_index i "
-            f"ON i.seq = e.seq WHERE i.kind IN ({','.join('?' * len(kinds))}) AND i.seq > ? "
-            "ORDER BY i.seq", [*kinds, after])
-        found: list[StoredEntry] = []
-        while rows := cur.fetchmany(SCAN_BATCH):
-            found += (stored_entry(rows[i], self.conn)
-                      for i in mentioning([bytes(r[2]) for r in rows], wanted))
-        return found
 
     def completed_counts(self) -> dict[tuple[str, str], int]:
         """Completed runs per (plan, arm), retracted ones included (brief looks again at plans
@@ -64,55 +45,6 @@ class Summaries:
             "SELECT plan, arm, count(*) FROM entry_index INDEXED BY entry_index_runs "
             "WHERE kind = 'run' AND plan IS NOT NULL AND status = 'completed' "
             "GROUP BY plan, arm")}
-
-    def plan_shapes(self) -> list[PlanShape]:
-        """(seq, digest, JSON text of [body.runs_per_arm, body.arms]) of every plan, extracted
-        by SQLite's JSON functions so that no finished plan is parsed in Python (an SQLite
-        built without them, before 3.38, gets the same from Python)."""
-        try:
-            return list(self.conn.execute(
-                "SELECT i.seq, i.digest, json_extract(CAST(e.entry AS TEXT), "
-                "'$.body.runs_per_arm', '$.body.arms') FROM entry_index i JOIN entries e "
-                "ON e.seq = i.seq WHERE i.kind = 'plan' ORDER BY i.seq"))
-        except sqlite3.OperationalError as exc:
-            if "json_extract" not in str(exc):
-                raise
-            return self.plan_shapes_parsed()
-
-    def plan_shapes_parsed(self) -> list[PlanShape]:
-        """plan_shapes by parsing each plan in Python."""
-        import orjson
-
-        out = []
-        for seq, digest, entry in self.conn.execute(
-                "SELECT i.seq, i.digest, CAST(e.entry AS BLOB) FROM entry_index i JOIN entries e "
-                "ON e.seq = i.seq WHERE i.kind = 'plan' ORDER BY i.seq"):
-            body = orjson.loads(entry).get("body") or {}
-            shape = [body.get("runs_per_arm"), body.get("arms")]
-            out.append((seq, digest, orjson.dumps(shape).decode()))
-        return out
-
-    def plans_touched(self, retracted: list[str]) -> set[str]:
-        """Plans whose run counts a glance at the index may get wrong: amended ones, and the
-        plans of these retracted entries (and those entries themselves)."""
-        out = {r[0] for r in self.conn.execute(
-            "SELECT DISTINCT plan FROM entry_index WHERE kind = 'amendment' AND plan IS NOT NULL")}
-        for i in range(0, len(retracted), 500):
-            chunk = retracted[i:i + 500]
-            out.update(chunk)
-            out.update(r[0] for r in self.conn.execute(
-                "SELECT i.plan FROM entries e JOIN entry_index i ON i.seq = e.seq WHERE "
-                f"e.digest IN ({','.join('?' * len(chunk))}) AND i.plan IS NOT NULL", chunk))
-        return out
-
-    def entries_at(self, seqs: list[int]) -> list[StoredEntry]:
-        out: list[StoredEntry] = []
-        for i in range(0, len(seqs), 500):
-            chunk = seqs[i:i + 500]
-            out += (stored_entry(r, self.conn) for r in self.conn.execute(
-                "SELECT seq, digest, CAST(entry AS BLOB), signature FROM entries WHERE seq IN "
-                f"({','.join('?' * len(chunk))}) ORDER BY seq", chunk))
-        return sorted(out, key=lambda e: e.seq)
 
     def run_counts(self, plans: list[str]) -> list[RunCount]:
         """(plan, arm, status, count, last seq) of the unretracted runs of these plans."""
@@ -162,3 +94,75 @@ class Summaries:
         return list(self.conn.execute(
             "SELECT fingerprint, name, public, added_seq, revoked_seq FROM signing_keys "
             "ORDER BY added_seq"))
+
+
+class Summaries(IndexQueries):
+    """The summaries `brief` reads that need the entries' bytes too; mixed into SQLiteStore."""
+
+    def entries_mentioning(self, kinds: tuple[str, ...], after: int,
+                           needles: list[str]) -> list[StoredEntry]:
+        """Entries of ``kinds`` after seq ``after`` whose bytes contain any of ``needles``, so
+        that callers parse only the candidates. The search runs over batches of entries joined
+        into one buffer (bytes.find is a fast substring search; SQLite's instr() is not)."""
+        if not needles:
+            return []
+        wanted = [n.encode() for n in needles]
+        cur = self.conn.execute(
+            "SELECT e.seq, e.digest, CAST(e.entry AS BLOB), e.signature FROM entries e "
+            "JOIN entry_index i "
+            f"ON i.seq = e.seq WHERE i.kind IN ({','.join('?' * len(kinds))}) AND i.seq > ? "
+            "ORDER BY i.seq", [*kinds, after])
+        found: list[StoredEntry] = []
+        while rows := cur.fetchmany(SCAN_BATCH):
+            found += (stored_entry(rows[i], self.conn)
+                      for i in mentioning([bytes(r[2]) for r in rows], wanted))
+        return found
+
+    def plan_shapes(self) -> list[PlanShape]:
+        """(seq, digest, JSON text of [body.runs_per_arm, body.arms]) of every plan, extracted
+        by SQLite's JSON functions so that no finished plan is parsed in Python (an SQLite
+        built without them, before 3.38, gets the same from Python)."""
+        try:
+            return list(self.conn.execute(
+                "SELECT i.seq, i.digest, json_extract(CAST(e.entry AS TEXT), "
+                "'$.body.runs_per_arm', '$.body.arms') FROM entry_index i JOIN entries e "
+                "ON e.seq = i.seq WHERE i.kind = 'plan' ORDER BY i.seq"))
+        except sqlite3.OperationalError as exc:
+            if "json_extract" not in str(exc):
+                raise
+            return self.plan_shapes_parsed()
+
+    def plan_shapes_parsed(self) -> list[PlanShape]:
+        """plan_shapes by parsing each plan in Python."""
+        import orjson
+
+        out = []
+        for seq, digest, entry in self.conn.execute(
+                "SELECT i.seq, i.digest, CAST(e.entry AS BLOB) FROM entry_index i JOIN entries e "
+                "ON e.seq = i.seq WHERE i.kind = 'plan' ORDER BY i.seq"):
+            body = orjson.loads(entry).get("body") or {}
+            shape = [body.get("runs_per_arm"), body.get("arms")]
+            out.append((seq, digest, orjson.dumps(shape).decode()))
+        return out
+
+    def plans_touched(self, retracted: list[str]) -> set[str]:
+        """Plans whose run counts a glance at the index may get wrong: amended ones, and the
+        plans of these retracted entries (and those entries themselves)."""
+        out = {r[0] for r in self.conn.execute(
+            "SELECT DISTINCT plan FROM entry_index WHERE kind = 'amendment' AND plan IS NOT NULL")}
+        for i in range(0, len(retracted), 500):
+            chunk = retracted[i:i + 500]
+            out.update(chunk)
+            out.update(r[0] for r in self.conn.execute(
+                "SELECT i.plan FROM entries e JOIN entry_index i ON i.seq = e.seq WHERE "
+                f"e.digest IN ({','.join('?' * len(chunk))}) AND i.plan IS NOT NULL", chunk))
+        return out
+
+    def entries_at(self, seqs: list[int]) -> list[StoredEntry]:
+        out: list[StoredEntry] = []
+        for i in range(0, len(seqs), 500):
+            chunk = seqs[i:i + 500]
+            out += (stored_entry(r, self.conn) for r in self.conn.execute(
+                "SELECT seq, digest, CAST(entry AS BLOB), signature FROM entries WHERE seq IN "
+                f"({','.join('?' * len(chunk))}) ORDER BY seq", chunk))
+        return sorted(out, key=lambda e: e.seq)
