@@ -20,7 +20,7 @@ from logbook.analysis.view import LedgerView, PlanView, RunView
 def restored(plan: PlanView, digests: Iterable[str]) -> PlanView:
     """The plan as if the runs `digests` had never been retracted."""
     back = set(digests)
-    runs = [RunView(r.entry, []) if r.digest in back else r for r in plan.runs]
+    runs = [r.unretracted() if r.digest in back else r for r in plan.runs]
     return PlanView(plan.entry, plan.amendments, runs, plan.retracted_by)
 
 

@@ -6,51 +6,28 @@ ledger holds for the question, with failed, aborted and retracted runs marked, n
 
 from __future__ import annotations
 
+import copy
+import gc
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
 
 import orjson
 
+from logbook.format.apparatus import flatten, is_identity, system_gaps
+from logbook.format.runfacts import RunFacts, decode, facts_of
 from logbook.ledger.entry import Entry
 from logbook.ledger.service import Ledger
 from logbook.model import apply_amendments
 
-# Per-run identity is never a confound (DESIGN §4.4): seeds, times, session, host, process,
-# command line, output paths.
-IDENTITY_SUFFIXES = ("seed", "started", "finished", "session", "host", "hostname", "pid",
-                     "output_path", "output_dir", "log_dir", "timestamp", "date", "run_id",
-                     "eval_id", "task_id", "memory_bytes")
-IDENTITY_PREFIXES = ("captured.command", "captured.env", "captured.os.release")
 
-
-def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
-    """Apparatus as dotted names -> scalar values (lists as canonical JSON text)."""
-    out: dict[str, Any] = {}
-    _put(out, prefix, obj)
-    return out
-
-
-def _put(out: dict[str, Any], name: str, value: Any) -> None:
-    """`flatten` written into one dict (once per run in an audit: no merging of dicts)."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _put(out, f"{name}.{k}" if name else str(k), v)
-    elif isinstance(value, list):
-        out[name] = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-    else:
-        out[name] = value
-
-
-@lru_cache(maxsize=65536)  # the same few field names, over and over (the audit asks per run)
-def is_identity(name: str) -> bool:
-    """A field that names this run rather than the system measured (seeds, times, paths,
-    the command line): never a confound, never part of the apparatus key."""
-    low = name.lower()
-    last = low.rsplit(".", 1)[-1]
-    if any(last.endswith(s) for s in IDENTITY_SUFFIXES) or "seed" in last:
-        return True
-    return any(low == p or low.startswith(p + ".") for p in IDENTITY_PREFIXES)
+@lru_cache(maxsize=4096)
+def _system_of(text: str) -> tuple[dict[str, str], tuple[tuple[str, str], ...]]:
+    """`RunView.compared` and `RunView.system` of a system's fields (RunFacts.system): once
+    for all the runs of one system."""
+    compared = {str(k): repr(v) for k, v in orjson.loads(text)}
+    return compared, tuple(compared.items())
 
 
 def suite_key(plan_body: dict[str, Any]) -> str:
@@ -59,25 +36,68 @@ def suite_key(plan_body: dict[str, Any]) -> str:
     return str(suite.get("dataset_hash") or f"{suite.get('name')}@{suite.get('version', '')}")
 
 
-@dataclass
 class RunView:
-    entry: Entry
-    retracted_by: list[Entry] = field(default_factory=list)
-    pass_k: int | None = None  # the plan's k when its metric is pass@k
-    # read from the entry once (the audit asks for them millions of times on a large ledger)
-    seq: int = field(init=False)
-    digest: str = field(init=False)
-    body: dict[str, Any] = field(init=False, repr=False)
-    plan: str | None = field(init=False)
-    arm: str | None = field(init=False)
-    status: str = field(init=False)
-    session: str | None = field(init=False)
+    """One run as analysis reads it. Its index fields (seq, digest, plan, arm, status,
+    session) and its facts (logbook.format.runfacts: apparatus, score, counts) are at hand;
+    its entry (the body, the item columns) is read only when something asks for it: after a
+    check resumed from this machine's checked copy, the audit's rules never do for a run with
+    facts, so a large ledger's runs are never parsed again (logbook.verify.checked_reads holds
+    an entry read later to its checked digest)."""
 
-    def __post_init__(self) -> None:
-        self.seq, self.digest, self.body = self.entry.seq, self.entry.digest, self.entry.body
-        body = self.body
-        self.plan, self.arm = body.get("plan"), body.get("arm")
-        self.status, self.session = str(body.get("status")), body.get("session")
+    def __init__(self, seq: int, digest: str, plan: str | None, arm: str | None, status: str,
+                 session: str | None, retracted_by: list[Entry] | None = None,
+                 pass_k: int | None = None, *, entry: Entry | None = None,
+                 facts: RunFacts | None = None,
+                 load: Callable[[int], Entry] | None = None) -> None:
+        self.seq, self.digest, self.plan, self.arm = seq, digest, plan, arm
+        self.status, self.session = status, session
+        self.retracted_by = retracted_by if retracted_by is not None else []
+        self.pass_k = pass_k  # the plan's k when its metric is pass@k
+        self._load = load
+        if entry is not None:
+            self.__dict__["entry"] = entry
+        if facts is not None:
+            self.__dict__["facts"] = facts
+
+    @classmethod
+    def of(cls, entry: Entry, retracted_by: list[Entry] | None = None,
+           pass_k: int | None = None, facts: RunFacts | None = None) -> RunView:
+        """The run of a parsed entry (its fields read from the body, as the index reads
+        them for a well-formed run)."""
+        body = entry.body
+        return cls(entry.seq, entry.digest, body.get("plan"), body.get("arm"),
+                   str(body.get("status")), body.get("session"), retracted_by, pass_k,
+                   entry=entry, facts=facts)
+
+    def unretracted(self) -> RunView:
+        """The same run as if nothing had retracted it."""
+        twin = copy.copy(self)
+        twin.retracted_by = []
+        return twin
+
+    def __repr__(self) -> str:
+        return f"RunView(seq={self.seq}, digest={self.digest[:12]}, arm={self.arm!r})"
+
+    @cached_property
+    def entry(self) -> Entry:
+        if self._load is None:
+            raise LookupError(f"run @{self.seq} has no entry to read")
+        return self._load(self.seq)
+
+    @property
+    def body(self) -> dict[str, Any]:
+        return self.entry.body
+
+    @cached_property
+    def facts(self) -> RunFacts | None:
+        """logbook.format.runfacts of the body (None for a body it cannot summarise)."""
+        return facts_of(self.body)
+
+    @property
+    def figures(self) -> RunFacts | None:
+        """The facts, when their figures stand for the run's own: no samples, not pass@k."""
+        f = self.facts
+        return f if f is not None and f.figures and not self.pass_k else None
 
     @property
     def retracted(self) -> bool:
@@ -90,14 +110,40 @@ class RunView:
 
     @cached_property
     def apparatus(self) -> dict[str, Any]:
-        return flatten(self.body.get("apparatus") or {})
+        f = self.facts
+        return f.apparatus if f is not None else flatten(self.body.get("apparatus") or {})
+
+    @property
+    def metric(self) -> Any:
+        """The metric the run's outcomes name."""
+        f = self.facts
+        return f.metric if f is not None else (self.body.get("outcomes") or {}).get("metric")
+
+    @property
+    def gaps(self) -> list[str]:
+        """What the run, completed in a plan, leaves unsaid of its system (system_gaps)."""
+        f = self.facts
+        return list(f.gaps) if f is not None else system_gaps(self.body)
 
     @cached_property
     def compared(self) -> dict[str, str]:
         """The apparatus fields that describe the system measured (not this run's identity:
-        `is_identity`), each with its value as `repr` text: what confounds and apparatus keys
-        compare, worked out once per run."""
-        return {k: repr(v) for k, v in self.apparatus.items() if not is_identity(k)}
+        `is_identity`), each with its value as `repr` text, by name: what confounds and
+        apparatus keys compare. Runs of one system share one dict (never change it)."""
+        return self._system[0]
+
+    @cached_property
+    def system(self) -> tuple[tuple[str, str], ...]:
+        """`compared` as sorted (name, repr) pairs: the apparatus key's fields."""
+        return self._system[1]
+
+    @property
+    def _system(self) -> tuple[dict[str, str], tuple[tuple[str, str], ...]]:
+        f = self.facts
+        if f is not None:
+            return _system_of(f.system)
+        compared = {k: repr(v) for k, v in sorted(self.apparatus.items()) if not is_identity(k)}
+        return compared, tuple(compared.items())
 
     @cached_property
     def item_arrays(self) -> tuple[list[str], Any]:
@@ -143,6 +189,9 @@ class RunView:
 
     @cached_property
     def score(self) -> float | None:
+        f = self.figures
+        if f is not None:  # the same correctly rounded mean as below, kept with the facts
+            return f.score
         import numpy as np
 
         _, values = self.item_arrays
@@ -232,9 +281,15 @@ class PlanView:
 class LedgerView:
     """Everything analysis reads, loaded once from the ledger's indexes and entries."""
 
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: Ledger, checked: Any = None) -> None:
+        """``checked``: what the analysis check established (logbook.verify.integrity
+        `Verified`), when the caller made one: the runs' facts it worked out, or, after a
+        check resumed from this machine's checked copy, the copy's runs (`reads`)."""
         self.ledger = ledger
         self.size = ledger.size()
+        self._checked = checked
+        self._loaded: dict[int, Entry] = {}
+        self._reads: Any = None
         self.retractions: dict[str, list[Entry]] = {}
         for r in ledger.log(kind="retraction"):
             self.retractions.setdefault(str(r.body.get("target")), []).append(r)
@@ -279,8 +334,62 @@ class LedgerView:
                 metric = apply_amendments(p.body, changes).get("metric") or {}
             if metric.get("kind") == "pass_at_k" and isinstance(metric.get("k"), int):
                 pass_k[p.digest] = metric["k"]
-        return [RunView(e, self.retracted_by(e.digest), pass_k.get(str(e.body.get("plan"))))
+        reads = getattr(self._checked, "reads", None)
+        if reads is not None and hasattr(reads, "run_rows"):
+            # a large ledger's runs are many small objects with no reference cycles: the
+            # cyclic collector would walk the growing heap again and again while they are
+            # made, then they are moved out of its sight (reference counting frees them)
+            enabled = gc.isenabled()
+            gc.disable()
+            try:
+                return self._checked_runs(reads, pass_k)
+            finally:
+                gc.freeze()
+                if enabled:
+                    gc.enable()
+        facts = getattr(self._checked, "facts", None) or {}
+        return [RunView.of(e, self.retracted_by(e.digest), pass_k.get(str(e.body.get("plan"))),
+                           facts.get(e.seq))
                 for e in self.ledger.log(kind="run")]
+
+    def _checked_runs(self, reads: Any, pass_k: dict[str, int]) -> list[RunView]:
+        """The runs from the checked copy's rows: index fields and facts; a run of no facts
+        is read whole now (its index fields may not be its body's)."""
+        out: list[RunView] = []
+        whole: list[int] = []
+        for seq, digest, plan, arm, status, session, text in reads.run_rows():
+            facts = decode(text)
+            if facts is None:
+                whole.append(len(out))
+            out.append(RunView(seq, digest, plan, arm, str(status), session,
+                               self.retracted_by(digest), pass_k.get(str(plan)), facts=facts,
+                               load=self._entry))
+        self._reads = reads
+        for i in range(0, len(whole), 2000):
+            part = [out[j] for j in whole[i:i + 2000]]
+            self._load([r.seq for r in part])
+            for j, r in zip(whole[i:i + 2000], part, strict=True):
+                e = self._loaded.pop(r.seq)
+                out[j] = RunView.of(e, r.retracted_by, pass_k.get(str(e.body.get("plan"))))
+        return out
+
+    def _load(self, seqs: list[int]) -> None:
+        for stored in self._reads.entries_at(seqs):
+            self._loaded[stored.seq] = Entry.from_stored(stored)
+
+    def _entry(self, seq: int) -> Entry:
+        """A run's entry, read when first asked for, with the runs of its plan that are not
+        read yet (what asks for one run's items asks for its plan's)."""
+        if seq not in self._loaded:
+            run = self.runs_by_seq[seq]
+            more = [r.seq for r in (self.plans[run.plan].runs if run.plan in self.plans
+                                    else []) if r.seq != seq and "entry" not in r.__dict__]
+            self._load([seq, *more[:1999]])
+        return self._loaded.pop(seq)
+
+    @cached_property
+    def runs_by_seq(self) -> dict[int, RunView]:
+        return {r.seq: r for r in self.runs}
 
     @cached_property
     def runs_by_digest(self) -> dict[str, RunView]:
@@ -298,9 +407,7 @@ class LedgerView:
         """Identical apparatus: same suite, metric and every non-identity apparatus field
         (what bands are matched on; it includes the evaluator config hash they carry)."""
         plan = self.plans.get(run.plan) if run.plan else None
-        metric = (run.body.get("outcomes") or {}).get("metric")
-        fields = tuple(sorted(run.compared.items()))
-        return (suite_key(plan.original) if plan else None, metric, fields)
+        return (suite_key(plan.original) if plan else None, run.metric, run.system)
 
     def entries_of(self, kind: str) -> list[Entry]:
         return self.ledger.log(kind=kind)

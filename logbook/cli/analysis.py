@@ -42,9 +42,9 @@ def report(
     with state.open_ledger() as ledger, \
             progress(f"report {plan}", size=ledger.size()) as step:
         step(0, 3)
-        with state.checked_reading(ledger, state.ANALYSED_KINDS):
+        with state.checked_reading(ledger, state.ANALYSED_KINDS) as checked:
             step(1, 3)
-            view = LedgerView(ledger)
+            view = LedgerView(ledger, checked)
             rep = build_report(view, plan)
             step(2, 3)
             rep.findings = [Finding.of(f) for f in findings_for_plan(view, rep.plan["digest"])]
@@ -89,8 +89,8 @@ def compare(
     if items and variable:
         raise InputError("--variable names the confound check of the paired effect; "
                          "--items takes none")
-    with state.open_verified() as (ledger, _):
-        view = LedgerView(ledger)
+    with state.open_verified() as (ledger, checked):
+        view = LedgerView(ledger, checked)
         if items:
             flips = compare_items(view, a, b)
             out, lines = flips.as_json(), item_lines(flips)
@@ -154,8 +154,8 @@ def band(
     key = _key()
     with state.open_ledger(write=True) as ledger:
         # the band's figures come from checked bytes
-        with state.checked_reading(ledger, state.ANALYSED_KINDS):
-            body = band_body(LedgerView(ledger), selector, z)
+        with state.checked_reading(ledger, state.ANALYSED_KINDS) as checked:
+            body = band_body(LedgerView(ledger, checked), selector, z)
         print_appended([ledger.append("band", body, key)], as_json)
         lines = band_summary(LedgerView(ledger), body)
     warnings = [ln for ln in lines if ln.startswith("warning:")]
@@ -195,8 +195,8 @@ def claim(
     key = _key()
     with state.open_ledger(write=True) as ledger:
         # the claim's figures come from checked bytes
-        with state.checked_reading(ledger, state.ANALYSED_KINDS):
-            body = claim_body(LedgerView(ledger), args[0], statement, arm, effect)
+        with state.checked_reading(ledger, state.ANALYSED_KINDS) as checked:
+            body = claim_body(LedgerView(ledger, checked), args[0], statement, arm, effect)
         print_appended([ledger.append("claim", body, key)], as_json)
     warn_redacted(redacted, "claim's --statement")
 
@@ -205,8 +205,8 @@ def _claim_check(ref: str, as_json: bool) -> None:
     from logbook.analysis.claims import check_claim
     from logbook.analysis.view import LedgerView
 
-    with state.open_verified() as (ledger, _):
-        view = LedgerView(ledger)
+    with state.open_verified() as (ledger, checked):
+        view = LedgerView(ledger, checked)
         res = check_claim(view, ref)
         plan = ledger.get(ref).body.get("plan")
         res["findings"] = _plan_findings(view, plan) if plan else []

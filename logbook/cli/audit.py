@@ -57,8 +57,8 @@ def audit(
     from logbook.analysis.view import LedgerView
 
     a.select_rules(only, skip)  # a rule id that does not exist is bad input: before any work
-    with state.open_verified() as (ledger, _):
-        result = a.run_audit(LedgerView(ledger), plan, only, skip)
+    with state.open_verified() as (ledger, checked):
+        result = a.run_audit(LedgerView(ledger, checked), plan, only, skip)
     if plan is None and not only and not skip:
         _record(result)
     if as_json:

@@ -152,9 +152,9 @@ def _export_sqlite(path: str) -> None:
     with state.open_ledger() as ledger, \
             progress("exporting to SQLite", size=ledger.size()) as step:
         step(0, 2)
-        with state.checked_reading(ledger, state.ANALYSED_KINDS):
+        with state.checked_reading(ledger, state.ANALYSED_KINDS) as checked:
             step(1, 2)
-            counts = export_sqlite(LedgerView(ledger), path)
+            counts = export_sqlite(LedgerView(ledger, checked), path)
             step(2, 2)
     shown = ", ".join(f"{n} {name}" for name, n in counts.items())
     print(f"exported {shown} to {path}", file=sys.stderr)

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from logbook.errors import InputError
+from logbook.format.apparatus import system_gaps as system_gaps  # re-exported
 from logbook.storage import index as derive
 from logbook.storage.base import EntryReads
 
@@ -159,14 +160,4 @@ def check_source(store: EntryReads, body: dict[str, Any]) -> None:
                                   "once")
 
 
-# -- the system that made the score ----------------------------------------------------
-def system_gaps(body: dict[str, Any]) -> list[str]:
-    """What a completed plan run does not say about its system: `model`, `decoding.*`."""
-    if body.get("status") != "completed" or not body.get("plan"):
-        return []
-    app = body.get("apparatus") or {}
-    gaps = [] if app.get("model") else ["model"]
-    decoding = app.get("decoding")
-    if not (isinstance(decoding, dict) and any(v is not None for v in decoding.values())):
-        gaps.append("decoding.*")
-    return gaps
+# -- the system that made the score: logbook.format.apparatus (re-exported here) ----------

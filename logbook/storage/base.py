@@ -29,6 +29,8 @@ AuditRow = tuple[int, str, str]  # size, at, findings (JSON)
 RawEntry = tuple[int, str, bytes, str, str]  # seq, digest, bytes, signature, storage class
 PlanShape = tuple[int, str, str]  # seq, digest, JSON of [runs_per_arm, arms]
 RunCount = tuple[str, str, str, int, int]  # plan, arm, status, count, last seq
+# seq, digest, plan, arm, status, session, facts (JSON text, logbook.format.runfacts)
+RunRow = tuple[int, str, str | None, str | None, str | None, str | None, str | None]
 
 # The most bytes one kept log (a blob) may hold: the default input bound (LOGBOOK_MAX_INPUT_BYTES,
 # 256 MiB), which is also what `logbook run` keeps of a command's output.
@@ -211,13 +213,16 @@ class CheckedCopy(Protocol):
 
     def replace(self, index: Iterable[tuple[Any, ...]], tree: Iterable[tuple[Any, ...]],
                 keys: list[KeyRow], shapes: Iterable[PlanShape],
-                state: dict[str, Any]) -> bool: ...
+                facts: Iterable[tuple[int, str | None]], state: dict[str, Any]) -> bool: ...
 
     def extend(self, size: int, index: Iterable[tuple[Any, ...]],
                tree: Iterable[tuple[Any, ...]], keys: list[KeyRow],
-               shapes: Iterable[PlanShape], state: dict[str, Any]) -> bool: ...
+               shapes: Iterable[PlanShape], facts: Iterable[tuple[int, str | None]],
+               state: dict[str, Any]) -> bool: ...
 
     def plan_shapes(self) -> list[PlanShape]: ...
+
+    def run_rows(self, size: int) -> list[RunRow]: ...
 
     def close(self) -> None: ...
 

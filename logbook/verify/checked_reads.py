@@ -13,14 +13,15 @@ and audits, the kept logs) goes to the ledger's store itself.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
 
 from logbook.errors import StorageDamaged
-from logbook.storage.base import CheckedCopy, KeyRow, PlanShape, RunCount, StoredEntry
+from logbook.storage.base import CheckedCopy, KeyRow, PlanShape, RunCount, RunRow, StoredEntry
 from logbook.storage.index import IndexRow, mentioning
 from logbook.verify.refusal import BANNER, NotVerified
 
@@ -146,17 +147,51 @@ class CheckedReads:
     def session_runs(self, session: str) -> list[IndexRow]:
         return self._checked.session_runs(session)
 
-    def kept(self, kinds: Iterable[str]) -> dict[str, list[tuple[int, str, dict[str, Any], str,
-                                                                bytes]]]:
+    def run_rows(self) -> list[RunRow]:
+        """Every run's index fields and facts (logbook.format.runfacts), from the checked
+        copy: what the analysis reads of a run without reading the run."""
+        return self._checked.run_rows(self._size)
+
+    def kept(self, kinds: Iterable[str]) -> Mapping[str, list[Kept]]:
         """The entries of these kinds as the analysis computes from them (logbook.verify.stored
-        Keep), each held to its checked digest."""
+        Keep), each held to its checked digest; each kind is read when first asked for (the
+        audit reads runs' facts, not their entries: `run_rows`)."""
+        return _KeptKinds(self, frozenset(kinds))
+
+    def read_kind(self, kind: str) -> list[Kept]:
         from logbook.verify.stored import Keep
 
-        keep = Keep(kinds)
-        if not keep.kinds:
-            return keep.entries
-        seqs = self._checked.seqs_where(kinds=tuple(sorted(keep.kinds)))
+        keep = Keep((kind,))
+        seqs = self._checked.seqs_where(kind=kind)
+        seqs = seqs[:bisect.bisect_left(seqs, self._size)]
         for i in range(0, len(seqs), 5000):
             for e in self.entries_at(seqs[i:i + 5000]):
                 keep.add(e.seq, e.digest, orjson.loads(e.entry), e.signature, e.entry)
-        return keep.entries
+        return keep.entries[kind]
+
+
+Kept = tuple[int, str, dict[str, Any], str, bytes]
+
+
+class _KeptKinds(Mapping[str, list[Kept]]):
+    """`CheckedReads.kept`: the kinds asked for, each read whole on first use."""
+
+    def __init__(self, reads: CheckedReads, kinds: frozenset[str]) -> None:
+        self._reads, self._kinds = reads, kinds
+        self._read: dict[str, list[Kept]] = {}
+
+    def __getitem__(self, kind: str) -> list[Kept]:
+        if kind not in self._kinds:
+            raise KeyError(kind)
+        if kind not in self._read:
+            self._read[kind] = self._reads.read_kind(kind)
+        return self._read[kind]
+
+    def __contains__(self, kind: object) -> bool:
+        return kind in self._kinds
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._kinds))
+
+    def __len__(self) -> int:
+        return len(self._kinds)

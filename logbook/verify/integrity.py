@@ -24,7 +24,7 @@ Imports nothing that signs and nothing heavy (no numpy, no pydantic).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BANNER", "NotVerified", "Verified", "check", "verified"]
 
-CHECKED_FORMAT = 2  # the layout of the state a checked copy records; another is made again
+CHECKED_FORMAT = 3  # the layout of the state a checked copy records; another is made again
 
 
 @dataclass(frozen=True)
@@ -51,8 +51,11 @@ class Verified:
     vouched: int  # entries whose signatures the latest stored checkpoint vouches for
     # the entries of the kinds the caller asked for, as this check read them (by kind, in
     # ledger order: seq, digest, envelope, signature, bytes); empty when none were asked for
-    kept: dict[str, list[tuple[int, str, dict[str, Any], str, bytes]]] = field(
+    kept: Mapping[str, list[tuple[int, str, dict[str, Any], str, bytes]]] = field(
         default_factory=dict, repr=False, compare=False)
+    # the facts of every run this check parsed (logbook.format.runfacts), by seq, when the
+    # caller keeps runs: what the analysis reads of each run instead of working it out again
+    facts: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
     resumed: int = 0  # entries this machine had checked before, which this check carried on
     checked_at: str | None = None  # when that earlier check was made
     # what the analysis reads after a resumed check (logbook.verify.checked_reads), else None
@@ -98,9 +101,9 @@ def check(store: TailReads, keep: Iterable[str] = (),
     when it holds an earlier check of this ledger, only what was appended since is checked
     (logbook.verify.resume) and `Verified.reads` is what the analysis then reads; after a
     full check that passes, the copy is made anew."""
-    from logbook.verify.stored import Keep, verify_store
+    from logbook.verify.stored import verify_store
 
-    kept = Keep(keep)
+    kept = _kept(keep, copy=checked is not None)
     with store.snapshot():
         state = _usable_state(store, checked)
         if state is not None and checked is not None:
@@ -111,15 +114,42 @@ def check(store: TailReads, keep: Iterable[str] = (),
         # logs are not read by any analysis (its figures come from the signed entries alone),
         # and hashing every kept log before each report would cost more than the report:
         # `logbook verify` checks them (docs/auditing.md §7)
-        result = verify_store(store, vouched=vouched, keep=kept if kept.kinds else None,
+        result = verify_store(store, vouched=vouched,
+                              keep=kept if kept.kinds or kept.copy else None,
                               on_progress=on_progress, logs=False)
         _raise_on_findings(result)
         if checked is not None:
             checked.replace(store.all_index_rows(), store.all_tree_nodes(), result.keys,
-                            store.plan_shapes(), _state(result))
+                            store.plan_shapes(), kept.rows, _state(result))
     return Verified(result.entries, result.head, result.ledger,
                     result.entries - result.unchecked, min(vouched, result.entries),
-                    kept.entries)
+                    kept.entries, kept.facts)
+
+
+def _kept(kinds: Iterable[str], copy: bool) -> Any:
+    """The `Keep` of a check: the entries of ``kinds``, and the facts of every run
+    (logbook.format.runfacts) for the analysis (when it keeps runs) and the checked copy."""
+    from logbook.format.runfacts import encode, facts_of
+    from logbook.verify.stored import Keep
+
+    class Kept(Keep):
+        def __init__(self) -> None:
+            super().__init__(kinds)
+            self.copy, self.runs = copy, "run" in self.kinds
+            self.facts: dict[int, Any] = {}
+            self.rows: list[tuple[int, str | None]] = []  # for the checked copy
+
+        def add(self, seq: int, digest: str, env: dict[str, Any], signature: str,
+                raw: bytes) -> None:
+            if env.get("kind") == "run" and (self.copy or self.runs):
+                found = facts_of(env.get("body"))
+                if self.runs and found is not None:
+                    self.facts[seq] = found
+                if self.copy:
+                    self.rows.append((seq, encode(found)))
+            super().add(seq, digest, env, signature, raw)
+
+    return Kept()
 
 
 def _raise_on_findings(result: Any) -> None:
@@ -138,7 +168,10 @@ def _raise_on_findings(result: Any) -> None:
 def _state(result: Any) -> dict[str, Any]:
     from datetime import UTC, datetime
 
-    return {"format": CHECKED_FORMAT, "ledger": result.ledger, "size": result.entries,
+    from logbook.format.runfacts import FACTS_VERSION
+
+    return {"format": CHECKED_FORMAT, "facts": FACTS_VERSION, "ledger": result.ledger,
+            "size": result.entries,
             "head": result.head,
             "checked_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00",
                                                                                   "Z")}
@@ -149,8 +182,11 @@ def _usable_state(store: TailReads, checked: CheckedCopy | None) -> dict[str, An
     another ledger at the same place starts the copy again)."""
     import orjson
 
+    from logbook.format.runfacts import FACTS_VERSION
+
     state = checked.state() if checked is not None else None
-    if state is None or state.get("format") != CHECKED_FORMAT or not all(
+    if state is None or state.get("format") != CHECKED_FORMAT or state.get(
+            "facts") != FACTS_VERSION or not all(
             isinstance(state.get(k), t) for k, t in (("size", int), ("head", str),
                                                       ("ledger", str))) or state["size"] < 1:
         return None  # none, or of another version: checked in full, and made again
@@ -173,14 +209,16 @@ def _resumed(store: TailReads, checked: CheckedCopy, state: dict[str, Any], kept
         return None  # checked in full instead
     result = found.result
     _raise_on_findings(result)
-    if result.entries > found.start:
-        checked.extend(found.start, found.index_rows, found.tree_rows, found.keys,
-                       found.shapes, _state(result))
+    if result.entries > found.start and not checked.extend(
+            found.start, found.index_rows, found.tree_rows, found.keys, found.shapes,
+            found.facts, _state(result)) and (checked.state() or {}).get("size", 0) < \
+            result.entries:
+        return None  # the copy could not take the new rows: checked in full instead
     when = state.get("checked_at") or "an earlier check"
     reads = CheckedReads(store, checked, result.entries, result.head, str(when))
     entries = reads.kept(kept.kinds)
     return Verified(result.entries, result.head, result.ledger, result.entries - found.start,
-                    0, entries, found.start, str(when), reads)
+                    0, entries, resumed=found.start, checked_at=str(when), reads=reads)
 
 
 @contextmanager

@@ -37,6 +37,7 @@ from typing import Any
 import orjson
 
 from logbook.findings import Finding
+from logbook.format import runfacts
 from logbook.storage import index as derive
 from logbook.storage.base import CheckedCopy, KeyRow, TailReads
 from logbook.tlog import merkle
@@ -72,6 +73,8 @@ class Resumed:
     tree_rows: list[tuple[int, int, bytes]] = field(default_factory=list)
     keys: list[KeyRow] = field(default_factory=list)
     shapes: list[tuple[int, str, str]] = field(default_factory=list)  # the new plans' shapes
+    # the new runs' facts (logbook.format.runfacts), as the checked copy keeps them
+    facts: list[tuple[int, str | None]] = field(default_factory=list)
 
 
 class CheckedDigests(Sequence[bytes]):
@@ -237,7 +240,9 @@ def _scan(store: TailReads, checked: CheckedCopy, chain: ChainVerifier, rows: It
         new_leaves.append(bytes.fromhex(chain.prev))
         if env is not None:
             derive.derive(expected, seq, chain.prev, env)
-            if env.get("kind") == "plan" and type(env.get("body")) is dict:
+            if env.get("kind") == "run":
+                out.facts.append((seq, runfacts.encode(runfacts.facts_of(env.get("body")))))
+            elif env.get("kind") == "plan" and type(env.get("body")) is dict:
                 body = env["body"]
                 out.shapes.append((seq, chain.prev, orjson.dumps(
                     [body.get("runs_per_arm"), body.get("arms")]).decode()))

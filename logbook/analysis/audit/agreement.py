@@ -19,7 +19,14 @@ EPS = 1e-9
 
 def apparatus_groups(ctx: Context) -> dict[tuple[Any, ...], list[RunView]]:
     """Usable runs by apparatus (suite, metric, every non-identity field), in ledger order;
-    scoped to the groups that hold a run of the scoped plan."""
+    scoped to the groups that hold a run of the scoped plan. Worked out once per audit."""
+    found = ctx.memo.get("apparatus_groups")
+    if found is None:
+        found = ctx.memo["apparatus_groups"] = _groups(ctx)
+    return found
+
+
+def _groups(ctx: Context) -> dict[tuple[Any, ...], list[RunView]]:
     runs = ctx.usable(ctx.view.runs)
     if ctx.scope is not None:  # only runs on the scoped plan's suite can share its apparatus
         suite = suite_key(ctx.view.plans[ctx.scope].original)

@@ -55,8 +55,9 @@ def confounds(a: list[RunView], b: list[RunView], variable: list[str],
     rec: list[dict[str, set[str]]] = []
     for runs in (a, b):
         values: dict[str, set[str]] = {}
-        for r in runs:
-            for k, text in r.compared.items():
+        # runs of one system share one `compared` (logbook.analysis.view): each read once
+        for compared in {id(c): c for c in (r.compared for r in runs)}.values():
+            for k, text in compared.items():
                 found = values.get(k)
                 if found is None:
                     if covered(k, variable):

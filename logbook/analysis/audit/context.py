@@ -52,6 +52,8 @@ class Context:
     _keys: dict[int, tuple[Any, ...]] = field(default_factory=dict, init=False, repr=False)
     _item_var: dict[int, tuple[float, int]] = field(default_factory=dict, init=False,
                                                     repr=False)
+    # what a helper of the rules works out once per audit, by name (agreement's groups)
+    memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
     # -- entries ---------------------------------------------------------------------------
     def retracted(self, digest: str) -> bool:
@@ -128,15 +130,12 @@ class Context:
 
     # -- runs --------------------------------------------------------------------------------
     def score(self, run: RunView) -> float | None:
-        """The run's score (RunView.score), without building per-item dicts when it can."""
+        """The run's score: the mean of its scored items (its facts', logbook.format.runfacts),
+        or RunView.score for a run whose items carry samples."""
         if run.seq in self._scores:
             return self._scores[run.seq]
-        oc = run.body.get("outcomes") or {}
-        if oc.get("sample"):
-            value = run.score
-        else:  # item ids are unique without samples (the run model checks it)
-            vals = [s for s in oc.get("score") or () if s is not None]
-            value = sum(vals) / len(vals) if vals else None
+        f = run.facts
+        value = f.score if f is not None and f.figures else run.score
         self._scores[run.seq] = value
         return value
 
@@ -147,14 +146,14 @@ class Context:
     def item_variance(self, run: RunView) -> tuple[float, int]:
         """(population variance of the run's item scores, items scored), once per run."""
         if run.seq not in self._item_var:
-            from logbook.stats.spread import population_variance
-
-            oc = run.body.get("outcomes") or {}
-            if oc.get("sample"):
-                vals = [v for v in run.item_scores.values() if v is not None]
+            f = run.facts
+            if f is not None and f.figures:
+                self._item_var[run.seq] = (f.variance, f.scored)
             else:
-                vals = [s for s in oc.get("score") or () if s is not None]
-            self._item_var[run.seq] = population_variance(vals)
+                from logbook.stats.spread import population_variance
+
+                vals = [v for v in run.item_scores.values() if v is not None]
+                self._item_var[run.seq] = population_variance(vals)
         return self._item_var[run.seq]
 
     def scale(self, run: RunView) -> float:
@@ -163,6 +162,9 @@ class Context:
         if run.plan:
             plan = self.view.plans.get(run.plan)
             return scale_of(plan.body if plan is not None else None)
+        f = run.facts
+        if f is not None:
+            return 100.0 if f.binary else 1.0
         scores = (run.body.get("outcomes") or {}).get("score") or ()
         return 100.0 if scores and all(s in (0, 1, None) for s in scores) else 1.0
 
@@ -197,13 +199,12 @@ identity = cache(is_identity)
 
 
 def missing(run: RunView, n_items: int) -> tuple[int, int]:
-    """(missing, denominator) as RunView.missing counts them, without per-item dicts."""
-    oc = run.body.get("outcomes") or {}
-    if oc.get("sample"):
+    """(missing, denominator) as RunView.missing counts them, from the run's facts."""
+    f = run.facts
+    if f is None or not f.figures:
         return run.missing(n_items)
-    scores = oc.get("score") or []
-    total = max(n_items, len(scores))
-    return total - (len(scores) - scores.count(None)), total
+    total = max(n_items, f.scores)
+    return total - f.scored, total
 
 
 def comparisons(plan: PlanView) -> list[tuple[str | None, str]]:

@@ -25,12 +25,12 @@ from typing import Any
 
 import orjson
 
-from logbook.storage.base import KeyRow, PlanShape
+from logbook.storage.base import KeyRow, PlanShape, RunRow
 from logbook.storage.index import INDEX_COLUMNS
 from logbook.storage.sqlite.schema import DERIVED_SCHEMA
 from logbook.storage.sqlite.summaries import IndexQueries
 
-_TABLES = ("entry_index", "tree", "signing_keys", "plan_shapes")
+_TABLES = ("entry_index", "tree", "signing_keys", "plan_shapes", "run_facts")
 _SCHEMA = [s for s in DERIVED_SCHEMA
            if any(f" {t} " in s or f" {t}(" in s for t in _TABLES[:3])] + [
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -39,6 +39,9 @@ _SCHEMA = [s for s in DERIVED_SCHEMA
     # reads of every plan: logbook.storage.base.PlanShape)
     "CREATE TABLE IF NOT EXISTS plan_shapes (seq INTEGER PRIMARY KEY, digest TEXT NOT NULL, "
     "shape TEXT)",
+    # each run's facts as JSON text (logbook.format.runfacts), worked out from its checked
+    # bytes: what the analysis reads of a run instead of parsing it
+    "CREATE TABLE IF NOT EXISTS run_facts (seq INTEGER PRIMARY KEY, facts TEXT)",
 ]
 _BATCH = 500
 
@@ -90,21 +93,24 @@ class CheckedIndex(IndexQueries):
         return found if isinstance(found, dict) else None
 
     def replace(self, index: Iterable[tuple[Any, ...]], tree: Iterable[tuple[Any, ...]],
-                keys: list[KeyRow], shapes: Iterable[PlanShape], state: dict[str, Any]) -> bool:
+                keys: list[KeyRow], shapes: Iterable[PlanShape],
+                facts: Iterable[tuple[int, str | None]], state: dict[str, Any]) -> bool:
         """Everything replaced by a full check's rows, in one transaction; False when the
         file cannot be written (nothing changes then)."""
-        return self._write(None, index, tree, keys, shapes, state)
+        return self._write(None, index, tree, keys, shapes, facts, state)
 
     def extend(self, size: int, index: Iterable[tuple[Any, ...]],
                tree: Iterable[tuple[Any, ...]], keys: list[KeyRow],
-               shapes: Iterable[PlanShape], state: dict[str, Any]) -> bool:
+               shapes: Iterable[PlanShape], facts: Iterable[tuple[int, str | None]],
+               state: dict[str, Any]) -> bool:
         """The rows of the entries checked after ``size`` added (the keys replaced), if the
         copy still covers ``size`` entries (another process may have moved it on)."""
-        return self._write(size, index, tree, keys, shapes, state)
+        return self._write(size, index, tree, keys, shapes, facts, state)
 
     def _write(self, size: int | None, index: Iterable[tuple[Any, ...]],
                tree: Iterable[tuple[Any, ...]], keys: list[KeyRow],
-               shapes: Iterable[PlanShape], state: dict[str, Any]) -> bool:
+               shapes: Iterable[PlanShape], facts: Iterable[tuple[int, str | None]],
+               state: dict[str, Any]) -> bool:
         conn = self.conn
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -125,6 +131,7 @@ class CheckedIndex(IndexQueries):
                 conn.executemany(f"INSERT OR REPLACE INTO entry_index VALUES ({marks})", index)
                 conn.executemany("INSERT OR REPLACE INTO tree VALUES (?,?,?)", tree)
                 conn.executemany("INSERT OR REPLACE INTO plan_shapes VALUES (?,?,?)", shapes)
+                conn.executemany("INSERT OR REPLACE INTO run_facts VALUES (?,?)", facts)
                 if size is None:
                     for statement in _SCHEMA:
                         conn.execute(statement)
@@ -191,6 +198,14 @@ class CheckedIndex(IndexQueries):
 
     def plan_shapes(self) -> list[PlanShape]:
         return list(self.conn.execute("SELECT seq, digest, shape FROM plan_shapes ORDER BY seq"))
+
+    def run_rows(self, size: int) -> list[RunRow]:
+        """Every run below ``size``, in ledger order: its index fields and its facts (None
+        when the copy holds none for it)."""
+        return list(self.conn.execute(
+            "SELECT i.seq, i.digest, i.plan, i.arm, i.status, i.session, f.facts FROM "
+            "entry_index AS i LEFT JOIN run_facts AS f ON f.seq = i.seq WHERE i.kind = 'run' "
+            "AND i.seq < ? ORDER BY i.seq", (size,)))
 
     def plans_touched(self, retracted: list[str]) -> set[str]:
         """Summaries.plans_touched over this copy (the digest is in the index itself)."""

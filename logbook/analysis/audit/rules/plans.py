@@ -68,7 +68,12 @@ def same_suite(plan: PlanView, run: RunView) -> bool:
     if hash_of(run) and hashes:
         return hash_of(run) in hashes
     done = [r for r in plan.runs if r.status == "completed"]
-    return bool(done) and set(run.item_scores) == set(done[0].item_scores)
+    if not done:
+        return False
+    mine, theirs = run.facts, done[0].facts
+    if mine is not None and theirs is not None and mine.items == theirs.items:
+        return True  # the same item ids, in the same order
+    return set(run.item_scores) == set(done[0].item_scores)
 
 
 @rule("A04", severity="error", title="optional stopping",

@@ -68,8 +68,9 @@ def fixed_seed(ctx: Context) -> Iterator[Finding]:
     for group in apparatus_groups(ctx).values():
         by_seed: dict[tuple[Any, ...], list[RunView]] = {}
         for r in group:
-            t, s = temperature(r), seeds(r)
-            if t is not None and t > 0 and s:
+            t = temperature(r)
+            s = seeds(r) if t is not None and t > 0 else ()
+            if s:
                 by_seed.setdefault(s, []).append(r)
         for s, runs in by_seed.items():
             if len(runs) < 2:

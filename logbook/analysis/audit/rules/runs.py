@@ -51,11 +51,9 @@ def missing_data(ctx: Context) -> Iterator[Finding]:
 @rule("A19", severity="warning", title="score without its system",
       finds="a completed run of a plan names no model or no decoding policy in its apparatus")
 def system_unsaid(ctx: Context) -> Iterator[Finding]:
-    from logbook.ledger.intake import system_gaps
-
     for plan in ctx.scoped_plans():
         for r in plan.runs:
-            gaps = system_gaps(r.body) if not ctx.retracted(r.digest) else []
+            gaps = r.gaps if not ctx.retracted(r.digest) else []
             if gaps:
                 yield Finding("A19", "warning", f"plan {plan.slug}: run @{r.seq} ({r.arm}) "
                               f"names no {' and no '.join(gaps)} in its apparatus: its score "

@@ -1,0 +1,58 @@
+"""A run's apparatus as analysis names it: dotted field names, and which of them name the run
+itself (seeds, times, paths, the command line) rather than the system measured (DESIGN §4.4),
+and what a completed plan run leaves unsaid about that system. Pure; no heavy imports."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import orjson
+
+# Per-run identity is never a confound (DESIGN §4.4): seeds, times, session, host, process,
+# command line, output paths.
+IDENTITY_SUFFIXES = ("seed", "started", "finished", "session", "host", "hostname", "pid",
+                     "output_path", "output_dir", "log_dir", "timestamp", "date", "run_id",
+                     "eval_id", "task_id", "memory_bytes")
+IDENTITY_PREFIXES = ("captured.command", "captured.env", "captured.os.release")
+
+
+def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+    """Apparatus as dotted names -> scalar values (lists as canonical JSON text)."""
+    out: dict[str, Any] = {}
+    _put(out, prefix, obj)
+    return out
+
+
+def _put(out: dict[str, Any], name: str, value: Any) -> None:
+    """`flatten` written into one dict (no merging of dicts)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _put(out, f"{name}.{k}" if name else str(k), v)
+    elif isinstance(value, list):
+        out[name] = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    else:
+        out[name] = value
+
+
+@lru_cache(maxsize=65536)  # the same few field names, over and over (the audit asks per run)
+def is_identity(name: str) -> bool:
+    """A field that names this run rather than the system measured (seeds, times, paths,
+    the command line): never a confound, never part of the apparatus key."""
+    low = name.lower()
+    last = low.rsplit(".", 1)[-1]
+    if any(last.endswith(s) for s in IDENTITY_SUFFIXES) or "seed" in last:
+        return True
+    return any(low == p or low.startswith(p + ".") for p in IDENTITY_PREFIXES)
+
+
+def system_gaps(body: dict[str, Any]) -> list[str]:
+    """What a completed plan run does not say about its system: `model`, `decoding.*`."""
+    if body.get("status") != "completed" or not body.get("plan"):
+        return []
+    app = body.get("apparatus") or {}
+    gaps = [] if app.get("model") else ["model"]
+    decoding = app.get("decoding")
+    if not (isinstance(decoding, dict) and any(v is not None for v in decoding.values())):
+        gaps.append("decoding.*")
+    return gaps

@@ -1,0 +1,159 @@
+"""What the analysis reads of each run, worked out once from the run's checked bytes.
+
+The audit's rules ask the same few things of every run in the ledger: its apparatus (as
+dotted names), its score, how many items it scored and left missing, the spread of its item
+scores, which items it lists, what its apparatus leaves unsaid. Reading them from each run's
+body means parsing every run on every audit. Instead the analysis check works them out as it
+checks each run's bytes (logbook.verify.integrity), keeps them with this machine's checked copy
+of the ledger (logbook.storage.sqlite.checked), and the analysis reads them from there
+(logbook.analysis.view); a run of no facts (one this version cannot summarise) is read whole.
+
+The figures are the ones the analysis would compute from the body: the score is the correctly
+rounded mean (math.fsum, as logbook.stats._exact does), the variance the population variance
+from that mean. A run whose items carry samples (Inspect epochs) keeps its apparatus here and
+its figures in its body: its per-item means need the sample column.
+
+Pure Python; no numpy, nothing heavy: the check that computes these imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import Counter
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import orjson
+
+from logbook.format.apparatus import flatten, is_identity, system_gaps
+
+# the layout of the facts (a checked copy of another version is made again)
+FACTS_VERSION = 1
+_SCORES = {int, float, bool, type(None)}
+
+
+@dataclass(frozen=True, slots=True)
+class RunFacts:
+    """One run's facts (see the module's docstring); ``figures`` False for a run whose item
+    figures must come from its body (samples), when score and the counts are None."""
+
+    apparatus: dict[str, Any]  # the apparatus flattened (logbook.format.apparatus.flatten)
+    # the fields that describe the system measured (not `is_identity`), sorted by name, as
+    # JSON text [[name, value], ...]: runs of one system have the same text
+    system: str
+    metric: Any  # outcomes.metric
+    gaps: tuple[str, ...]  # system_gaps of the body
+    figures: bool
+    score: float | None  # the mean of the scored items; None when none was scored
+    variance: float  # the population variance of the scored items (0 when none)
+    scored: int  # items with a score
+    scores: int  # entries of the score column (scored or missing)
+    binary: bool  # the score column is non-empty and every score is 0, 1 or missing
+    # sha256 of the item ids as the run lists them: runs with the same text list the same
+    # items in the same order (runs with other texts may still cover the same set of items)
+    items: str
+
+
+def facts_of(body: Any) -> RunFacts | None:
+    """The facts of a run's body; None for a body this version cannot summarise (an odd or
+    hostile one: the analysis then reads that run whole)."""
+    try:
+        return _facts(body)
+    except (TypeError, ValueError, AttributeError, OverflowError, orjson.JSONEncodeError):
+        return None
+
+
+def _facts(body: Any) -> RunFacts | None:
+    if type(body) is not dict:
+        return None
+    for name in ("plan", "arm", "session"):
+        if body.get(name) is not None and type(body.get(name)) is not str:
+            return None  # the index keeps such a field as NULL: the body says otherwise
+    if type(body.get("status")) is not str:
+        return None
+    app = body.get("apparatus") or {}
+    if type(app) is not dict:
+        return None
+    oc = body.get("outcomes") or {}
+    if type(oc) is not dict:
+        return None
+    flat = flatten(app)
+    system = orjson.dumps(sorted(((k, v) for k, v in flat.items() if not is_identity(k)),
+                                 key=_name)).decode()
+    metric = oc.get("metric")
+    ids, raw = oc.get("id") or [], oc.get("score") or []
+    if type(ids) is not list or type(raw) is not list:
+        return None
+    items = hashlib.sha256(orjson.dumps(ids)).hexdigest()
+    gaps = tuple(system_gaps(body))
+    # few distinct scores (0/1 items, a rubric's levels): the sums are worked out per value
+    few = set(raw) if len(set(raw[:256])) <= 16 else None
+    # (more than 16 distinct scores among the first 256 are not 0, 1 and missing alone)
+    binary = few is not None and bool(raw) and all(s in (0, 1, None) for s in few)
+    if oc.get("sample"):
+        return RunFacts(flat, system, metric, gaps, False, None, 0.0, 0, len(raw), binary, items)
+    if not set(map(type, raw if few is None else few)) <= _SCORES:
+        return None
+    if few is not None and len(few) <= 64 and not any(s == 0 and math.copysign(1.0, s) < 0
+                                                      for s in few if s is not None):
+        n, score, variance = _by_value(raw)
+    else:
+        values = [float(s) for s in raw if s is not None]
+        n = len(values)
+        score, variance = None, 0.0
+        if n:
+            score = math.fsum(values) / n
+            variance = math.fsum([(v - score) * (v - score) for v in values]) / n
+    return RunFacts(flat, system, metric, gaps, True, score, variance, n, len(raw), binary, items)
+
+
+def _by_value(raw: list[Any]) -> tuple[int, float | None, float]:
+    """(scored, mean, population variance) of scores that take few distinct values: each
+    sum is the exact sum of every (float) term, correctly rounded once, as math.fsum over
+    all of them gives it (a count times a float is exact as a fraction)."""
+    counts = Counter(raw)
+    counts.pop(None, None)
+    floats: dict[float, int] = {}
+    for s, c in counts.items():  # 1, 1.0 and True are one key already; so are their floats
+        floats[float(s)] = floats.get(float(s), 0) + c
+    n = sum(floats.values())
+    if not n:
+        return 0, None, 0.0
+    mean = float(sum(Fraction(x) * c for x, c in floats.items())) / n
+    spread = sum(Fraction((x - mean) * (x - mean)) * c for x, c in floats.items())
+    return n, mean, float(spread) / n
+
+
+def encode(facts: RunFacts | None) -> str | None:
+    """The facts as the checked copy keeps them (JSON text), None for none."""
+    if facts is None:
+        return None
+    try:
+        return orjson.dumps([facts.apparatus, facts.system, facts.metric, list(facts.gaps),
+                             facts.figures, facts.score, facts.variance, facts.scored,
+                             facts.scores, facts.binary, facts.items]).decode()
+    except (TypeError, orjson.JSONEncodeError):  # an integer past 64 bits: read whole
+        return None
+
+
+def decode(text: str | bytes | None) -> RunFacts | None:
+    """The facts `encode` wrote; None for none, or for text that does not hold them."""
+    if text is None:
+        return None
+    try:
+        (app, system, metric, gaps, figures, score, variance, scored, scores, binary,
+         items) = orjson.loads(text)
+    except (orjson.JSONDecodeError, TypeError, ValueError):
+        return None
+    if type(app) is not dict or type(system) is not str or type(gaps) is not list or type(
+            items) is not str:
+        return None
+    return RunFacts(app, system, metric, tuple(gaps), bool(figures),
+                    None if score is None else float(score), float(variance), int(scored),
+                    int(scores), bool(binary), items)
+
+
+def _name(pair: tuple[str, Any]) -> str:
+    return pair[0]

@@ -1,0 +1,120 @@
+"""A run's facts (logbook.format.runfacts) are what the analysis would work out from the run's
+body: the score, variance and counts its own paths compute (numpy and the exact sums of
+logbook.stats), which items it covers, what its apparatus leaves unsaid; and the checked copy
+gives back exactly what was written. A body they cannot summarise gives none, never wrong ones.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from logbook.format.apparatus import flatten, is_identity, system_gaps
+from logbook.format.runfacts import RunFacts, decode, encode, facts_of
+from logbook.stats._exact import xmean
+from logbook.stats.spread import population_variance
+
+SCORE = st.none() | st.sampled_from([0, 1, 0.0, 1.0, True]) | st.floats(
+    -1e6, 1e6, allow_nan=False) | st.integers(-(2**53), 2**53)
+APP = st.dictionaries(st.sampled_from(["model", "engine", "seed", "decoding", "host",
+                                       "kv_cache_precision", "dataset_hash", "tags"]),
+                      st.none() | st.text(max_size=6) | st.integers(-5, 5) | st.floats(
+                          allow_nan=False, allow_infinity=False) | st.lists(
+                          st.integers(0, 3), max_size=3) | st.dictionaries(
+                          st.sampled_from(["temperature", "seed", "top_p"]),
+                          st.none() | st.floats(0, 2), max_size=3), max_size=6)
+
+
+def body_of(scores: list[Any], app: dict[str, Any], plan: str | None = "p" * 64,
+            ids: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+    ids = ids if ids is not None else [f"i{k}" for k in range(len(scores))]
+    return {"plan": plan, "arm": "a", "status": "completed", "session": "s",
+            "apparatus": app, "outcomes": {"metric": "acc", "id": ids, "score": scores},
+            **extra}
+
+
+# few distinct scores (a rubric's levels, 0/1 items) take another path to the same sums
+FEW = st.lists(SCORE, min_size=1, max_size=6).flatmap(
+    lambda pool: st.lists(st.sampled_from(pool), max_size=600))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(SCORE, max_size=400) | FEW, APP)
+def test_the_figures_are_the_ones_the_analysis_computes(scores: list[Any],
+                                                        app: dict[str, Any]) -> None:
+    body = body_of(scores, app)
+    f = facts_of(body)
+    assert f is not None and f.figures
+    values = np.array(scores, dtype=float)  # as RunView.item_arrays reads them
+    present = values[~np.isnan(values)]
+    if present.size:
+        assert f.score == xmean(present)  # the same float, not a close one
+    else:
+        assert f.score is None
+    assert (f.variance, f.scored) == population_variance(present.tolist())
+    assert f.scores == len(scores)
+    assert f.binary == (bool(scores) and all(s in (0, 1, None) for s in scores))
+    assert f.apparatus == flatten(app) and list(f.apparatus) == list(flatten(app))
+    assert f.gaps == tuple(system_gaps(body))
+    system = sorted((k, v) for k, v in flatten(app).items() if not is_identity(k))
+    assert [tuple(p) for p in __import__("orjson").loads(f.system)] == system
+    assert decode(encode(f)) == f
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=8),
+       st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=8))
+def test_runs_list_the_same_items_exactly_when_their_item_lists_agree(
+        first: list[str], second: list[str]) -> None:
+    a = facts_of(body_of([1] * len(first), {}, ids=first))
+    b = facts_of(body_of([0] * len(second), {}, ids=second))
+    assert a is not None and b is not None
+    assert (a.items == b.items) == (first == second)
+
+
+def test_a_run_with_samples_keeps_its_figures_in_its_body() -> None:
+    body = body_of([1, 0, 1, None], {"model": "m"}, ids=["a", "a", "b", "b"],
+                   outcomes=None)
+    body["outcomes"] = {"metric": "acc", "id": ["a", "a", "b", "b"], "score": [1, 0, 1, None],
+                        "sample": [0, 1, 0, 1]}
+    f = facts_of(body)
+    assert f is not None and not f.figures and f.score is None
+    assert f.apparatus == {"model": "m"} and f.scores == 4
+
+
+@pytest.mark.parametrize("odd", [
+    None, [], "a run", {"status": 3}, {"status": "completed", "plan": 7},
+    {"status": "completed", "arm": ["a"]}, {"status": "completed", "session": {"s": 1}},
+    {"status": "completed", "apparatus": [1, 2]},
+    {"status": "completed", "outcomes": "none"},
+    {"status": "completed", "outcomes": {"id": ["a"], "score": ["1"]}},
+    {"status": "completed", "outcomes": {"id": ["a"], "score": [[1]]}},
+    {"status": "completed", "outcomes": {"id": "ab", "score": 5}},
+])
+def test_a_body_they_cannot_summarise_gives_no_facts(odd: Any) -> None:
+    assert facts_of(odd) is None
+
+
+def test_a_value_past_64_bits_is_kept_with_the_run_not_with_the_facts() -> None:
+    f = facts_of(body_of([1], {"model": "m", "build": 2**70}))
+    # orjson writes no integer past 64 bits: no facts then, and the run is read whole
+    assert f is None or encode(f) is None
+
+
+@pytest.mark.parametrize("text", [None, "", "[]", "{}", "[1,2,3]", "not json",
+                                  '[[], "[]", "acc", [], true, 1, 0, 1, 1, true, "x"]'])
+def test_text_that_does_not_hold_facts_decodes_to_none(text: str | None) -> None:
+    assert decode(text) is None
+
+
+def test_what_is_written_is_what_is_read() -> None:
+    f = facts_of(body_of([1, 0, None, 0.25], {"model": "m", "decoding": {"temperature": 0.7,
+                                                                        "seed": 3}}))
+    assert isinstance(f, RunFacts)
+    again = decode(encode(f))
+    assert again == f
+    assert again is not None and math.isclose(again.score or 0, (1 + 0 + 0.25) / 3)
