@@ -15,19 +15,33 @@ from typing import Any
 
 import orjson
 
-from logbook.format.apparatus import flatten, is_identity, system_gaps
+from logbook.format.apparatus import flatten, is_identity, system_gaps, temperature_of
 from logbook.format.runfacts import RunFacts, decode, facts_of
 from logbook.ledger.entry import Entry
 from logbook.ledger.service import Ledger
 from logbook.model import apply_amendments
 
 
+@dataclass(frozen=True)
+class System:
+    """What analysis compares of a run's system (its non-identity apparatus fields, by name):
+    shared by every run of one system."""
+
+    compared: dict[str, str]  # name -> repr of the value
+    pairs: tuple[tuple[str, str], ...]  # the same, as sorted pairs: the apparatus key's
+    temperature: float | None
+
+    @classmethod
+    def of(cls, fields: list[tuple[str, Any]]) -> System:
+        compared = {str(k): repr(v) for k, v in fields}
+        return cls(compared, tuple(compared.items()), temperature_of(fields))
+
+
 @lru_cache(maxsize=4096)
-def _system_of(text: str) -> tuple[dict[str, str], tuple[tuple[str, str], ...]]:
-    """`RunView.compared` and `RunView.system` of a system's fields (RunFacts.system): once
-    for all the runs of one system."""
-    compared = {str(k): repr(v) for k, v in orjson.loads(text)}
-    return compared, tuple(compared.items())
+def _system_of(text: str) -> System:
+    """The `System` of a run's facts (RunFacts.system, its fields sorted by name): once for
+    all the runs of one system."""
+    return System.of([(str(k), v) for k, v in orjson.loads(text)])
 
 
 def suite_key(plan_body: dict[str, Any]) -> str:
@@ -130,20 +144,25 @@ class RunView:
         """The apparatus fields that describe the system measured (not this run's identity:
         `is_identity`), each with its value as `repr` text, by name: what confounds and
         apparatus keys compare. Runs of one system share one dict (never change it)."""
-        return self._system[0]
+        return self._system.compared
 
     @cached_property
     def system(self) -> tuple[tuple[str, str], ...]:
         """`compared` as sorted (name, repr) pairs: the apparatus key's fields."""
-        return self._system[1]
+        return self._system.pairs
 
     @property
-    def _system(self) -> tuple[dict[str, str], tuple[tuple[str, str], ...]]:
+    def temperature(self) -> float | None:
+        """The sampling temperature the system decodes at (format.apparatus.temperature_of
+        over its fields by name), None when it records none."""
+        return self._system.temperature
+
+    @cached_property
+    def _system(self) -> System:
         f = self.facts
         if f is not None:
             return _system_of(f.system)
-        compared = {k: repr(v) for k, v in sorted(self.apparatus.items()) if not is_identity(k)}
-        return compared, tuple(compared.items())
+        return System.of(sorted((k, v) for k, v in self.apparatus.items() if not is_identity(k)))
 
     @cached_property
     def item_arrays(self) -> tuple[list[str], Any]:

@@ -4,6 +4,7 @@ and what a completed plan run leaves unsaid about that system. Pure; no heavy im
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -56,3 +57,15 @@ def system_gaps(body: dict[str, Any]) -> list[str]:
     if not (isinstance(decoding, dict) and any(v is not None for v in decoding.values())):
         gaps.append("decoding.*")
     return gaps
+
+
+def temperature_of(fields: Iterable[tuple[str, Any]]) -> float | None:
+    """The sampling temperature an apparatus decodes at: its `decoding.temperature`, else the
+    first of its fields (in the order given) named temperature; None when it records none."""
+    fields = list(fields)
+    value = next((v for k, v in fields if k == "decoding.temperature"), None)
+    if value is None:
+        value = next((v for k, v in fields if k.rsplit(".", 1)[-1].lower() == "temperature"),
+                     None)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else None

@@ -137,6 +137,15 @@ def index_tuple(seq: int, digest: str, env: dict[str, Any]) -> tuple[Any, ...]:
             target if type(target) is str else None)
 
 
+def run_row(seq: int, digest: str, env: dict[str, Any],
+            facts: str | None) -> tuple[int, str, str | None, str | None, str | None,
+                                        str | None, str | None]:
+    """A run's row of the checked copy's run facts: its index fields (as `index_tuple` derives
+    them) and its facts as JSON text (logbook.format.runfacts)."""
+    row = index_tuple(seq, digest, env)
+    return (seq, digest, row[5], row[6], row[8], row[9], facts)
+
+
 def outcome_tuple(seq: int, env: dict[str, Any]) -> tuple[Any, ...] | None:
     """The outcomes row as a tuple, in OUTCOME_COLUMNS order (verify compares these)."""
     if env.get("kind") != "run":

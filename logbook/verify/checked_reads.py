@@ -147,7 +147,7 @@ class CheckedReads:
     def session_runs(self, session: str) -> list[IndexRow]:
         return self._checked.session_runs(session)
 
-    def run_rows(self) -> list[RunRow]:
+    def run_rows(self) -> Iterator[RunRow]:
         """Every run's index fields and facts (logbook.format.runfacts), from the checked
         copy: what the analysis reads of a run without reading the run."""
         return self._checked.run_rows(self._size)

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from logbook.storage.base import TailReads, VerifyReads
+from logbook.storage.base import RunRow, TailReads, VerifyReads
 from logbook.verify.refusal import BANNER, NotVerified
 
 if TYPE_CHECKING:
@@ -130,6 +130,7 @@ def _kept(kinds: Iterable[str], copy: bool) -> Any:
     """The `Keep` of a check: the entries of ``kinds``, and the facts of every run
     (logbook.format.runfacts) for the analysis (when it keeps runs) and the checked copy."""
     from logbook.format.runfacts import encode, facts_of
+    from logbook.storage.index import run_row
     from logbook.verify.stored import Keep
 
     class Kept(Keep):
@@ -137,7 +138,7 @@ def _kept(kinds: Iterable[str], copy: bool) -> Any:
             super().__init__(kinds)
             self.copy, self.runs = copy, "run" in self.kinds
             self.facts: dict[int, Any] = {}
-            self.rows: list[tuple[int, str | None]] = []  # for the checked copy
+            self.rows: list[RunRow] = []  # for the checked copy
 
         def add(self, seq: int, digest: str, env: dict[str, Any], signature: str,
                 raw: bytes) -> None:
@@ -146,7 +147,7 @@ def _kept(kinds: Iterable[str], copy: bool) -> Any:
                 if self.runs and found is not None:
                     self.facts[seq] = found
                 if self.copy:
-                    self.rows.append((seq, encode(found)))
+                    self.rows.append(run_row(seq, digest, env, encode(found)))
             super().add(seq, digest, env, signature, raw)
 
     return Kept()

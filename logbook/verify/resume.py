@@ -39,7 +39,7 @@ import orjson
 from logbook.findings import Finding
 from logbook.format import runfacts
 from logbook.storage import index as derive
-from logbook.storage.base import CheckedCopy, KeyRow, TailReads
+from logbook.storage.base import CheckedCopy, KeyRow, RunRow, TailReads
 from logbook.tlog import merkle
 from logbook.verify.chain import ChainVerifier, Result, compare_rows
 from logbook.verify.derived import (
@@ -74,7 +74,7 @@ class Resumed:
     keys: list[KeyRow] = field(default_factory=list)
     shapes: list[tuple[int, str, str]] = field(default_factory=list)  # the new plans' shapes
     # the new runs' facts (logbook.format.runfacts), as the checked copy keeps them
-    facts: list[tuple[int, str | None]] = field(default_factory=list)
+    facts: list[RunRow] = field(default_factory=list)
 
 
 class CheckedDigests(Sequence[bytes]):
@@ -241,7 +241,8 @@ def _scan(store: TailReads, checked: CheckedCopy, chain: ChainVerifier, rows: It
         if env is not None:
             derive.derive(expected, seq, chain.prev, env)
             if env.get("kind") == "run":
-                out.facts.append((seq, runfacts.encode(runfacts.facts_of(env.get("body")))))
+                out.facts.append(derive.run_row(seq, chain.prev, env, runfacts.encode(
+                    runfacts.facts_of(env.get("body")))))
             elif env.get("kind") == "plan" and type(env.get("body")) is dict:
                 body = env["body"]
                 out.shapes.append((seq, chain.prev, orjson.dumps(

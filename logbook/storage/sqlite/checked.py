@@ -19,7 +19,7 @@ checkpoint.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,9 @@ _SCHEMA = [s for s in DERIVED_SCHEMA
     "shape TEXT)",
     # each run's facts as JSON text (logbook.format.runfacts), worked out from its checked
     # bytes: what the analysis reads of a run instead of parsing it
-    "CREATE TABLE IF NOT EXISTS run_facts (seq INTEGER PRIMARY KEY, facts TEXT)",
+    # (with the run's index fields, from the same checked bytes: one table read in order)
+    "CREATE TABLE IF NOT EXISTS run_facts (seq INTEGER PRIMARY KEY, digest TEXT NOT NULL, "
+    "plan TEXT, arm TEXT, status TEXT, session TEXT, facts TEXT)",
 ]
 _BATCH = 500
 
@@ -94,14 +96,14 @@ class CheckedIndex(IndexQueries):
 
     def replace(self, index: Iterable[tuple[Any, ...]], tree: Iterable[tuple[Any, ...]],
                 keys: list[KeyRow], shapes: Iterable[PlanShape],
-                facts: Iterable[tuple[int, str | None]], state: dict[str, Any]) -> bool:
+                facts: Iterable[RunRow], state: dict[str, Any]) -> bool:
         """Everything replaced by a full check's rows, in one transaction; False when the
         file cannot be written (nothing changes then)."""
         return self._write(None, index, tree, keys, shapes, facts, state)
 
     def extend(self, size: int, index: Iterable[tuple[Any, ...]],
                tree: Iterable[tuple[Any, ...]], keys: list[KeyRow],
-               shapes: Iterable[PlanShape], facts: Iterable[tuple[int, str | None]],
+               shapes: Iterable[PlanShape], facts: Iterable[RunRow],
                state: dict[str, Any]) -> bool:
         """The rows of the entries checked after ``size`` added (the keys replaced), if the
         copy still covers ``size`` entries (another process may have moved it on)."""
@@ -109,7 +111,7 @@ class CheckedIndex(IndexQueries):
 
     def _write(self, size: int | None, index: Iterable[tuple[Any, ...]],
                tree: Iterable[tuple[Any, ...]], keys: list[KeyRow],
-               shapes: Iterable[PlanShape], facts: Iterable[tuple[int, str | None]],
+               shapes: Iterable[PlanShape], facts: Iterable[RunRow],
                state: dict[str, Any]) -> bool:
         conn = self.conn
         try:
@@ -131,7 +133,7 @@ class CheckedIndex(IndexQueries):
                 conn.executemany(f"INSERT OR REPLACE INTO entry_index VALUES ({marks})", index)
                 conn.executemany("INSERT OR REPLACE INTO tree VALUES (?,?,?)", tree)
                 conn.executemany("INSERT OR REPLACE INTO plan_shapes VALUES (?,?,?)", shapes)
-                conn.executemany("INSERT OR REPLACE INTO run_facts VALUES (?,?)", facts)
+                conn.executemany("INSERT OR REPLACE INTO run_facts VALUES (?,?,?,?,?,?,?)", facts)
                 if size is None:
                     for statement in _SCHEMA:
                         conn.execute(statement)
@@ -199,13 +201,24 @@ class CheckedIndex(IndexQueries):
     def plan_shapes(self) -> list[PlanShape]:
         return list(self.conn.execute("SELECT seq, digest, shape FROM plan_shapes ORDER BY seq"))
 
-    def run_rows(self, size: int) -> list[RunRow]:
+    def run_rows(self, size: int) -> Iterator[RunRow]:
         """Every run below ``size``, in ledger order: its index fields and its facts (None
-        when the copy holds none for it)."""
-        return list(self.conn.execute(
+        when the copy holds none for it), read as they are asked for."""
+        (runs,) = self.conn.execute("SELECT count(*) FROM entry_index WHERE kind = 'run' AND "
+                                    "seq < ?", (size,)).fetchone()
+        (kept,) = self.conn.execute("SELECT count(*) FROM run_facts WHERE seq < ?",
+                                    (size,)).fetchone()
+        if runs == kept:
+            yield from self.conn.execute(
+                "SELECT seq, digest, plan, arm, status, session, facts FROM run_facts WHERE "
+                "seq < ? ORDER BY seq", (size,))
+            return
+        # a copy whose facts do not cover every run (damaged): every run from the index,
+        # with the facts there are
+        yield from self.conn.execute(
             "SELECT i.seq, i.digest, i.plan, i.arm, i.status, i.session, f.facts FROM "
-            "entry_index AS i LEFT JOIN run_facts AS f ON f.seq = i.seq WHERE i.kind = 'run' "
-            "AND i.seq < ? ORDER BY i.seq", (size,)))
+            "entry_index AS i LEFT JOIN run_facts AS f ON f.seq = i.seq AND f.digest = "
+            "i.digest WHERE i.kind = 'run' AND i.seq < ? ORDER BY i.seq", (size,))
 
     def plans_touched(self, retracted: list[str]) -> set[str]:
         """Summaries.plans_touched over this copy (the digest is in the index itself)."""

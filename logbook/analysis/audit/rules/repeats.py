@@ -43,14 +43,8 @@ def two_runs_disagree(ctx: Context) -> Iterator[Finding]:
 
 def temperature(run: RunView) -> float | None:
     """The sampling temperature the run decoded at (`decoding.temperature`, or any field
-    named temperature), None when it records none."""
-    app = run.apparatus
-    value = app.get("decoding.temperature")
-    if value is None:
-        value = next((v for k, v in app.items() if k.rsplit(".", 1)[-1].lower() ==
-                      "temperature"), None)
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
-        else None
+    named temperature), None when it records none (RunView.temperature)."""
+    return run.temperature
 
 
 def seeds(run: RunView) -> tuple[tuple[str, str], ...]:
