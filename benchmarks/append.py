@@ -14,6 +14,8 @@ import os
 import random
 import shutil
 import sqlite3
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -90,6 +92,75 @@ def cold_append(tmp: Path, continuous: bool) -> None:
            f"logbook append {t_ours2 * 1000:.0f} ms, a bare Python sqlite3 insert in one WAL, "
            f"synchronous=FULL transaction {t_floor * 1000:.0f} ms (medians of {repeat}, "
            "alternating)")
+    breakdown(draft, env, ledger)
+
+
+# one cold append in a process of its own, timed from inside: how long the command took and
+# which of the heavy packages it loaded (-X importtime, on stderr, says what its imports cost)
+PROBE = """
+import sys, time
+t = time.perf_counter()
+from logbook.cli.main import run
+code = run(sys.argv[1:])
+took = time.perf_counter() - t
+heavy = ("typer", "pydantic", "rich", "numpy", "scipy", "cryptography")
+print(repr((code, took, sorted(m for m in heavy if m in sys.modules))))
+"""
+
+
+def breakdown(draft: Path, env: dict[str, str], ledger: Path, repeat: int = 5) -> None:
+    """Where a cold append's time goes (medians of ``repeat``): the interpreter's start, the
+    imports the command made (-X importtime's top-level modules, the largest named), and the
+    rest of the command, its work; and which heavy packages it loaded."""
+    import ast
+
+    def start() -> float:
+        t = time.perf_counter()
+        run_checked([sys.executable, "-c", "pass"], env=env, cwd=ledger)
+        return time.perf_counter() - t
+
+    starts, tooks, imports, loaded = [], [], [], []
+    tops: dict[str, list[float]] = {}
+    for _ in range(repeat):
+        starts.append(start())
+        r = subprocess.run([sys.executable, "-X", "importtime", "-c", PROBE, "append",
+                            str(draft)], env=env, cwd=ledger, capture_output=True, text=True,
+                           check=True)
+        _code, took, heavy = ast.literal_eval(r.stdout.strip().splitlines()[-1])
+        tooks.append(took)
+        loaded = heavy
+        mine = _top_level_imports(r.stderr)
+        imports.append(sum(mine.values()))
+        for name, us in mine.items():
+            tops.setdefault(name, []).append(us)
+    cost = {n: statistics.median(v + [0.0] * (repeat - len(v))) for n, v in tops.items()}
+    largest = ", ".join(f"{n} {us / 1000:.0f}" for n, us in
+                        sorted(cost.items(), key=lambda kv: -kv[1])[:6])
+    took_ms = statistics.median(tooks) * 1000
+    import_ms = statistics.median(imports) / 1000
+    print(f"  of a cold append: interpreter start {statistics.median(starts) * 1000:.0f} ms; "
+          f"the command {took_ms:.0f} ms under -X importtime: imports {import_ms:.0f} ms "
+          f"(largest, ms: {largest}), its work about {took_ms - import_ms:.0f} ms; heavy "
+          f"packages loaded: {', '.join(loaded) or 'none'}", flush=True)
+
+
+def _top_level_imports(report: str) -> dict[str, float]:
+    """-X importtime's report of the command's own imports: microseconds per top-level module
+    (those the interpreter's start imports come before `logbook`'s first line and are left
+    out)."""
+    out: dict[str, float] = {}
+    started = False
+    for line in report.splitlines():
+        if not line.startswith("import time:") or "|" not in line:
+            continue
+        _, cumulative, name = line.split("|", 2)
+        if name.startswith("  ") or not cumulative.strip().isdigit():
+            continue  # nested, or the header
+        name = name.strip()
+        started = started or name.startswith("logbook")
+        if started:
+            out[name] = out.get(name, 0.0) + float(cumulative)
+    return out
 
 
 def in_process(tmp: Path, count: int = 200) -> None:

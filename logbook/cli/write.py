@@ -5,44 +5,23 @@ warnings on stderr (docs/recording.md, "What a writing command prints")."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from logbook import config
 from logbook.cli import state
 from logbook.cli.state import print_appended
+from logbook.cli.writing import append_drafts, append_note, scrub_fields, signing_key, warn_redacted
 from logbook.errors import InputError
 
-DRAFT_KEYS = {"kind", "body"}
-
-
-def _draft(value: Any, source: str) -> tuple[str, dict[str, Any]]:
-    if not isinstance(value, dict):
-        raise InputError(f"{source}: an entry draft must be a JSON object "
-                         '{"kind": ..., "body": {...}}')
-    extra = sorted(set(value) - DRAFT_KEYS)
-    if extra:
-        raise InputError(f"{source}: {extra[0]!r} is not a field of an entry draft "
-                         "(only kind and body; the envelope is written by logbook)")
-    if "kind" not in value:
-        raise InputError(f"{source}: kind is required")
-    if not isinstance(value["kind"], str):
-        raise InputError(f"{source}: kind must be a string")
-    if "body" not in value:
-        raise InputError(f"{source}: body is required")
-    return value["kind"], value["body"]
-
-
+# what other command modules take from here
+__all__ = ["_key", "scrub_fields", "warn_redacted"]
 
 
 def _key() -> Any:
-    from logbook.crypto.signing import load_key
-
-    return load_key()
+    return signing_key()
 
 
 def init(
@@ -108,32 +87,7 @@ def append(
         print_appended(append_from(source, file, plan, arm, session, apparatus, once),
                         as_json)
         return
-    if file is None:
-        raise InputError("FILE is required (a draft as JSON, or - for stdin)")
-    data = state.read_input(file)
-    name = "stdin" if file == "-" else file
-    if jsonl:
-        drafts = []
-        for i, line in enumerate(data.splitlines(), 1):
-            if line.strip():
-                drafts.append(_draft(state.parse_json(line, f"{name} line {i}"),
-                                     f"{name} line {i}"))
-        if not drafts:
-            raise InputError(f"{name} holds no drafts")
-    else:
-        drafts = [_draft(state.parse_json(data, name), name)]
-    session = config.session()
-    if session:  # as `run` and `append --from` do: a run without a session joins this one
-        for kind, body in drafts:
-            if kind == "run" and isinstance(body, dict) and "session" not in body:
-                body["session"] = session
-    key = _key()
-    with state.open_ledger(write=True) as ledger:
-        entries = ledger.append_many(drafts, key, once=once)
-    print_appended(entries, as_json)
-    from logbook.cli.record_intake import warn_gaps
-
-    warn_gaps(entries)
+    append_drafts(state.options().ledger, file, jsonl, once, as_json)
 
 
 def _load_plan_file(file: str) -> dict[str, Any]:
@@ -235,28 +189,6 @@ def amend(
     warn_redacted(redacted, "amendment's --reason")
 
 
-def scrub_fields(values: dict[str, str | None]) -> tuple[dict[str, str | None], int]:
-    """Free text given on the command line (a note, a reason, a correction, a statement) with
-    secrets replaced by the one policy (logbook.capture.redact), and how many were replaced."""
-    from logbook.capture.redact import scrub_text
-
-    total = 0
-    out: dict[str, str | None] = {}
-    for name, text in values.items():
-        if text is None:
-            out[name] = None
-            continue
-        out[name], n = scrub_text(text, env=os.environ)
-        total += n
-    return out, total
-
-
-def warn_redacted(count: int, where: str) -> None:
-    if count:
-        print(f"logbook: warning: {count} secret-looking value(s) in the {where} were "
-              "replaced by [redacted]", file=sys.stderr)
-
-
 def note(
     text: str = typer.Argument(..., help="The note (secrets in it are redacted)."),
     refs: list[str] = typer.Option([], "--ref", help="An entry the note speaks about."),
@@ -265,12 +197,7 @@ def note(
     """Append a note: findings, context, the belief you held before.
 
     Secrets in the text (a pasted key, a URL with credentials) are redacted first."""
-    fields, redacted = scrub_fields({"text": text})
-    key = _key()
-    with state.open_ledger(write=True) as ledger:
-        print_appended([ledger.append("note", {"text": fields["text"], "refs": refs}, key)],
-                        as_json)
-    warn_redacted(redacted, "note")
+    append_note(state.options().ledger, text, refs, as_json)
 
 
 def retract(

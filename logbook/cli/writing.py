@@ -1,0 +1,109 @@
+"""What `logbook append` (of drafts) and `logbook note` do, apart from how their options are
+declared: the typer commands in logbook.cli.write and the lean start (logbook.cli.lean) both
+call these, so that the two ways in behave alike. Nothing here imports typer; the ledger is the
+one the command line named (``ledger``, else LOGBOOK_DIR or the working folder)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from logbook import config
+from logbook.cli.state import parse_json, print_appended, read_input
+from logbook.errors import InputError
+
+DRAFT_KEYS = {"kind", "body"}
+
+
+def draft(value: Any, source: str) -> tuple[str, dict[str, Any]]:
+    """(kind, body) of an entry draft read from ``source``; InputError naming what is wrong."""
+    if not isinstance(value, dict):
+        raise InputError(f"{source}: an entry draft must be a JSON object "
+                         '{"kind": ..., "body": {...}}')
+    extra = sorted(set(value) - DRAFT_KEYS)
+    if extra:
+        raise InputError(f"{source}: {extra[0]!r} is not a field of an entry draft "
+                         "(only kind and body; the envelope is written by logbook)")
+    if "kind" not in value:
+        raise InputError(f"{source}: kind is required")
+    if not isinstance(value["kind"], str):
+        raise InputError(f"{source}: kind must be a string")
+    if "body" not in value:
+        raise InputError(f"{source}: body is required")
+    return value["kind"], value["body"]
+
+
+def signing_key() -> Any:
+    from logbook.crypto.signing import load_key
+
+    return load_key()
+
+
+def open_for_writing(ledger: str | None) -> Any:
+    from logbook.ledger.service import Ledger
+
+    return Ledger.open(ledger, write=True)
+
+
+def append_drafts(ledger: str | None, file: str | None, jsonl: bool, once: str | None,
+                  as_json: bool) -> None:
+    """`logbook append FILE [--jsonl] [--once KEY]`: the draft (or drafts) in FILE appended in
+    one transaction; a run draft without a `session` gets LOGBOOK_SESSION's, when it is set."""
+    if file is None:
+        raise InputError("FILE is required (a draft as JSON, or - for stdin)")
+    data = read_input(file)
+    name = "stdin" if file == "-" else file
+    if jsonl:
+        drafts = []
+        for i, line in enumerate(data.splitlines(), 1):
+            if line.strip():
+                drafts.append(draft(parse_json(line, f"{name} line {i}"), f"{name} line {i}"))
+        if not drafts:
+            raise InputError(f"{name} holds no drafts")
+    else:
+        drafts = [draft(parse_json(data, name), name)]
+    session = config.session()
+    if session:  # as `run` and `append --from` do: a run without a session joins this one
+        for kind, body in drafts:
+            if kind == "run" and isinstance(body, dict) and "session" not in body:
+                body["session"] = session
+    key = signing_key()
+    with open_for_writing(ledger) as book:
+        entries = book.append_many(drafts, key, once=once)
+    print_appended(entries, as_json)
+    from logbook.cli.record_intake import warn_gaps
+
+    warn_gaps(entries)
+
+
+def append_note(ledger: str | None, text: str, refs: list[str], as_json: bool) -> None:
+    """`logbook note TEXT [--ref REF]...`: a note, its secrets redacted first."""
+    fields, redacted = scrub_fields({"text": text})
+    key = signing_key()
+    with open_for_writing(ledger) as book:
+        print_appended([book.append("note", {"text": fields["text"], "refs": refs}, key)],
+                       as_json)
+    warn_redacted(redacted, "note")
+
+
+def scrub_fields(values: dict[str, str | None]) -> tuple[dict[str, str | None], int]:
+    """Free text given on the command line (a note, a reason, a correction, a statement) with
+    secrets replaced by the one policy (logbook.capture.redact), and how many were replaced."""
+    from logbook.capture.redact import scrub_text
+
+    total = 0
+    out: dict[str, str | None] = {}
+    for name, text in values.items():
+        if text is None:
+            out[name] = None
+            continue
+        out[name], n = scrub_text(text, env=os.environ)
+        total += n
+    return out, total
+
+
+def warn_redacted(count: int, where: str) -> None:
+    if count:
+        print(f"logbook: warning: {count} secret-looking value(s) in the {where} were "
+              "replaced by [redacted]", file=sys.stderr)
