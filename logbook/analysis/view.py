@@ -11,7 +11,7 @@ import gc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 import orjson
 
@@ -50,13 +50,63 @@ def suite_key(plan_body: dict[str, Any]) -> str:
     return str(suite.get("dataset_hash") or f"{suite.get('name')}@{suite.get('version', '')}")
 
 
+T = TypeVar("T")
+
+
+class _kept(Generic[T]):
+    """`functools.cached_property` for a class with `__slots__`: the value is worked out on
+    first use and kept in the slot ``_k_<name>``."""
+
+    def __init__(self, fn: Callable[[Any], T]) -> None:
+        self.fn, self.slot = fn, "_k_" + fn.__name__.lstrip("_")
+        self.__doc__ = fn.__doc__
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> _kept[T]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type) -> T: ...
+
+    def __get__(self, obj: object, owner: type) -> Any:
+        if obj is None:
+            return self
+        try:
+            return getattr(obj, self.slot)
+        except AttributeError:
+            value = self.fn(obj)
+            setattr(obj, self.slot, value)
+            return value
+
+
 class RunView:
     """One run as analysis reads it. Its index fields (seq, digest, plan, arm, status,
     session) and its facts (logbook.format.runfacts: apparatus, score, counts) are at hand;
     its entry (the body, the item columns) is read only when something asks for it: after a
     check resumed from this machine's checked copy, the audit's rules never do for a run with
     facts, so a large ledger's runs are never parsed again (logbook.verify.checked_reads holds
-    an entry read later to its checked digest)."""
+    an entry read later to its checked digest).
+
+    A large ledger has a hundred thousand of these: their fields are slots, and what is
+    worked out on first use is kept in a slot of its own (`_kept`)."""
+
+    __slots__ = (
+        "_k_apparatus",
+        "_k_clusters",
+        "_k_entry",
+        "_k_facts",
+        "_k_item_arrays",
+        "_k_score",
+        "_k_system",
+        "_load",
+        "arm",
+        "digest",
+        "pass_k",
+        "plan",
+        "retracted_by",
+        "seq",
+        "session",
+        "status",
+    )
 
     def __init__(self, seq: int, digest: str, plan: str | None, arm: str | None, status: str,
                  session: str | None, retracted_by: list[Entry] | None = None,
@@ -69,9 +119,9 @@ class RunView:
         self.pass_k = pass_k  # the plan's k when its metric is pass@k
         self._load = load
         if entry is not None:
-            self.__dict__["entry"] = entry
+            self._k_entry = entry
         if facts is not None:
-            self.__dict__["facts"] = facts
+            self._k_facts = facts
 
     @classmethod
     def of(cls, entry: Entry, retracted_by: list[Entry] | None = None,
@@ -92,7 +142,12 @@ class RunView:
     def __repr__(self) -> str:
         return f"RunView(seq={self.seq}, digest={self.digest[:12]}, arm={self.arm!r})"
 
-    @cached_property
+    @property
+    def loaded(self) -> bool:
+        """Whether the entry is at hand (read, or given)."""
+        return hasattr(self, "_k_entry")
+
+    @_kept
     def entry(self) -> Entry:
         if self._load is None:
             raise LookupError(f"run @{self.seq} has no entry to read")
@@ -102,7 +157,7 @@ class RunView:
     def body(self) -> dict[str, Any]:
         return self.entry.body
 
-    @cached_property
+    @_kept
     def facts(self) -> RunFacts | None:
         """logbook.format.runfacts of the body (None for a body it cannot summarise)."""
         return facts_of(self.body)
@@ -122,7 +177,7 @@ class RunView:
         """Counts in the figures: completed and not retracted."""
         return self.status == "completed" and not self.retracted
 
-    @cached_property
+    @_kept
     def apparatus(self) -> dict[str, Any]:
         f = self.facts
         return f.apparatus if f is not None else flatten(self.body.get("apparatus") or {})
@@ -139,14 +194,14 @@ class RunView:
         f = self.facts
         return list(f.gaps) if f is not None else system_gaps(self.body)
 
-    @cached_property
+    @property
     def compared(self) -> dict[str, str]:
         """The apparatus fields that describe the system measured (not this run's identity:
         `is_identity`), each with its value as `repr` text, by name: what confounds and
         apparatus keys compare. Runs of one system share one dict (never change it)."""
         return self._system.compared
 
-    @cached_property
+    @property
     def system(self) -> tuple[tuple[str, str], ...]:
         """`compared` as sorted (name, repr) pairs: the apparatus key's fields."""
         return self._system.pairs
@@ -157,14 +212,14 @@ class RunView:
         over its fields by name), None when it records none."""
         return self._system.temperature
 
-    @cached_property
+    @_kept
     def _system(self) -> System:
         f = self.facts
         if f is not None:
             return _system_of(f.system)
         return System.of(sorted((k, v) for k, v in self.apparatus.items() if not is_identity(k)))
 
-    @cached_property
+    @_kept
     def item_arrays(self) -> tuple[list[str], Any]:
         """(item ids, numpy array of each item's score; NaN when no sample was scored).
 
@@ -198,7 +253,7 @@ class RunView:
         return {i: (None if v != v else float(v)) for i, v in zip(ids, values.tolist(),
                                                                   strict=True)}
 
-    @cached_property
+    @_kept
     def clusters(self) -> dict[str, str]:
         oc = self.body.get("outcomes") or {}
         cl = oc.get("cluster")
@@ -206,7 +261,7 @@ class RunView:
             return {}
         return {i: str(c) for i, c in zip(oc.get("id") or [], cl, strict=False) if c is not None}
 
-    @cached_property
+    @_kept
     def score(self) -> float | None:
         f = self.figures
         if f is not None:  # the same correctly rounded mean as below, kept with the facts
@@ -402,7 +457,7 @@ class LedgerView:
         if seq not in self._loaded:
             run = self.runs_by_seq[seq]
             more = [r.seq for r in (self.plans[run.plan].runs if run.plan in self.plans
-                                    else []) if r.seq != seq and "entry" not in r.__dict__]
+                                    else []) if r.seq != seq and not r.loaded]
             self._load([seq, *more[:1999]])
         return self._loaded.pop(seq)
 
