@@ -6,6 +6,11 @@ Prints each speed ratio (scipy time / ours) against its budget and both interval
 are timed best-of-N on warm memory (scipy's first call pays ~3 GB of page faults). Always
 exits 0: CI reports the figures, it does not fail on them.
 
+After the continuous comparison it prints where our time goes (``index_path``): the mean's
+index path (logbook/stats/_lanes.py) on every core and on one thread, the CPU it burns, and,
+on one thread, reading the stream's values (the words and Lemire's check, which no layout
+removes) against the rest (indices, gather, add). Medians of interleaved runs.
+
 Run: python benchmarks/bootstrap.py
 """
 
@@ -158,6 +163,88 @@ def main() -> None:
         f"{c.t_ours:.2f} s (best of {REPEATS_OURS}), scipy {c.t_scipy:.2f} s (best of "
         f"{REPEATS_SCIPY}); {verdict(c)}"
     )
+    a, b = make_continuous()
+    for line in describe(index_path(b - a, N_RESAMPLES, REPEATS_OURS), c.t_scipy):
+        print(line)
+
+
+class PathTimes(NamedTuple):
+    """Medians of interleaved runs, in seconds: the index path's sums on every core (wall and
+    process CPU), on one thread, and on one thread its reads (words and check) alone and the
+    stream's words alone."""
+
+    wall: float
+    cpu: float
+    one_thread: float
+    reads: float
+    words: float
+    workers: int
+    indices: int
+
+
+def index_path(d: np.ndarray, n_resamples: int, repeats: int) -> PathTimes:
+    """Times the sums ``paired`` asks of logbook/stats/_lanes.py for the differences ``d``:
+    ``resample_sums`` as it runs, its single-core loop (the same tasks on one ``_Worker``),
+    that worker's ``read`` of every task's values, and a ``Reader`` filling as many values."""
+    from logbook.stats import _blocks, _lanes
+    from logbook.stats._stream import Reader, Stream
+
+    n = d.size
+    tasks = _lanes.tasks_of(n_resamples, _lanes.task_lanes(n, n_resamples))
+    begins: list[int] = []  # where each task's values begin in the stream
+
+    def worker() -> Any:
+        return _lanes._Worker(Stream(0).mark(), n, [d], [np.empty(n_resamples)])
+
+    def one_thread() -> None:
+        work, begin = worker(), 0
+        begins.clear()
+        for start, m in tasks:
+            begins.append(begin)
+            begin = work.run(start, m, begin, lambda end: None)
+
+    def reads() -> None:
+        work = worker()
+        for (_, m), begin in zip(tasks, begins, strict=True):
+            work.read(begin, m * n)
+
+    def words() -> None:
+        reader, step = Reader(Stream(0).mark()), _lanes.READ_CELLS
+        out = np.empty(step, dtype=np.uint32)
+        total = n * n_resamples
+        for s in range(0, total, step):
+            reader.fill(out[: min(step, total - s)], s)
+
+    def all_cores() -> None:
+        _lanes.resample_sums([d], n_resamples, Stream(0))
+
+    runs: dict[str, list[float]] = {k: [] for k in ("wall", "cpu", "one", "reads", "words")}
+    for _ in range(repeats):
+        c0, t0 = time.process_time(), time.perf_counter()
+        all_cores()
+        runs["wall"].append(time.perf_counter() - t0)
+        runs["cpu"].append(time.process_time() - c0)
+        for key, fn in (("one", one_thread), ("reads", reads), ("words", words)):
+            t0 = time.perf_counter()
+            fn()
+            runs[key].append(time.perf_counter() - t0)
+    med = {k: float(np.median(v)) for k, v in runs.items()}
+    workers = min(_blocks.cores(), _lanes.MAX_THREADS, len(tasks))
+    return PathTimes(med["wall"], med["cpu"], med["one"], med["reads"], med["words"], workers,
+                     n * n_resamples)
+
+
+def describe(p: PathTimes, t_scipy: float) -> list[str]:
+    rest = p.one_thread - p.reads
+    return [
+        f"  index path (the sums of {p.indices:,} indices): "
+        f"{p.wall:.3f} s on {p.workers} thread(s), {p.cpu:.3f} s of CPU "
+        f"({p.cpu / p.wall:.2f} cores busy); one thread {p.one_thread:.3f} s "
+        f"(threads give {p.one_thread / p.wall:.2f}x)",
+        f"  one thread: reading the values {p.reads:.3f} s (of which the stream's words "
+        f"{p.words:.3f} s, Lemire's check and copies {p.reads - p.words:.3f} s), indices + "
+        f"gather + add {rest:.3f} s; the budget asks {t_scipy / BUDGET_CONTINUOUS:.3f} s in all",
+    ]
 
 
 if __name__ == "__main__":

@@ -156,3 +156,22 @@ def test_a_failing_task_stops_every_thread(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(lanes._Worker, "sums", sums)
     with pytest.raises(RuntimeError, match="task 3 failed"):
         lanes.resample_sums([np.arange(50.0)], 40, Stream(0))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([2, 3, 31, 500, 2048, N_REJECTING]), st.integers(1, 40),
+       st.integers(1, 4), st.integers(2, 50), st.integers(1, 1 << 16), st.integers(1, 1 << 16),
+       st.integers(0, 2))
+def test_any_layout_on_any_thread_count_gives_the_definitions_digits(
+        n: int, n_resamples: int, cpus: int, per_task: int, read: int, cells: int,
+        seed: int) -> None:
+    # the mean's gather runs with mode="wrap": every index is below n, so the values are the
+    # definition's; a rejection or a task boundary anywhere in a lane changes no digit either
+    x = _spread(n, seed)
+    want = _reference(x, n_resamples, Stream(seed))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(blocks, "cores", lambda: cpus)
+        mp.setattr(lanes, "TASK_LANES", per_task)
+        mp.setattr(lanes, "READ_CELLS", read)
+        mp.setattr(lanes, "SUM_CELLS", cells)
+        assert np.array_equal(lanes.resample_sums([x], n_resamples, Stream(seed))[0], want)
