@@ -408,8 +408,8 @@ class LedgerView:
                 metric = apply_amendments(p.body, changes).get("metric") or {}
             if metric.get("kind") == "pass_at_k" and isinstance(metric.get("k"), int):
                 pass_k[p.digest] = metric["k"]
-        reads = getattr(self._checked, "reads", None)
-        if reads is not None and hasattr(reads, "run_rows"):
+        reads = getattr(self._checked, "runs", None)
+        if reads is not None:
             # a large ledger's runs are many small objects with no reference cycles: the
             # cyclic collector would walk the growing heap again and again while they are
             # made, then they are moved out of its sight (reference counting frees them)

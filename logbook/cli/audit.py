@@ -57,7 +57,7 @@ def audit(
     from logbook.analysis.view import LedgerView
 
     a.select_rules(only, skip)  # a rule id that does not exist is bad input: before any work
-    with state.open_verified() as (ledger, checked):
+    with state.open_verified(state.AUDITED_KINDS, runs=True) as (ledger, checked):
         result = a.run_audit(LedgerView(ledger, checked), plan, only, skip)
     if plan is None and not only and not skip:
         _record(result)

@@ -48,26 +48,31 @@ def open_ledger(write: bool = False) -> Any:
 # what the analysis read model (logbook.analysis.view) reads whole: kept by the check as it
 # reads them, so they are parsed once and come from the very bytes just checked
 ANALYSED_KINDS = ("plan", "run", "amendment", "retraction", "claim", "band")
+# what the audit reads whole: its rules read the runs through their facts (format.runfacts)
+AUDITED_KINDS = tuple(k for k in ANALYSED_KINDS if k != "run")
 
 
 @contextmanager
-def open_verified(keep: tuple[str, ...] = ANALYSED_KINDS) -> Iterator[tuple[Any, Any]]:
+def open_verified(keep: tuple[str, ...] = ANALYSED_KINDS,
+                  runs: bool = False) -> Iterator[tuple[Any, Any]]:
     """(ledger, what was verified) for a command that prints numbers: the ledger is checked
     (logbook.verify.integrity) and stays in the read transaction that was checked while the caller
-    computes; the entries of the ``keep`` kinds are read from what the check read. A ledger
-    that fails the check exits 1 before any figure is printed."""
+    computes; the entries of the ``keep`` kinds are read from what the check read (``runs``:
+    the runs through their facts, read whole only when asked for). A ledger that fails the
+    check exits 1 before any figure is printed."""
     from logbook.cli.progress import progress
 
     with open_ledger() as ledger, ExitStack() as stack:
         with progress("checking the ledger", size=ledger.size()) as on_progress:
             # the check's read transaction stays open after its bar is cleared
-            checked = stack.enter_context(checked_reading(ledger, keep, on_progress))
+            checked = stack.enter_context(checked_reading(ledger, keep, on_progress, runs))
         yield ledger, checked
 
 
 @contextmanager
 def checked_reading(ledger: Any, keep: tuple[str, ...] = (),
-                    on_progress: Callable[[int, int], None] | None = None) -> Iterator[Any]:
+                    on_progress: Callable[[int, int], None] | None = None,
+                    runs: bool = False) -> Iterator[Any]:
     """The ledger checked (logbook.verify.integrity, carried on from this machine's checked
     copy when it has one), and read, until the block ends, from what was checked: the same
     read transaction, the ``keep`` kinds as the check parsed them, and after a resumed check
@@ -76,7 +81,8 @@ def checked_reading(ledger: Any, keep: tuple[str, ...] = (),
 
     with ExitStack() as stack:
         copy = stack.enter_context(checked_copy_of(ledger))
-        checked = stack.enter_context(verified(ledger.verify_reads(), keep, on_progress, copy))
+        checked = stack.enter_context(verified(ledger.verify_reads(), keep, on_progress, copy,
+                                               runs))
         stack.enter_context(ledger.reading_checked(checked.kept, checked.reads))
         yield checked
 

@@ -32,6 +32,9 @@ from logbook.format.apparatus import flatten, is_identity, system_gaps
 # the layout of the facts (a checked copy of another version is made again)
 FACTS_VERSION = 1
 _SCORES = {int, float, bool, type(None)}
+# from this many items up, scores of few distinct values are summed value by value (exact
+# fractions: a few operations instead of one per item; slower below it)
+BY_VALUE_FROM = 2048
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +99,8 @@ def _facts(body: Any) -> RunFacts | None:
         return RunFacts(flat, system, metric, gaps, False, None, 0.0, 0, len(raw), binary, items)
     if not set(map(type, raw if few is None else few)) <= _SCORES:
         return None
-    if few is not None and len(few) <= 64 and not any(s == 0 and math.copysign(1.0, s) < 0
-                                                      for s in few if s is not None):
+    if few is not None and len(raw) >= BY_VALUE_FROM and len(few) <= 64 and not any(
+            s == 0 and math.copysign(1.0, s) < 0 for s in few if s is not None):
         n, score, variance = _by_value(raw)
     else:
         values = [float(s) for s in raw if s is not None]
@@ -138,10 +141,11 @@ def encode(facts: RunFacts | None) -> str | None:
         return None
 
 
-def decode(text: str | bytes | None) -> RunFacts | None:
-    """The facts `encode` wrote; None for none, or for text that does not hold them."""
-    if text is None:
-        return None
+def decode(text: str | bytes | RunFacts | None) -> RunFacts | None:
+    """The facts `encode` wrote (or facts as they are); None for none, or for text that does
+    not hold them."""
+    if text is None or isinstance(text, RunFacts):
+        return text
     try:
         (app, system, metric, gaps, figures, score, variance, scored, scores, binary,
          items) = orjson.loads(text)

@@ -42,18 +42,8 @@ class CheckedReads:
     # -- entries, held to the checked digests -------------------------------------------------
     def _held(self, found: Iterable[StoredEntry]) -> list[StoredEntry]:
         rows = list(found)
-        want = self._checked.digests_at([e.seq for e in rows])
-        out = []
-        for e in rows:
-            digest = want.get(e.seq)
-            got = hashlib.sha256(e.entry).hexdigest()
-            if digest is None or got != digest:
-                raise NotVerified(
-                    f"{BANNER}: entry {e.seq}: its stored bytes hash to {got[:16]}…, not to "
-                    f"the digest this machine checked ({str(digest)[:16]}…, {self._when}): the "
-                    "entry was altered after that check (`logbook verify` says more)")
-            out.append(StoredEntry(e.seq, digest, e.entry, e.signature))
-        return out
+        return held(rows, self._checked.digests_at([e.seq for e in rows]),
+                    f"this machine checked ({{digest}}, {self._when})")
 
     def entries_at(self, seqs: list[int]) -> list[StoredEntry]:
         out: list[StoredEntry] = []
@@ -171,6 +161,44 @@ class CheckedReads:
 
 
 Kept = tuple[int, str, dict[str, Any], str, bytes]
+
+
+def held(rows: list[StoredEntry], want: Mapping[int, str], what: str) -> list[StoredEntry]:
+    """``rows`` each held to the digest ``want`` records for its seq; NotVerified naming the
+    first whose bytes hash to another (``what``: whose digest, with ``{digest}`` in it)."""
+    out = []
+    for e in rows:
+        digest = want.get(e.seq)
+        got = hashlib.sha256(e.entry).hexdigest()
+        if digest is None or got != digest:
+            whose = what.format(digest=f"{str(digest)[:16]}…")
+            raise NotVerified(
+                f"{BANNER}: entry {e.seq}: its stored bytes hash to {got[:16]}…, not to the "
+                f"digest {whose}: the entry was altered after that check (`logbook verify` "
+                "says more)")
+        out.append(StoredEntry(e.seq, digest, e.entry, e.signature))
+    return out
+
+
+class CheckedRuns:
+    """After a full check: every run's index fields and facts as the check worked them out
+    (logbook.format.runfacts), for the analysis to read instead of the runs; a run read later
+    (`entries_at`) is read again in the check's own read transaction and held to the digest
+    the check computed for it. After a resumed check `CheckedReads` plays this part."""
+
+    def __init__(self, store: Any, rows: list[tuple[Any, ...]]) -> None:
+        self._store, self._rows = store, rows
+        self._digests = {row[0]: row[1] for row in rows}
+
+    def run_rows(self) -> Iterator[tuple[Any, ...]]:
+        return iter(self._rows)
+
+    def entries_at(self, seqs: list[int]) -> list[StoredEntry]:
+        found = self._store.entries_at(seqs)
+        if len(found) != len(set(seqs)):
+            raise NotVerified(f"{BANNER}: entries just checked are missing from the ledger "
+                              "(`logbook verify` says more)")
+        return held(found, self._digests, "this check computed ({digest})")
 
 
 class _KeptKinds(Mapping[str, list[Kept]]):

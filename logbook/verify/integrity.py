@@ -60,6 +60,10 @@ class Verified:
     checked_at: str | None = None  # when that earlier check was made
     # what the analysis reads after a resumed check (logbook.verify.checked_reads), else None
     reads: Any = field(default=None, repr=False, compare=False)
+    # where the analysis reads the runs through their facts (`run_rows`, and `entries_at` for
+    # a run it reads whole): the checked copy's after a resumed check, the check's own after
+    # a full one that was asked for them (``runs``); None when the runs are read as entries
+    runs: Any = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
         if self.resumed:
@@ -92,10 +96,12 @@ def _latest_checkpoint_size(store: VerifyReads) -> int:
 
 def check(store: TailReads, keep: Iterable[str] = (),
           on_progress: Callable[[int, int], None] | None = None,
-          checked: CheckedCopy | None = None) -> Verified:
+          checked: CheckedCopy | None = None, runs: bool = False) -> Verified:
     """Run the check in one read transaction (the caller's, when it holds one); NotVerified
     on any finding. ``keep``: kinds whose entries the caller will compute from; they come
-    back in `Verified.kept`, parsed once, from the bytes this check read.
+    back in `Verified.kept`, parsed once, from the bytes this check read. ``runs``: the
+    caller reads runs through their facts (logbook.format.runfacts), worked out by this check
+    (`Verified.runs`), and reads a run whole only when it asks for one.
 
     ``checked``: this machine's checked copy of the ledger (logbook.storage.sqlite.checked):
     when it holds an earlier check of this ledger, only what was appended since is checked
@@ -103,7 +109,7 @@ def check(store: TailReads, keep: Iterable[str] = (),
     full check that passes, the copy is made anew."""
     from logbook.verify.stored import verify_store
 
-    kept = _kept(keep, copy=checked is not None)
+    kept = _kept(keep, copy=checked is not None, runs=runs)
     with store.snapshot():
         state = _usable_state(store, checked)
         if state is not None and checked is not None:
@@ -121,14 +127,18 @@ def check(store: TailReads, keep: Iterable[str] = (),
         if checked is not None:
             checked.replace(store.all_index_rows(), store.all_tree_nodes(), result.keys,
                             store.plan_shapes(), kept.rows, _state(result))
+    from logbook.verify.checked_reads import CheckedRuns
+
     return Verified(result.entries, result.head, result.ledger,
                     result.entries - result.unchecked, min(vouched, result.entries),
-                    kept.entries, kept.facts)
+                    kept.entries, kept.facts,
+                    runs=CheckedRuns(store, kept.read) if runs else None)
 
 
-def _kept(kinds: Iterable[str], copy: bool) -> Any:
+def _kept(kinds: Iterable[str], copy: bool, runs: bool) -> Any:
     """The `Keep` of a check: the entries of ``kinds``, and the facts of every run
-    (logbook.format.runfacts) for the analysis (when it keeps runs) and the checked copy."""
+    (logbook.format.runfacts) for the analysis (when it keeps runs or reads them through
+    their facts) and the checked copy."""
     from logbook.format.runfacts import encode, facts_of
     from logbook.storage.index import run_row
     from logbook.verify.stored import Keep
@@ -136,18 +146,23 @@ def _kept(kinds: Iterable[str], copy: bool) -> Any:
     class Kept(Keep):
         def __init__(self) -> None:
             super().__init__(kinds)
-            self.copy, self.runs = copy, "run" in self.kinds
-            self.facts: dict[int, Any] = {}
+            self.copy, self.kept_runs, self.runs = copy, "run" in self.kinds, runs
+            self.facts: dict[int, Any] = {}  # by seq, for runs kept whole
             self.rows: list[RunRow] = []  # for the checked copy
+            self.read: list[tuple[Any, ...]] = []  # index fields and facts, for `runs`
 
         def add(self, seq: int, digest: str, env: dict[str, Any], signature: str,
                 raw: bytes) -> None:
-            if env.get("kind") == "run" and (self.copy or self.runs):
+            if env.get("kind") == "run" and (self.copy or self.kept_runs or self.runs):
                 found = facts_of(env.get("body"))
-                if self.runs and found is not None:
+                if self.kept_runs and found is not None:
                     self.facts[seq] = found
-                if self.copy:
-                    self.rows.append(run_row(seq, digest, env, encode(found)))
+                if self.copy or self.runs:
+                    row = run_row(seq, digest, env, None)
+                    if self.copy:
+                        self.rows.append((*row[:6], encode(found)))
+                    if self.runs:
+                        self.read.append((*row[:6], found))
             super().add(seq, digest, env, signature, raw)
 
     return Kept()
@@ -219,14 +234,15 @@ def _resumed(store: TailReads, checked: CheckedCopy, state: dict[str, Any], kept
     reads = CheckedReads(store, checked, result.entries, result.head, str(when))
     entries = reads.kept(kept.kinds)
     return Verified(result.entries, result.head, result.ledger, result.entries - found.start,
-                    0, entries, resumed=found.start, checked_at=str(when), reads=reads)
+                    0, entries, resumed=found.start, checked_at=str(when), reads=reads,
+                    runs=reads)
 
 
 @contextmanager
 def verified(store: TailReads, keep: Iterable[str] = (),
              on_progress: Callable[[int, int], None] | None = None,
-             checked: CheckedCopy | None = None) -> Iterator[Verified]:
+             checked: CheckedCopy | None = None, runs: bool = False) -> Iterator[Verified]:
     """Check the ledger (``ledger.verify_reads()``), then keep its read transaction open for
     the caller's computation: whatever is appended meanwhile is neither checked nor read."""
     with store.snapshot():
-        yield check(store, keep, on_progress, checked)
+        yield check(store, keep, on_progress, checked, runs)

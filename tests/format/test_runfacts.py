@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from logbook.format import runfacts
 from logbook.format.apparatus import flatten, is_identity, system_gaps
 from logbook.format.runfacts import RunFacts, decode, encode, facts_of
 from logbook.stats._exact import xmean
@@ -64,6 +65,29 @@ def test_the_figures_are_the_ones_the_analysis_computes(scores: list[Any],
     system = sorted((k, v) for k, v in flatten(app).items() if not is_identity(k))
     assert [tuple(p) for p in __import__("orjson").loads(f.system)] == system
     assert decode(encode(f)) == f
+
+
+@settings(max_examples=150, deadline=None)
+@given(FEW)
+def test_sums_by_value_are_the_sums_item_by_item(scores: list[Any]) -> None:
+    """Long runs of few distinct scores take `_by_value`: the same floats as the item by item
+    sums (math.fsum, as logbook.stats._exact gives them)."""
+    n, mean, variance = runfacts._by_value(scores)
+    present = np.array([s for s in scores if s is not None], dtype=float)
+    assert n == present.size
+    if n:
+        assert mean == xmean(present)
+        assert (variance, n) == population_variance(present.tolist())
+    else:
+        assert mean is None and variance == 0.0
+    if not scores:
+        return
+    long = scores * (runfacts.BY_VALUE_FROM // len(scores) + 1)  # takes the path in a run
+    f = facts_of(body_of(long, {}))
+    assert f is not None
+    values = np.array([s for s in long if s is not None], dtype=float)
+    assert (f.score, f.variance, f.scored) == ((xmean(values) if values.size else None),
+                                               *population_variance(values.tolist()))
 
 
 @given(st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=8),
