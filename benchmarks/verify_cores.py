@@ -94,6 +94,10 @@ def main() -> int:
         print(f"  CPU: one core {cpu[0]:.2f} s, {cores} cores {cpu[1]:.2f} s, raw {cpu[2]:.2f} s; "
               f"beyond the signatures: {one - raw:.2f} s on one core "
               f"({(one - raw) / N * 1e6:.1f} us an entry)")
+        # what no scheduling can beat: the CPU a verify spends, shared by every core at best
+        print(f"  with that CPU, {cores} cores can do no better than {cpu[1] / cores:.2f} s "
+              f"({cpu[1] / cores / raw:.2f} of raw); one core has {cpu[0] - cpu[2]:.2f} s of CPU "
+              "beyond the raw loop's")
         print(f"  each round (one core, {cores} cores, raw; wall s): "
               + "; ".join(", ".join(f"{r[i][0]:.2f}" for i in range(3)) for r in rounds)
               + f"; load average {load:.2f} before, {os.getloadavg()[0]:.2f} after "

@@ -44,6 +44,9 @@ class Result:
     digests: Sequence[bytes] = field(default_factory=list, repr=False)
     keys: list[KeyRow] = field(default_factory=list, repr=False)
     unchecked: int = 0  # signatures left to a stored checkpoint (logbook.verify.integrity only)
+    # The Merkle root over `digests` when the check rebuilt the tree anyway (a ledger database:
+    # logbook.verify.stored), so that no caller hashes every leaf again; None: not computed.
+    root: bytes | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -89,7 +92,7 @@ class ChainVerifier:
         r.checks += 1
         position = self.expected_seq
         self.expected_seq = position + 1
-        digest_b = hashlib.sha256(raw).digest()
+        digest_b = _sha256(raw).digest()
         digest = digest_b.hex()
         label = [digest]
         if stored_seq is not None and stored_seq != position:
@@ -100,7 +103,7 @@ class ChainVerifier:
                        f"the stored digest {stored_digest[:16]}…: the entry was altered",
                        position, [stored_digest, digest])
         try:
-            env = orjson.loads(raw)
+            env = _loads(raw)
         except orjson.JSONDecodeError:
             env = None
         if type(env) is not dict:
@@ -137,9 +140,10 @@ class ChainVerifier:
             self._find("ledger", f"entry {position} belongs to ledger {get('ledger')!r}, "
                        f"not {r.ledger!r}", position, label)
         self._signature(position, env, digest_b, signature, label)
-        fields = _REF_FIELDS.get(kind)  # type: ignore[arg-type]
-        if fields and any(body.get(f) not in (None, []) for f in fields):  # most name nothing
-            self._references(position, kind, env, label)  # type: ignore[arg-type]
+        for f in _REF_FIELDS.get(kind, ()):  # type: ignore[arg-type]
+            if body.get(f) not in (None, []):  # most name nothing: no generator for them
+                self._references(position, kind, env, label)  # type: ignore[arg-type]
+                break
         if kind == "key" and self._signed_ok:
             self._key_entry(position, body, label)
         self.kinds[digest_b] = (_KIND_NAMES.get(kind) if kind is not None else None) or str(kind)
@@ -252,6 +256,7 @@ class ChainVerifier:
 
 
 _KIND_NAMES = {k: k for k in KINDS}
+_sha256, _loads = hashlib.sha256, orjson.loads  # feed's, looked up once
 _REF_FIELDS = {k.name: tuple(r.field for r in k.refs) for k in KINDS.values() if k.refs}
 
 

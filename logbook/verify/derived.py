@@ -198,7 +198,12 @@ class StreamedTable:
             return False
         try:
             want.sort(key=_first)
-            ats: list[Any] = list(map(self._entry, map(_first, want)))
+            ats: list[Any] = list(map(_first, want))
+            if self._entry is entry_of:  # keyed by seq: its keys are its seqs, seen at C speed
+                if set(map(type, ats)) != {int}:
+                    return False
+            else:
+                ats = list(map(self._entry, ats))
             if None in ats or (upto is not None and max(ats) > upto):
                 return False
         except TypeError:

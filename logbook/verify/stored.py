@@ -303,7 +303,8 @@ def stored_checkpoints(result: Result, store: VerifyReads, digests: Digests) -> 
     """Compare the stored tree with the tree over the entries' digests, and check every
     checkpoint kept in the store against the latter (a missing table is a finding)."""
     rows = _checkpoint_rows(result, store)
-    wanted: set[tuple[int, int]] = set()
+    size = len(digests)
+    wanted = nodes_of_root(size) if size else set()  # the ledger's own root: Result.root
     for row in rows:
         if type(row[1]) is int and 0 < row[1] <= len(digests):
             wanted |= nodes_of_root(row[1])
@@ -315,6 +316,8 @@ def stored_checkpoints(result: Result, store: VerifyReads, digests: Digests) -> 
                          "(`logbook reindex` rebuilds it)", None, [])]
         tree = check_tree((), digests, wanted)[1]  # the checkpoints are checked all the same
     result.findings += found
+    if size:
+        result.root = merkle.root_from_nodes(size, lambda lv, ix: tree[(lv, ix)])
     _check_checkpoints(result, rows, tree)
 
 
