@@ -20,7 +20,10 @@ def quotable_line(result: Result, trusted: str | None, checked: list[str]) -> st
         ours = version("logbook")
     except PackageNotFoundError:  # pragma: no cover - run from a source tree
         ours = "unknown"
-    root = merkle.root_hash(result.digests).hex() if result.digests else "none"
+    if result.root is not None:  # the root verify rebuilt with the tree (verify.stored)
+        root = result.root.hex()
+    else:
+        root = merkle.root_hash(result.digests).hex() if result.digests else "none"
     verdict = "OK" if result.ok else f"FAIL findings={len(result.findings)}"
     return (f"logbook verify: {verdict} ledger={result.ledger or 'unknown'} "
             f"size={result.entries} root={root} checked={','.join(checked)} "
