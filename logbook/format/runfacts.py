@@ -92,7 +92,8 @@ def _facts(body: Any) -> RunFacts | None:
     items = hashlib.sha256(orjson.dumps(ids)).hexdigest()
     gaps = tuple(system_gaps(body))
     # few distinct scores (0/1 items, a rubric's levels): the sums are worked out per value
-    few = set(raw) if len(set(raw[:256])) <= 16 else None
+    head = set(raw[:256])
+    few = head if len(raw) <= 256 else set(raw) if len(head) <= 16 else None
     # (more than 16 distinct scores among the first 256 are not 0, 1 and missing alone)
     binary = few is not None and bool(raw) and all(s in (0, 1, None) for s in few)
     if oc.get("sample"):
