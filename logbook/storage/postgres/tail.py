@@ -43,6 +43,8 @@ class TailRows:
             for lv, idx, h in self.rows("SELECT level, idx, hash FROM tree WHERE level = %s "
                                         "AND idx >= %s ORDER BY idx", (level, size >> level)):
                 yield (int(lv), int(idx), bytes(h))
-        for lv, idx, h in self.rows("SELECT level, idx, hash FROM tree WHERE level >= %s OR "
-                                    "level < 1 ORDER BY level, idx", (MAX_LEVEL,)):
-            yield (int(lv), int(idx), bytes(h))
+        # rows at no level a tree has (altered): two ranges of the key, never a whole scan
+        for where, bound in (("level < %s", 1), ("level >= %s", MAX_LEVEL)):
+            for lv, idx, h in self.rows(f"SELECT level, idx, hash FROM tree WHERE {where} "
+                                        "ORDER BY level, idx", (bound,)):
+                yield (int(lv), int(idx), bytes(h))

@@ -47,5 +47,8 @@ class TailRows:
         for level in range(1, MAX_LEVEL):
             yield from self._since("SELECT level, idx, hash FROM tree WHERE level = ? AND "
                                    "idx >= ? ORDER BY idx", (level, size >> level))
-        yield from self._since("SELECT level, idx, hash FROM tree WHERE level >= ? OR level < 1 "
+        # rows at no level a tree has (altered): two ranges of the key, never a whole scan
+        yield from self._since("SELECT level, idx, hash FROM tree WHERE level < 1 "
+                               "ORDER BY level, idx", ())
+        yield from self._since("SELECT level, idx, hash FROM tree WHERE level >= ? "
                                "ORDER BY level, idx", (MAX_LEVEL,))
