@@ -187,14 +187,14 @@ class CheckedRuns:
     the check computed for it. After a resumed check `CheckedReads` plays this part."""
 
     def __init__(self, store: Any, rows: list[tuple[Any, ...]]) -> None:
-        self._store, self._rows = store, rows
+        self._entries, self._rows = store, rows
         self._digests = {row[0]: row[1] for row in rows}
 
     def run_rows(self) -> Iterator[tuple[Any, ...]]:
         return iter(self._rows)
 
     def entries_at(self, seqs: list[int]) -> list[StoredEntry]:
-        found = self._store.entries_at(seqs)
+        found = self._entries.entries_at(seqs)
         if len(found) != len(set(seqs)):
             raise NotVerified(f"{BANNER}: entries just checked are missing from the ledger "
                               "(`logbook verify` says more)")
