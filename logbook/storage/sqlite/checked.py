@@ -35,6 +35,9 @@ _SCHEMA = [s for s in DERIVED_SCHEMA
            if any(f" {t} " in s or f" {t}(" in s for t in _TABLES[:3])] + [
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS entry_index_digest ON entry_index(digest)",
+    # `brief`'s latest session: the last run that names one, found at once at any size
+    "CREATE INDEX IF NOT EXISTS entry_index_sessions ON entry_index(kind, seq) WHERE session "
+    "IS NOT NULL",
     # each plan's [runs_per_arm, arms] as JSON text, from the checked bytes (what `brief`
     # reads of every plan: logbook.storage.base.PlanShape)
     "CREATE TABLE IF NOT EXISTS plan_shapes (seq INTEGER PRIMARY KEY, digest TEXT NOT NULL, "
