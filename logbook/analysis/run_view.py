@@ -1,0 +1,306 @@
+"""One run as analysis reads it (`RunView`): its index fields and facts at hand, its entry read
+when first asked for; the system its apparatus describes (`System`), shared by every run of
+that system; and the item arrays that line runs up item by item."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Generic, TypeVar, overload
+
+import orjson
+
+from logbook.format.apparatus import flatten, is_identity, system_gaps, temperature_of
+from logbook.format.runfacts import RunFacts, facts_of
+from logbook.ledger.entry import Entry
+
+
+@dataclass(frozen=True)
+class System:
+    """What analysis compares of a run's system (its non-identity apparatus fields, by name):
+    shared by every run of one system."""
+
+    compared: dict[str, str]  # name -> repr of the value
+    pairs: tuple[tuple[str, str], ...]  # the same, as sorted pairs: the apparatus key's
+    temperature: float | None
+
+    @classmethod
+    def of(cls, fields: list[tuple[str, Any]]) -> System:
+        compared = {str(k): repr(v) for k, v in fields}
+        return cls(compared, tuple(compared.items()), temperature_of(fields))
+
+
+@lru_cache(maxsize=4096)
+def _system_of(text: str) -> System:
+    """The `System` of a run's facts (RunFacts.system, its fields sorted by name): once for
+    all the runs of one system."""
+    return System.of([(str(k), v) for k, v in orjson.loads(text)])
+
+
+T = TypeVar("T")
+
+
+class _kept(Generic[T]):
+    """`functools.cached_property` for a class with `__slots__`: the value is worked out on
+    first use and kept in the slot ``_k_<name>``."""
+
+    def __init__(self, fn: Callable[[Any], T]) -> None:
+        self.fn, self.slot = fn, "_k_" + fn.__name__.lstrip("_")
+        self.__doc__ = fn.__doc__
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> _kept[T]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type) -> T: ...
+
+    def __get__(self, obj: object, owner: type) -> Any:
+        if obj is None:
+            return self
+        try:
+            return getattr(obj, self.slot)
+        except AttributeError:
+            value = self.fn(obj)
+            setattr(obj, self.slot, value)
+            return value
+
+
+class RunView:
+    """One run as analysis reads it. Its index fields (seq, digest, plan, arm, status,
+    session) and its facts (logbook.format.runfacts: apparatus, score, counts) are at hand;
+    its entry (the body, the item columns) is read only when something asks for it: after a
+    check resumed from this machine's checked copy, the audit's rules never do for a run with
+    facts, so a large ledger's runs are never parsed again (logbook.verify.checked_reads holds
+    an entry read later to its checked digest).
+
+    A large ledger has a hundred thousand of these: their fields are slots, and what is
+    worked out on first use is kept in a slot of its own (`_kept`)."""
+
+    __slots__ = (
+        "_k_apparatus",
+        "_k_clusters",
+        "_k_entry",
+        "_k_facts",
+        "_k_item_arrays",
+        "_k_score",
+        "_k_system",
+        "_load",
+        "arm",
+        "digest",
+        "pass_k",
+        "plan",
+        "retracted_by",
+        "seq",
+        "session",
+        "status",
+    )
+
+    def __init__(self, seq: int, digest: str, plan: str | None, arm: str | None, status: str,
+                 session: str | None, retracted_by: list[Entry] | None = None,
+                 pass_k: int | None = None, *, entry: Entry | None = None,
+                 facts: RunFacts | None = None,
+                 load: Callable[[int], Entry] | None = None) -> None:
+        self.seq, self.digest, self.plan, self.arm = seq, digest, plan, arm
+        self.status, self.session = status, session
+        self.retracted_by = retracted_by if retracted_by is not None else []
+        self.pass_k = pass_k  # the plan's k when its metric is pass@k
+        self._load = load
+        if entry is not None:
+            self._k_entry = entry
+        if facts is not None:
+            self._k_facts = facts
+
+    @classmethod
+    def of(cls, entry: Entry, retracted_by: list[Entry] | None = None,
+           pass_k: int | None = None, facts: RunFacts | None = None) -> RunView:
+        """The run of a parsed entry (its fields read from the body, as the index reads
+        them for a well-formed run)."""
+        body = entry.body
+        return cls(entry.seq, entry.digest, body.get("plan"), body.get("arm"),
+                   str(body.get("status")), body.get("session"), retracted_by, pass_k,
+                   entry=entry, facts=facts)
+
+    def unretracted(self) -> RunView:
+        """The same run as if nothing had retracted it."""
+        twin = copy.copy(self)
+        twin.retracted_by = []
+        return twin
+
+    def __repr__(self) -> str:
+        return f"RunView(seq={self.seq}, digest={self.digest[:12]}, arm={self.arm!r})"
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the entry is at hand (read, or given)."""
+        return hasattr(self, "_k_entry")
+
+    @_kept
+    def entry(self) -> Entry:
+        if self._load is None:
+            raise LookupError(f"run @{self.seq} has no entry to read")
+        return self._load(self.seq)
+
+    @property
+    def body(self) -> dict[str, Any]:
+        return self.entry.body
+
+    @_kept
+    def facts(self) -> RunFacts | None:
+        """logbook.format.runfacts of the body (None for a body it cannot summarise)."""
+        return facts_of(self.body)
+
+    @property
+    def figures(self) -> RunFacts | None:
+        """The facts, when their figures stand for the run's own: no samples, not pass@k."""
+        f = self.facts
+        return f if f is not None and f.figures and not self.pass_k else None
+
+    @property
+    def retracted(self) -> bool:
+        return bool(self.retracted_by)
+
+    @property
+    def usable(self) -> bool:
+        """Counts in the figures: completed and not retracted."""
+        return self.status == "completed" and not self.retracted
+
+    @_kept
+    def apparatus(self) -> dict[str, Any]:
+        f = self.facts
+        return f.apparatus if f is not None else flatten(self.body.get("apparatus") or {})
+
+    @property
+    def metric(self) -> Any:
+        """The metric the run's outcomes name."""
+        f = self.facts
+        return f.metric if f is not None else (self.body.get("outcomes") or {}).get("metric")
+
+    @property
+    def gaps(self) -> list[str]:
+        """What the run, completed in a plan, leaves unsaid of its system (system_gaps)."""
+        f = self.facts
+        return list(f.gaps) if f is not None else system_gaps(self.body)
+
+    @property
+    def compared(self) -> dict[str, str]:
+        """The apparatus fields that describe the system measured (not this run's identity:
+        `is_identity`), each with its value as `repr` text, by name: what confounds and
+        apparatus keys compare. Runs of one system share one dict (never change it)."""
+        return self._system.compared
+
+    @property
+    def system(self) -> tuple[tuple[str, str], ...]:
+        """`compared` as sorted (name, repr) pairs: the apparatus key's fields."""
+        return self._system.pairs
+
+    @property
+    def temperature(self) -> float | None:
+        """The sampling temperature the system decodes at (format.apparatus.temperature_of
+        over its fields by name), None when it records none."""
+        return self._system.temperature
+
+    @_kept
+    def _system(self) -> System:
+        f = self.facts
+        if f is not None:
+            return _system_of(f.system)
+        return System.of(sorted((k, v) for k, v in self.apparatus.items() if not is_identity(k)))
+
+    @_kept
+    def item_arrays(self) -> tuple[list[str], Any]:
+        """(item ids, numpy array of each item's score; NaN when no sample was scored).
+
+        An item sampled several times (Inspect epochs) scores the mean of its scored samples,
+        or, in a pass@k plan (``pass_k`` set by the plan's view), the unbiased pass@k of its
+        scored samples (NaN when fewer than k were scored).
+        """
+        import numpy as np
+
+        oc = self.body.get("outcomes") or {}
+        ids = list(oc.get("id") or [])
+        raw = oc.get("score") or []
+        values = np.array(raw, dtype=float)  # None (a missing score) becomes NaN
+        if not oc.get("sample") and not self.pass_k:
+            return ids, values  # ids are unique without a sample column (checked at append)
+        from logbook.stats.items import sample_means, sample_passes
+
+        order, means, counts = sample_means(ids, values)
+        if self.pass_k:
+            from logbook.stats import pass_at_k_items
+
+            passed = sample_passes(ids, values, order)
+            return order, pass_at_k_items(counts.astype(np.int64), passed.astype(np.int64),
+                                          self.pass_k)
+        return order, means
+
+    @property
+    def item_scores(self) -> dict[str, float | None]:
+        """Each item's score: its mean over scored samples; None when no sample was scored."""
+        ids, values = self.item_arrays
+        return {i: (None if v != v else float(v)) for i, v in zip(ids, values.tolist(),
+                                                                  strict=True)}
+
+    @_kept
+    def clusters(self) -> dict[str, str]:
+        oc = self.body.get("outcomes") or {}
+        cl = oc.get("cluster")
+        if not cl:
+            return {}
+        return {i: str(c) for i, c in zip(oc.get("id") or [], cl, strict=False) if c is not None}
+
+    @_kept
+    def score(self) -> float | None:
+        f = self.figures
+        if f is not None:  # the same correctly rounded mean as below, kept with the facts
+            return f.score
+        import numpy as np
+
+        _, values = self.item_arrays
+        present = values[~np.isnan(values)]
+        from logbook.stats._exact import xmean
+
+        return xmean(present) if present.size else None
+
+    def missing(self, n_items: int | None) -> tuple[int, int]:
+        """(missing items, denominator): items never written count as missing, not absent."""
+        import numpy as np
+
+        ids, values = self.item_arrays
+        present = int(np.count_nonzero(~np.isnan(values)))
+        total = max(n_items or 0, len(ids))
+        return total - present, total
+
+
+def clusters_of(runs: list[RunView]) -> dict[str, str]:
+    """Item id -> cluster, over the runs (a later run's label wins, as each run's own does)."""
+    clusters: dict[str, str] = {}
+    for r in runs:
+        clusters.update(r.clusters)
+    return clusters
+
+
+def item_mean_arrays(runs: list[RunView]) -> tuple[list[str], Any, dict[str, str]]:
+    """(ids, each item's mean over the runs that scored it (NaN if none did), clusters)."""
+    from logbook.stats.items import mean_over_runs
+
+    ids, means = mean_over_runs([r.item_arrays[0] for r in runs],
+                                [r.item_arrays[1] for r in runs])
+    return ids, means, clusters_of(runs)
+
+
+def paired_arrays(a_runs: list[RunView], b_runs: list[RunView]) -> tuple[list[str], Any, Any]:
+    """Items of both sets on one id axis: each item's mean per set, NaN where a set lacks it."""
+    from logbook.stats.items import align
+
+    ids_a, ma, _ = item_mean_arrays(a_runs)
+    ids_b, mb, _ = item_mean_arrays(b_runs)
+    return align(ids_a, ma, ids_b, mb)
+
+
+def item_stack(runs: list[RunView], ids: list[str]) -> Any:
+    """Runs x items scores on the axis ``ids`` (NaN where a run has no score for an item)."""
+    from logbook.stats.items import stack_on
+
+    return stack_on([r.item_arrays[0] for r in runs], [r.item_arrays[1] for r in runs], ids)
