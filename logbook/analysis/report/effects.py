@@ -29,12 +29,12 @@ def effect(plan: PlanView, control: str, treatment: str, confidence: float,
         return Effect(**out, point=None, reason="an arm has no completed runs")
     analysis = body.get("analysis", "paired_bootstrap")
     if analysis == "welch":
-        a = [r.score for r in c_runs if r.score is not None]
-        b = [r.score for r in t_runs if r.score is not None]
-        if len(a) < 2 or len(b) < 2:
+        ra = [r.score for r in c_runs if r.score is not None]
+        rb = [r.score for r in t_runs if r.score is not None]
+        if len(ra) < 2 or len(rb) < 2:
             return Effect(**out, point=None,
                                           reason="welch needs two runs per arm")
-        w = stats.welch(a, b, confidence=confidence)
+        w = stats.welch(ra, rb, confidence=confidence)
         return Effect(**out, point=w.point, low=w.low, high=w.high,
                                       pvalue=w.pvalue, method=w.method, n=w.n, unit="runs",
                                       n_dropped=0)
