@@ -27,6 +27,23 @@ if TYPE_CHECKING:
 SEED = 0  # explicit: the same ledger gives the same report
 ITEM_RESAMPLES = 2000  # the item-level bootstrap's resamples
 
+ItemMeans = tuple[list[str], Any, dict[str, str]]
+
+
+class ArmMeans:
+    """Each set of runs' item means (view.item_mean_arrays), computed once per report: an
+    arm's item-level interval and each effect it takes part in read the same arrays."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, ...], ItemMeans] = {}
+
+    def of(self, runs: list[RunView]) -> ItemMeans:
+        key = tuple(r.digest for r in runs)
+        kept = self._kept.get(key)
+        if kept is None:
+            kept = self._kept[key] = item_mean_arrays(runs)
+        return kept
+
 
 def _interval(values: Any, kind: str, confidence: float,
               clusters: list[str] | None) -> Estimate | None:
@@ -56,11 +73,12 @@ def run_interval(run: RunView, kind: str, confidence: float,
 
 
 def arm_item_level(runs: list[RunView], kind: str, confidence: float,
-                   cluster_field: str | None) -> ItemLevel | None:
+                   cluster_field: str | None, means_of: ArmMeans | None = None
+                   ) -> ItemLevel | None:
     """Interval over items, each item averaged over the arm's usable runs."""
     import numpy as np
 
-    ids, means, clusters = item_mean_arrays(runs)
+    ids, means, clusters = (means_of or ArmMeans()).of(runs)
     keep = ~np.isnan(means)
     if int(keep.sum()) < 2:
         return None
@@ -158,8 +176,8 @@ def _run_row(r: RunView, kind: str, n_items: int | None, confidence: float,
 
 
 def arm_report(plan: PlanView, arm: dict[str, Any], confidence: float,
-               band: Callable[[list[RunView]], dict[str, Any] | None] | None = None
-               ) -> ArmReport:
+               band: Callable[[list[RunView]], dict[str, Any] | None] | None = None,
+               means_of: ArmMeans | None = None) -> ArmReport:
     body = plan.body
     kind = body["metric"]["kind"]
     n_items = body["suite"].get("n_items")
@@ -169,7 +187,7 @@ def arm_report(plan: PlanView, arm: dict[str, Any], confidence: float,
     usable = [r for r in runs if r.usable]
     rows = [_run_row(r, kind, n_items, confidence, cluster_field) for r in runs]
     rl = run_level(usable, confidence, kind)
-    il = arm_item_level(usable, kind, confidence, cluster_field)
+    il = arm_item_level(usable, kind, confidence, cluster_field, means_of)
     wider: str | None = None
     chosen: RunLevel | ItemLevel | None = None
     label = ""

@@ -6,19 +6,20 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from logbook.analysis.report.arms import SEED
+from logbook.analysis.report.arms import SEED, ArmMeans
 from logbook.analysis.schemas import Effect, WorstCase
-from logbook.analysis.view import PlanView, RunView, clusters_of, item_stack, paired_arrays
+from logbook.analysis.view import PlanView, RunView, clusters_of, item_stack
 from logbook.format.metrics import BOUNDED_KINDS
 
 PAIRED_RESAMPLES = 10_000  # the paired bootstrap's resamples (a p-value below 1/B prints so)
 
 
-def effect(plan: PlanView, control: str, treatment: str, confidence: float) -> Effect:
+def effect(plan: PlanView, control: str, treatment: str, confidence: float,
+           means_of: ArmMeans | None = None) -> Effect:
     """The effect of ``treatment`` over ``control`` with its interval and p-value, or its
     ``point`` None and the ``reason`` it cannot be computed."""
     from logbook import stats
-    from logbook.stats.items import binary_pairs, complete
+    from logbook.stats.items import align, binary_pairs, complete
 
     body = plan.body
     c_runs = [r for r in plan.arm_runs(control) if r.usable]
@@ -28,16 +29,20 @@ def effect(plan: PlanView, control: str, treatment: str, confidence: float) -> E
         return Effect(**out, point=None, reason="an arm has no completed runs")
     analysis = body.get("analysis", "paired_bootstrap")
     if analysis == "welch":
-        a = [r.score for r in c_runs if r.score is not None]
-        b = [r.score for r in t_runs if r.score is not None]
-        if len(a) < 2 or len(b) < 2:
+        ra = [r.score for r in c_runs if r.score is not None]
+        rb = [r.score for r in t_runs if r.score is not None]
+        if len(ra) < 2 or len(rb) < 2:
             return Effect(**out, point=None,
                                           reason="welch needs two runs per arm")
-        w = stats.welch(a, b, confidence=confidence)
+        w = stats.welch(ra, rb, confidence=confidence)
         return Effect(**out, point=w.point, low=w.low, high=w.high,
                                       pvalue=w.pvalue, method=w.method, n=w.n, unit="runs",
                                       n_dropped=0)
-    ids, a, b = paired_arrays(c_runs, t_runs)
+    # items of both arms on one id axis (as view.paired_arrays), from the arms' item means
+    means_of = means_of or ArmMeans()
+    ids_c, mc, _ = means_of.of(c_runs)
+    ids_t, mt, _ = means_of.of(t_runs)
+    ids, a, b = align(ids_c, mc, ids_t, mt)
     keep = complete(a, b)
     if int(keep.sum()) < 2:
         return Effect(**out, point=None,
