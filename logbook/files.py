@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -231,6 +230,8 @@ def _open_output(path: str | Path, what: str) -> Output:
         if fifo:
             os.set_blocking(fd, True)
         return Output(fd, path, what, None, target)
+    import secrets  # here, not at the top: only a file being written needs it
+
     tmp = target.parent / f".logbook-{os.getpid()}-{secrets.token_hex(6)}.tmp"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)

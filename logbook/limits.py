@@ -64,11 +64,13 @@ def check_entry_size(size: int, where: str = "") -> None:
 def check_value_depth(value: object, where: str) -> None:
     """InputError naming ``where`` when a parsed value nests more than MAX_DEPTH levels deep
     (walked without recursion, before anything that recurses touches it)."""
-    stack: list[tuple[object, int]] = [(value, 0)]
-    while stack:
+    if not isinstance(value, dict | list):
+        return
+    stack: list[tuple[dict[object, object] | list[object], int]] = [(value, 1)]
+    while stack:  # only containers are pushed: a run's thousands of scores never are
         item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            if depth >= MAX_DEPTH:
-                raise InputError(f"{where}: values nest more than {MAX_DEPTH} levels deep")
-            stack.extend((sub, depth + 1) for sub in (item.values() if isinstance(item, dict)
-                                                      else item))
+        if depth > MAX_DEPTH:
+            raise InputError(f"{where}: values nest more than {MAX_DEPTH} levels deep")
+        for sub in item.values() if isinstance(item, dict) else item:
+            if isinstance(sub, dict | list):
+                stack.append((sub, depth + 1))

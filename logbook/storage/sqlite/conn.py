@@ -25,9 +25,7 @@ database that cannot be opened or written.
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +57,8 @@ class Connection(sqlite3.Connection):
     def close(self) -> None:
         super().close()
         if self.scratch is not None:
+            import shutil
+
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch = None
 
@@ -114,6 +114,10 @@ def connect_read(path: Path, timeout: float) -> Connection:
         return _connect(_uri(path, "mode=ro"), path, timeout, uri=True)
     wal = Path(f"{path}-wal")
     if wal.exists() and wal.stat().st_size > 0:
+        # imported here: shutil and tempfile pull in bz2 and lzma, which an append never needs
+        import shutil
+        import tempfile
+
         scratch = Path(tempfile.mkdtemp(prefix="logbook-readonly-"))
         try:
             copy = scratch / path.name
