@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from builders import draft, plan_body, run_body, write_json, write_jsonl
 from conftest import run_cli
+from test_verify_storage import alter
 
 from logbook.storage import open_store
 from logbook.storage.sqlite import store as sqlite_store
@@ -37,16 +38,6 @@ def ledger(ledger_dir: Path) -> Path:
     ok("append", str(write_jsonl(ledger_dir / "runs.jsonl", runs)), "--jsonl")
     ok("note", "six runs done")
     return ledger_dir / ".logbook" / "ledger.db"
-
-
-def alter(db: Path, *statements: str) -> None:
-    conn = sqlite3.connect(db, isolation_level=None)
-    try:
-        conn.execute("DROP TRIGGER IF EXISTS entries_no_update")
-        for s in statements:
-            conn.execute(s)
-    finally:
-        conn.close()
 
 
 def replacing_read(db: Path, sql: str) -> list[tuple[Any, ...]]:
