@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar, overload
 import orjson
 
 from logbook.format.apparatus import flatten, is_identity, system_gaps, temperature_of
-from logbook.format.runfacts import RunFacts, facts_of
+from logbook.format.runfacts import Figures, RunFacts, facts_of
 from logbook.ledger.entry import Entry
 
 
@@ -148,8 +148,37 @@ class RunView:
 
     @_kept
     def facts(self) -> RunFacts | None:
-        """logbook.format.runfacts of the body (None for a body it cannot summarise)."""
-        return facts_of(self.body)
+        """logbook.format.runfacts of the body (None for a body it cannot summarise); a long
+        score column's figures from the item array, which the analysis builds anyway."""
+        return facts_of(self.body, None if self.pass_k else self._array_figures)
+
+    def _array_figures(self, raw: list[Any]) -> Figures:
+        """The figures of the score column (``raw``, as `item_arrays` reads it), to the bits
+        logbook.format.runfacts gives: xsum is math.fsum's correctly rounded sum, and each
+        squared deviation is the same IEEE product."""
+        from fractions import Fraction
+
+        import numpy as np
+
+        from logbook.stats._exact import xsum
+
+        values = self.item_arrays[1]
+        if values.size != len(raw):
+            raise ValueError("the score column is not the one the item array was built from")
+        present = values[~np.isnan(values)]
+        n = int(present.size)
+        ones = int(np.count_nonzero(present == 1.0))
+        binary = bool(values.size) and ones + int(np.count_nonzero(present == 0.0)) == n
+        if not n:
+            return Figures(0, None, 0.0, binary)
+        if binary:  # the sums are exact in integers: the mean, and ones * (1 - mean)² +
+            score = ones / n  # zeros * mean², each square the same IEEE product as below
+            spread = Fraction((1.0 - score) * (1.0 - score)) * ones + Fraction(
+                (0.0 - score) * (0.0 - score)) * (n - ones)
+            return Figures(n, score, float(spread) / n, True)
+        score = xsum(present) / n
+        d = present - score
+        return Figures(n, score, xsum(d * d) / n, False)
 
     @property
     def figures(self) -> RunFacts | None:

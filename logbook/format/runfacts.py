@@ -14,6 +14,9 @@ from that mean. A run whose items carry samples (Inspect epochs) keeps its appar
 its figures in its body: its per-item means need the sample column.
 
 Pure Python; no numpy, nothing heavy: the check that computes these imports nothing heavy.
+A caller that holds a long run's score column as an array already (the analysis, which needs
+the array for its intervals) hands in `Figures` worked out from it, to the same bits
+(logbook.analysis.run_view), instead of a second pass over the list here.
 """
 
 from __future__ import annotations
@@ -21,9 +24,9 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -59,16 +62,30 @@ class RunFacts:
     items: str
 
 
-def facts_of(body: Any) -> RunFacts | None:
+class Figures(NamedTuple):
+    """A score column's figures, as `RunFacts` keeps them."""
+
+    scored: int
+    score: float | None
+    variance: float
+    binary: bool
+
+
+def facts_of(body: Any,
+             figures: Callable[[list[Any]], Figures] | None = None) -> RunFacts | None:
     """The facts of a run's body; None for a body this version cannot summarise (an odd or
-    hostile one: the analysis then reads that run whole)."""
+    hostile one: the analysis then reads that run whole).
+
+    ``figures``: for a score column of at least BY_VALUE_FROM entries, each of them a number
+    or None, the column's figures from the caller (who must give the very floats this module
+    would: the correctly rounded mean, the population variance from it, summed exactly)."""
     try:
-        return _facts(body)
+        return _facts(body, figures)
     except (TypeError, ValueError, AttributeError, OverflowError, orjson.JSONEncodeError):
         return None
 
 
-def _facts(body: Any) -> RunFacts | None:
+def _facts(body: Any, figures: Callable[[list[Any]], Figures] | None) -> RunFacts | None:
     if type(body) is not dict:
         return None
     for name in ("plan", "arm", "session"):
@@ -89,8 +106,14 @@ def _facts(body: Any) -> RunFacts | None:
     ids, raw = oc.get("id") or [], oc.get("score") or []
     if type(ids) is not list or type(raw) is not list:
         return None
-    items = hashlib.sha256(orjson.dumps(ids)).hexdigest()
+    items = items_digest(ids)
     gaps = tuple(system_gaps(body))
+    if figures is not None and len(raw) >= BY_VALUE_FROM and not oc.get("sample"):
+        if not set(map(type, raw)) <= _SCORES:
+            return None
+        n, score, variance, binary = figures(raw)
+        return RunFacts(flat, system, metric, gaps, True, score, variance, n, len(raw),
+                        binary, items)
     # few distinct scores (0/1 items, a rubric's levels): the sums are worked out per value
     head = set(raw[:256])
     few = head if len(raw) <= 256 else set(raw) if len(head) <= 16 else None
@@ -113,10 +136,33 @@ def _facts(body: Any) -> RunFacts | None:
     return RunFacts(flat, system, metric, gaps, True, score, variance, n, len(raw), binary, items)
 
 
+def items_digest(ids: list[Any]) -> str:
+    """sha256 of the item ids as JSON (`RunFacts.items`). Runs of one suite share one list
+    once checked (logbook.verify.stored.Keep): a long list's digest is kept with the list
+    (bodies are never changed once parsed), so a suite's ids are encoded once, not per run."""
+    if len(ids) < DIGEST_KEPT_FROM:
+        return hashlib.sha256(orjson.dumps(ids)).hexdigest()
+    kept = _digests.get(id(ids))
+    if kept is not None and kept[0] is ids:
+        return kept[1]
+    digest = hashlib.sha256(orjson.dumps(ids)).hexdigest()
+    if len(_digests) >= _DIGESTS_KEPT:
+        del _digests[next(iter(_digests))]  # the oldest
+    _digests[id(ids)] = (ids, digest)  # the list is held, so its id is not reused
+    return digest
+
+
+DIGEST_KEPT_FROM = 1024  # ids; shorter lists cost less to encode than to look up
+_DIGESTS_KEPT = 64
+_digests: dict[int, tuple[list[Any], str]] = {}
+
+
 def _by_value(raw: list[Any]) -> tuple[int, float | None, float]:
     """(scored, mean, population variance) of scores that take few distinct values: each
     sum is the exact sum of every (float) term, correctly rounded once, as math.fsum over
     all of them gives it (a count times a float is exact as a fraction)."""
+    from fractions import Fraction
+
     counts = Counter(raw)
     counts.pop(None, None)
     floats: dict[float, int] = {}

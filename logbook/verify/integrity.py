@@ -137,8 +137,9 @@ def check(store: TailReads, keep: Iterable[str] = (),
 
 def _kept(kinds: Iterable[str], copy: bool, runs: bool) -> Any:
     """The `Keep` of a check: the entries of ``kinds``, and the facts of every run
-    (logbook.format.runfacts) for the analysis (when it keeps runs or reads them through
-    their facts) and the checked copy."""
+    (logbook.format.runfacts) when they are kept (the checked copy) or read (``runs``); a
+    caller that keeps runs whole and nothing more works them out as it reads each run
+    (logbook.analysis.run_view: from the item arrays it builds anyway)."""
     from logbook.format.runfacts import encode, facts_of
     from logbook.storage.index import run_row
     from logbook.verify.stored import Keep
@@ -153,7 +154,7 @@ def _kept(kinds: Iterable[str], copy: bool, runs: bool) -> Any:
 
         def add(self, seq: int, digest: str, env: dict[str, Any], signature: str,
                 raw: bytes) -> None:
-            if env.get("kind") == "run" and (self.copy or self.kept_runs or self.runs):
+            if env.get("kind") == "run" and (self.copy or self.runs):
                 found = facts_of(env.get("body"))
                 if self.kept_runs and found is not None:
                     self.facts[seq] = found

@@ -18,8 +18,11 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import orjson
+
 from logbook.errors import StorageDamaged
 from logbook.findings import Finding
+from logbook.format.runfacts import DIGEST_KEPT_FROM, items_digest
 from logbook.storage import index as derive
 from logbook.storage.base import KeyRow, VerifyReads, checkpoint_type_problems, sql_type
 from logbook.tlog import merkle
@@ -113,7 +116,7 @@ class Keep:
 
     def __init__(self, kinds: Iterable[str]) -> None:
         self.kinds = frozenset(kinds)
-        self._ids: dict[tuple[Any, ...], list[Any]] = {}
+        self._ids: dict[Any, list[Any]] = {}
         self.entries: dict[str, list[tuple[int, str, dict[str, Any], str, bytes]]] = {
             k: [] for k in self.kinds}
 
@@ -129,16 +132,17 @@ class Keep:
 
     def _share_ids(self, env: dict[str, Any]) -> None:
         """Runs of one suite list the same item ids: equal lists become one list, so that a
-        ledger's runs are held in a fraction of the memory (the values are the same)."""
+        ledger's runs are held in a fraction of the memory (the values are the same). A long
+        list is known by its digest (runfacts.items_digest, which the run's facts reuse)."""
         body = env.get("body")
         outcomes = body.get("outcomes") if type(body) is dict else None
         ids = outcomes.get("id") if type(outcomes) is dict else None
         if type(ids) is list and ids:
             try:
-                key = tuple(ids)
+                key: Any = tuple(ids) if len(ids) < DIGEST_KEPT_FROM else items_digest(ids)
                 outcomes["id"] = self._ids.setdefault(key, ids)  # type: ignore[index]
-            except TypeError:  # an id that is not hashable (a tampered or odd entry)
-                pass
+            except (TypeError, orjson.JSONEncodeError):  # an id that is not hashable (a
+                pass  # tampered or odd entry)
 
 
 WINDOW = 2000  # entries whose derived rows are held at a time (logbook.verify.derived)

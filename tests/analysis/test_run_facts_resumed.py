@@ -9,6 +9,7 @@ the run be read whole; facts of another version make the copy again."""
 from __future__ import annotations
 
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +163,34 @@ def test_facts_of_another_version_make_the_copy_again(
     assert resumed_from() == 0  # checked in full, and the copy made again
     assert resumed_from() > 0
     assert_same(outputs(), in_full(monkeypatch))
+
+
+def test_long_runs_give_the_same_outputs_from_their_item_arrays(
+        ledger_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs past runfacts.BY_VALUE_FROM items: read whole (no copy), their figures come from
+    the item arrays the report builds; checked with a copy, from the check's own sums. Binary
+    and continuous scores, missing items: every output is the same either way."""
+    from logbook.format.runfacts import BY_VALUE_FROM
+
+    n = BY_VALUE_FROM + 52
+    long = _digest(run_cli("plan", str(write_json(tmp_path / "long.json", plan_body(
+        "long", runs_per_arm=2, n_items=n, metric={"name": "acc", "kind": "mean",
+                                                   "higher_is_better": True}))), "--json"))
+    drafts = []
+    for k in range(2):
+        for i, arm in enumerate(("f16", "q8")):
+            body = run_body(long, arm, n_items=n, seed=10 * k + i, missing=3 + k,
+                            session="s1")
+            if arm == "q8":  # continuous scores in [0, 1], many distinct values
+                body["outcomes"]["score"] = [None if s is None else (j % 97) / 97 + 0.001 * k
+                                             for j, s in enumerate(body["outcomes"]["score"])]
+            drafts.append(draft("run", body))
+    _append(tmp_path, "long.jsonl", drafts)
+    reads = (("report", "long", "--json"), ("compare", "long:f16", "long:q8", "--json"),
+             ("audit", "--json"), ("brief", "--json"))
+    monkeypatch.setattr(sys.modules[__name__], "READS", reads)
+    want = in_full(monkeypatch)
+    assert want[("report", "long", "--json")][0] == 0
+    assert_same(outputs(), want)  # a full check that makes the copy and the facts
+    assert resumed_from() > 0
+    assert_same(outputs(), want)  # resumed: the facts from the copy

@@ -142,3 +142,48 @@ def test_what_is_written_is_what_is_read() -> None:
     again = decode(encode(f))
     assert again == f
     assert again is not None and math.isclose(again.score or 0, (1 + 0 + 0.25) / 3)
+
+
+LONG = st.lists(SCORE, min_size=1, max_size=5).flatmap(
+    lambda pool: st.lists(st.sampled_from(pool), min_size=runfacts.BY_VALUE_FROM,
+                          max_size=runfacts.BY_VALUE_FROM + 300)) | st.lists(
+    SCORE, min_size=runfacts.BY_VALUE_FROM, max_size=runfacts.BY_VALUE_FROM + 50)
+
+
+@settings(max_examples=120, deadline=None)
+@given(LONG)
+def test_figures_from_the_item_array_are_the_facts_own(scores: list[Any]) -> None:
+    """A long run read by the analysis takes its figures from the item array it builds
+    (RunView._array_figures): the very facts this module works out from the list, binary
+    runs, -0.0, integers and many distinct values alike."""
+    from logbook.analysis.run_view import RunView
+    from logbook.ledger.entry import Entry
+
+    body = body_of(scores, {"model": "m"})
+    pure = facts_of(body)
+    entry = Entry(1, "d" * 64, {"kind": "run", "body": body}, "", b"")
+    view = RunView.of(entry)
+    assert view.facts == pure
+    assert view.facts is not None and view.facts.figures
+
+
+def test_a_column_that_is_not_numbers_gives_no_facts_on_either_path() -> None:
+    scores: list[Any] = [1.0] * runfacts.BY_VALUE_FROM + ["0.5"]
+    body = body_of(scores, {})
+    assert facts_of(body) is None
+    assert facts_of(body, lambda raw: runfacts.Figures(1, 1.0, 0.0, True)) is None
+
+
+def test_a_long_item_list_is_encoded_once_and_its_digest_is_the_lists_own() -> None:
+    ids = [f"item-{k}" for k in range(runfacts.DIGEST_KEPT_FROM + 5)]
+    twin = list(ids)
+    plain = __import__("hashlib").sha256(__import__("orjson").dumps(ids)).hexdigest()
+    assert runfacts.items_digest(ids) == plain == runfacts.items_digest(ids)
+    assert runfacts.items_digest(twin) == plain
+    other = [*ids[:-1], "item-other"]
+    assert runfacts.items_digest(other) != plain
+    a = facts_of(body_of([1] * len(ids), {}, ids=ids))
+    b = facts_of(body_of([0] * len(ids), {}, ids=twin))
+    c = facts_of(body_of([0] * len(ids), {}, ids=other))
+    assert a is not None and b is not None and c is not None
+    assert a.items == b.items == plain != c.items
