@@ -1,15 +1,17 @@
-"""The lean start (issue 22): `logbook append FILE` and `logbook note TEXT`, the commands an agent
-calls at every step, run without importing typer, which alone costs a cold process more than
-the append's own work.
+"""The lean start (issue 22): `logbook append FILE`, `logbook note TEXT`, `logbook log` and
+`logbook brief`, the commands an agent calls at every step, run without importing typer, which
+alone costs a cold process more than the append's own work.
 
-`lean_call` reads the command line by click's rules for exactly the options of those two
-commands (the table below, held to the typer declarations in logbook.cli.write by
+`lean_call` reads the command line by click's rules for exactly the options of those
+commands (the table below, held to the typer declarations in logbook.cli.write, .read and .brief by
 tests/cli/test_lean_dispatch.py) and returns the call to make. Anything else it declines
 (returns None) and the full typer application runs instead: help, completion, --version,
 another command, an option it does not know or that leaves the lean path (`append --from`,
 `--spool`), a missing or extra argument, `--`, an option's value that starts with a dash, an
-option given twice. Usage errors are therefore always typer's own; what the command itself
-refuses is refused by the same code (logbook.cli.writing) on either path, and the exceptions
+option given twice, a number option's value that is not an integer, a short option written
+with `=`. Usage errors are therefore always typer's own; what the command itself refuses is
+refused by the same code (logbook.cli.writing, logbook.cli.reading) on either path, and the
+exceptions
 typer turns into exit codes are turned into the same ones here (`_as_typer_does`).
 """
 
@@ -23,23 +25,26 @@ from typing import IO, Any
 
 class Spec:
     """A command's options as the lean start reads them: positional arguments in order (the
-    first ``required`` of them required), flags, single-valued options, repeatable options,
-    and the declared options it leaves to typer (``declined``; -h/--help, like any option not
-    named here, is always left to typer). A plain class: a dataclass would cost every lean
-    start about 0.7 ms to build."""
+    first ``required`` of them required), flags, single-valued options (``ints``: those whose
+    value is an integer, read as click's INT reads it), repeatable options, and the declared
+    options it leaves to typer (``declined``; -h/--help, like any option not named here, is
+    always left to typer). A plain class: a dataclass would cost every lean start about 0.7 ms
+    to build."""
 
-    __slots__ = ("arguments", "declined", "flags", "multiple", "required", "values")
+    __slots__ = ("arguments", "declined", "flags", "ints", "multiple", "required", "values")
 
     def __init__(self, arguments: tuple[str, ...], required: int,
                  flags: dict[str, str] | None = None, values: dict[str, str] | None = None,
                  multiple: dict[str, str] | None = None,
-                 declined: frozenset[str] = frozenset()) -> None:
+                 declined: frozenset[str] = frozenset(),
+                 ints: frozenset[str] = frozenset()) -> None:
         self.arguments = arguments
         self.required = required
         self.flags: dict[str, str] = flags or {}
         self.values: dict[str, str] = values or {}
         self.multiple: dict[str, str] = multiple or {}
         self.declined = declined
+        self.ints = ints
 
 
 COMMANDS: dict[str, Spec] = {
@@ -50,6 +55,11 @@ COMMANDS: dict[str, Spec] = {
                                        "--spool"})),
     "note": Spec(arguments=("text",), required=1, flags={"--json": "as_json"},
                  multiple={"--ref": "refs"}),
+    "log": Spec(arguments=(), required=0,
+                flags={"--checkpoints": "checkpoints", "--json": "as_json"},
+                values={"--kind": "kind", "--plan": "plan", "-n": "n"}, ints=frozenset({"n"})),
+    "brief": Spec(arguments=(), required=0, flags={"--json": "as_json"},
+                  values={"--since": "since"}, ints=frozenset({"since"})),
 }
 
 # the root's options (logbook.cli.app's callback): --ledger and --debug are read here; the
@@ -88,6 +98,8 @@ def _read(args: Sequence[str], spec: Spec,
             continue
         if name not in spec.values and name not in spec.multiple:
             return None  # unknown, declined, a flag given a value, or a short option
+        if eq and not name.startswith("--"):
+            return None  # click reads `-n=5` as the value "=5"
         if eq:
             value = explicit
         elif i < len(args) and not args[i].startswith("-"):
@@ -101,7 +113,14 @@ def _read(args: Sequence[str], spec: Spec,
             return None
         else:
             seen.add(name)
-            values[spec.values[name]] = value
+            dest = spec.values[name]
+            if dest in spec.ints:
+                try:
+                    values[dest] = int(value)  # what click's INT does with the text
+                except ValueError:
+                    return None  # typer's usage error
+            else:
+                values[dest] = value
     if stop_at_command:
         return None  # no command named
     if not spec.required <= len(positional) <= len(spec.arguments):
@@ -130,17 +149,28 @@ def lean_call(args: Sequence[str], environ: Mapping[str, str]) -> Callable[[], i
         return None
     values = read[0]
     ledger = options["ledger"]
-    if rest[0] == "append":
-        def call() -> None:
+    command = rest[0]
+
+    def call() -> None:
+        if command == "append":
             from logbook.cli.writing import append_drafts
 
             append_drafts(ledger, values["file"], values["jsonl"], values["once"],
                           values["as_json"])
-    else:
-        def call() -> None:
+        elif command == "note":
             from logbook.cli.writing import append_note
 
             append_note(ledger, values["text"], values["refs"], values["as_json"])
+        elif command == "log":
+            from logbook.cli.reading import show_log
+
+            show_log(ledger, values["kind"], values["plan"], values["n"],
+                     values["checkpoints"], values["as_json"])
+        else:
+            from logbook.cli.reading import show_brief
+
+            show_brief(ledger, values["as_json"], values["since"])
+
     return lambda: _as_typer_does(call)
 
 

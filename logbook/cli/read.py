@@ -3,43 +3,11 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import typer
 
 from logbook.cli import state
 from logbook.errors import InputError
-
-
-def _summary(entry: Any) -> str:
-    b = entry.body
-    k = entry.kind
-    if k == "genesis":
-        return f"ledger {b.get('name')!r} {b.get('uuid')}"
-    if k == "plan":
-        return f"{b.get('slug')}: {b.get('title')}"
-    if k == "run":
-        plan = (b.get("plan") or "exploratory")[:12]
-        arm = f" arm={b['arm']}" if b.get("arm") is not None else ""
-        if b.get("status") != "completed":  # a failed or aborted run has a reason, no score
-            return f"{b.get('status')} plan={plan}{arm}: {b.get('reason')}"
-        oc = b.get("outcomes") or {}
-        scores = [s for s in oc.get("score", []) if s is not None]
-        score = f" {oc.get('metric')}={sum(scores) / len(scores):.4f}" if scores else ""
-        return f"completed plan={plan}{arm}{score}"
-    if k == "retraction":
-        return f"retracts {str(b.get('target'))[:12]} ({b.get('category')}): {b.get('reason')}"
-    if k == "amendment":
-        return f"amends {str(b.get('plan'))[:12]}: {', '.join(b.get('changes', {}))}"
-    if k == "note":
-        return str(b.get("text"))
-    if k == "claim":
-        return str(b.get("statement"))
-    if k == "key":
-        return f"{b.get('action')} key {b.get('name')!r}: {b.get('reason')}"
-    if k == "band":
-        return f"band {b.get('selector')} k={b.get('k')} band={b.get('band')}"
-    return ""
 
 
 def log(
@@ -52,33 +20,9 @@ def log(
     as_json: bool = state.json_flag(),
 ) -> None:
     """List entries in ledger order (or the checkpoints made)."""
-    if n is not None and n < 0:
-        raise InputError("-n must not be negative")
-    from logbook.format.kinds import KINDS
+    from logbook.cli.reading import show_log
 
-    if kind is not None and kind not in KINDS:
-        raise InputError(f"--kind {kind!r} is not one of {', '.join(KINDS)}")
-    with state.open_ledger() as ledger:
-        if checkpoints:
-            rows = ledger.checkpoints()
-            if as_json:
-                state.emit_json([{"size": s, "root": r, "created": c, "note": t}
-                                 for _, s, r, t, c in rows])
-            else:
-                for _, s, r, _t, c in rows:
-                    print(f"size {s} root {r} {c}")
-            return
-        entries = ledger.log(kind, plan, n)
-        retracted = ledger.retractions_of([e.digest for e in entries])
-    if as_json:
-        state.emit_json([{"seq": e.seq, "digest": e.digest, "kind": e.kind,
-                          "ts": e.envelope.get("ts"), "retracted_by": retracted.get(e.digest, []),
-                          "entry": e.envelope} for e in entries])
-        return
-    for e in entries:
-        mark = " [retracted]" if e.digest in retracted else ""
-        print(f"{e.seq:>6} {e.digest[:12]} {e.envelope.get('ts', '')[:19]} {e.kind:<10} "
-              f"{_summary(e)}{mark}")
+    show_log(state.options().ledger, kind, plan, n, checkpoints, as_json)
 
 
 def show(

@@ -60,13 +60,21 @@ def open_verified(keep: tuple[str, ...] = ANALYSED_KINDS,
     computes; the entries of the ``keep`` kinds are read from what the check read (``runs``:
     the runs through their facts, read whole only when asked for). A ledger that fails the
     check exits 1 before any figure is printed."""
+    with open_ledger() as ledger, verified_in(ledger, keep, runs) as checked:
+        yield ledger, checked
+
+
+@contextmanager
+def verified_in(ledger: Any, keep: tuple[str, ...] = ANALYSED_KINDS,
+                runs: bool = False) -> Iterator[Any]:
+    """What was verified of an open ledger, as `open_verified` gives it, with its bar."""
     from logbook.cli.progress import progress
 
-    with open_ledger() as ledger, ExitStack() as stack:
+    with ExitStack() as stack:
         with progress("checking the ledger", size=ledger.size()) as on_progress:
             # the check's read transaction stays open after its bar is cleared
             checked = stack.enter_context(checked_reading(ledger, keep, on_progress, runs))
-        yield ledger, checked
+        yield checked
 
 
 @contextmanager

@@ -1,6 +1,6 @@
-"""The lean start (logbook.cli.lean) runs `append` and `note` without typer, and behaves as the
-typer application does: the same output, exit code and ledger for every command line it takes,
-and typer itself for every one it declines."""
+"""The lean start (logbook.cli.lean) runs `append`, `note`, `log` and `brief` without typer, and
+behaves as the typer application does: the same output, exit code and ledger for every command
+line it takes, and typer itself for every one it declines."""
 
 from __future__ import annotations
 
@@ -46,11 +46,31 @@ LEAN = [
     ["append", "D/badrun.json"],
     ["append", "D/run.json"],
     ["append", "-"],
+    ["log"],
+    ["log", "-n", "2"],
+    ["log", "-n", " 3 "],
+    ["log", "-n", "0", "--json"],
+    ["log", "--kind", "note", "-n", "1"],
+    ["log", "--kind=plan"],
+    ["log", "--kind", "nothing"],
+    ["log", "--plan", "no-such-plan"],
+    ["log", "--checkpoints"],
+    ["--ledger", ".", "log", "--json"],
+    ["--ledger", "nowhere", "log"],
+    ["brief"],
+    ["brief", "--json"],
+    ["brief", "--since", "0"],
+    ["brief", "--since=1", "--json"],
+    ["--ledger", "nowhere", "brief"],
 ]
 
 # command lines it leaves to typer: help, usage errors, other commands, declined options
 DECLINED = [
-    [], ["--debug"], ["--version"], ["-h"], ["--ledger"], ["log"], ["note"],
+    [], ["--debug"], ["--version"], ["-h"], ["--ledger"], ["note"],
+    ["log", "-n", "x"], ["log", "-n=3"], ["log", "-n3"], ["log", "-n", "1.5"],
+    ["log", "-n", "1", "-n", "2"], ["log", "extra"], ["log", "--kind"], ["log", "-h"],
+    ["brief", "--since", "-1"], ["brief", "--since"], ["brief", "--since", "soon"],
+    ["brief", "now"], ["brief", "--help"],
     ["note", "a", "b"], ["note", "--help"], ["note", "-h"], ["note", "a", "--ref"],
     ["note", "a", "--ref", "-x"], ["note", "--", "-a"], ["note", "a", "--jsonl"],
     ["note", "a", "--json=1"], ["note", "a", "--debug"], ["append", "-x"],
@@ -174,6 +194,9 @@ def test_the_lean_table_is_the_typer_declaration(name: str) -> None:
     assert multiple == set(spec.multiple.items())
     declared = {o for p in command.params for o in p.opts}
     assert spec.declined <= declared
+    ints = {p.name for p in command.params if p.param_type_name == "option"
+            and getattr(p.type, "name", None) == "int"}
+    assert ints == set(spec.ints)
 
 
 def test_the_root_options_read_are_the_typer_ones() -> None:
@@ -198,9 +221,11 @@ sys.exit(code)
 @pytest.mark.parametrize("args,loaded", [
     (["note", "a finding"], []),
     (["append", "d.json"], []),
+    (["log", "-n", "20"], []),
+    (["brief"], []),
     (["note", "--help"], ["traceback", "typer"]),
 ])
-def test_a_cold_append_or_note_imports_no_typer(ledger_dir: Path, args: list[str],
+def test_a_cold_append_note_log_or_brief_imports_no_typer(ledger_dir: Path, args: list[str],
                                                  loaded: list[str]) -> None:
     (ledger_dir / "d.json").write_text('{"kind": "note", "body": {"text": "hello"}}')
     r = subprocess.run([sys.executable, "-c", PROBE, *args], env=dict(os.environ),
