@@ -22,7 +22,7 @@ def show_log(ledger_at: str | None, kind: str | None, plan: str | None, n: int |
         raise InputError("-n must not be negative")
     if kind is not None and kind not in KINDS:
         raise InputError(f"--kind {kind!r} is not one of {', '.join(KINDS)}")
-    with Ledger.open(ledger_at) as ledger:
+    with Ledger.open(ledger_at, write=False) as ledger:
         if checkpoints:
             rows = ledger.checkpoints()
             if as_json:
@@ -52,7 +52,8 @@ def show_brief(ledger_at: str | None, as_json: bool, since: int | None) -> None:
 
     if since is not None and since < 0:
         raise InputError("--since must not be negative")
-    with Ledger.open(ledger_at) as ledger, state.verified_in(ledger, keep=()) as checked:
+    with Ledger.open(ledger_at, write=False) as ledger, \
+            state.verified_in(ledger, keep=()) as checked:
         b = build_brief(ledger, since, checked.as_dict())
     if as_json:
         state.emit_json(b.as_json())

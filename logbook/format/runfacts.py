@@ -137,24 +137,28 @@ def _facts(body: Any, figures: Callable[[list[Any]], Figures] | None) -> RunFact
 
 
 def items_digest(ids: list[Any]) -> str:
-    """sha256 of the item ids as JSON (`RunFacts.items`). Runs of one suite share one list
-    once checked (logbook.verify.stored.Keep): a long list's digest is kept with the list
-    (bodies are never changed once parsed), so a suite's ids are encoded once, not per run."""
-    if len(ids) < DIGEST_KEPT_FROM:
-        return hashlib.sha256(orjson.dumps(ids)).hexdigest()
-    kept = _digests.get(id(ids))
+    """sha256 of the item ids as JSON (`RunFacts.items`); for a list `shared_ids` named, the
+    digest kept with it."""
+    kept = _shared.get(id(ids))
     if kept is not None and kept[0] is ids:
         return kept[1]
-    digest = hashlib.sha256(orjson.dumps(ids)).hexdigest()
-    if len(_digests) >= _DIGESTS_KEPT:
-        del _digests[next(iter(_digests))]  # the oldest
-    _digests[id(ids)] = (ids, digest)  # the list is held, so its id is not reused
-    return digest
+    return hashlib.sha256(orjson.dumps(ids)).hexdigest()
 
 
-DIGEST_KEPT_FROM = 1024  # ids; shorter lists cost less to encode than to look up
-_DIGESTS_KEPT = 64
-_digests: dict[int, tuple[list[Any], str]] = {}
+def shared_ids(ids: list[Any], digest: str) -> None:
+    """Keep ``digest`` (items_digest's) with ``ids``: the list runs of one suite share once
+    checked (logbook.verify.stored.Keep), whose digest the runs' facts then take instead of
+    encoding the ids once per run. Bodies are never changed once parsed; the list is held (so
+    its id is not reused) among the last SHARED_KEPT named, which bounds what outlives the
+    command's own reads."""
+    if len(_shared) >= SHARED_KEPT:
+        del _shared[next(iter(_shared))]  # the oldest
+    _shared[id(ids)] = (ids, digest)
+
+
+DIGEST_KEPT_FROM = 1024  # ids from which Keep knows a list by its digest (a tuple below)
+SHARED_KEPT = 4  # suites
+_shared: dict[int, tuple[list[Any], str]] = {}
 
 
 def _by_value(raw: list[Any]) -> tuple[int, float | None, float]:

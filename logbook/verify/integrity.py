@@ -154,6 +154,7 @@ def _kept(kinds: Iterable[str], copy: bool, runs: bool) -> Any:
 
         def add(self, seq: int, digest: str, env: dict[str, Any], signature: str,
                 raw: bytes) -> None:
+            super().add(seq, digest, env, signature, raw)  # first: it shares the item ids
             if env.get("kind") == "run" and (self.copy or self.runs):
                 found = facts_of(env.get("body"))
                 if self.kept_runs and found is not None:
@@ -164,7 +165,6 @@ def _kept(kinds: Iterable[str], copy: bool, runs: bool) -> Any:
                         self.rows.append((*row[:6], encode(found)))
                     if self.runs:
                         self.read.append((*row[:6], found))
-            super().add(seq, digest, env, signature, raw)
 
     return Kept()
 

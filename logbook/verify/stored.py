@@ -22,7 +22,7 @@ import orjson
 
 from logbook.errors import StorageDamaged
 from logbook.findings import Finding
-from logbook.format.runfacts import DIGEST_KEPT_FROM, items_digest
+from logbook.format.runfacts import DIGEST_KEPT_FROM, items_digest, shared_ids
 from logbook.storage import index as derive
 from logbook.storage.base import KeyRow, VerifyReads, checkpoint_type_problems, sql_type
 from logbook.tlog import merkle
@@ -140,9 +140,11 @@ class Keep:
         if type(ids) is list and ids:
             try:
                 key: Any = tuple(ids) if len(ids) < DIGEST_KEPT_FROM else items_digest(ids)
-                outcomes["id"] = self._ids.setdefault(key, ids)  # type: ignore[index]
             except (TypeError, orjson.JSONEncodeError):  # an id that is not hashable (a
-                pass  # tampered or odd entry)
+                return  # tampered or odd entry)
+            shared = outcomes["id"] = self._ids.setdefault(key, ids)  # type: ignore[index]
+            if shared is ids and type(key) is str:  # the first of its suite
+                shared_ids(ids, key)
 
 
 WINDOW = 2000  # entries whose derived rows are held at a time (logbook.verify.derived)
