@@ -126,9 +126,9 @@ def test_the_statistics_doc_states_the_constants_the_code_uses() -> None:
                  "(at most about a million indices)"):
         assert text in doc, text
     assert (lanes.TASK_LANES, lanes.TASK_CELLS, lanes.READ_CELLS, lanes.SUM_CELLS,
-            lanes.MAX_THREADS) == (256, 1 << 21, 65536, 65536, 8)
+            lanes.MAX_THREADS) == (256, 1 << 21, 1 << 18, 1 << 18, 8)
     for text in ("tasks of up to 256 resamples", "at most about two million indices",
-                 "from the stream 65,536 at a time", "sums them 65,536 values at a time",
+                 "from the stream 262,144 at a time", "sums them 262,144 values at a time",
                  "one per core, at most 8"):
         assert text in doc, text
 
