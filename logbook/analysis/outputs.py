@@ -22,7 +22,12 @@ EXTRA_KEY = {"schema": False}  # printed when set; the schema leaves it to addit
 # a field's metadata may also carry "limits": pydantic Field constraints its schema states
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
 def _json(value: Any) -> Any:
+    if type(value) in _PLAIN:  # most values: nothing to convert
+        return value
     if isinstance(value, Out):
         return value.as_json()
     if isinstance(value, list):
@@ -30,6 +35,10 @@ def _json(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _json(v) for k, v in value.items()}
     return value
+
+
+# each shape's printed fields, in declaration order: (attribute, JSON key), worked out once
+_PRINTED: dict[type, tuple[tuple[str, str], ...]] = {}
 
 
 @dataclass(kw_only=True, eq=False)
@@ -40,11 +49,15 @@ class Out:
     EXTRA: ClassVar[Literal["forbid", "allow"]] = "forbid"
 
     def as_json(self) -> dict[str, Any]:
+        printed = _PRINTED.get(type(self))
+        if printed is None:
+            printed = _PRINTED[type(self)] = tuple(
+                (f.name, f.metadata.get("json", f.name)) for f in fields(self)
+                if f.metadata.get("json", f.name) is not False)
         out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            key = f.metadata.get("json", f.name)
-            if value is not ABSENT and key is not False:
+        for name, key in printed:
+            value = getattr(self, name)
+            if value is not ABSENT:
                 out[key] = _json(value)
         return out
 

@@ -25,6 +25,7 @@ import hashlib
 import math
 from collections import Counter
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -152,7 +153,8 @@ def shared_ids(ids: list[Any], digest: str) -> None:
     its id is not reused) among the last SHARED_KEPT named, which bounds what outlives the
     command's own reads."""
     if len(_shared) >= SHARED_KEPT:
-        del _shared[next(iter(_shared))]  # the oldest
+        with suppress(KeyError, RuntimeError, StopIteration):  # another thread's first
+            del _shared[next(iter(_shared))]  # the oldest
     _shared[id(ids)] = (ids, digest)
 
 

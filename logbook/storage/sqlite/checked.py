@@ -38,6 +38,9 @@ _SCHEMA = [s for s in DERIVED_SCHEMA
     # `brief`'s latest session: the last run that names one, found at once at any size
     "CREATE INDEX IF NOT EXISTS entry_index_sessions ON entry_index(kind, seq) WHERE session "
     "IS NOT NULL",
+    # and that session's runs, read without a pass over every run that names a session
+    "CREATE INDEX IF NOT EXISTS entry_index_session_runs ON entry_index(session, seq) WHERE "
+    "session IS NOT NULL",
     # each plan's [runs_per_arm, arms] as JSON text, from the checked bytes (what `brief`
     # reads of every plan: logbook.storage.base.PlanShape)
     "CREATE TABLE IF NOT EXISTS plan_shapes (seq INTEGER PRIMARY KEY, digest TEXT NOT NULL, "
@@ -76,6 +79,8 @@ class CheckedIndex(IndexQueries):
                 except sqlite3.DatabaseError:
                     conn.close()
                     raise
+            except sqlite3.OperationalError:  # busy past the timeout (another check writing
+                return None  # it), or unreadable: none this time, and nothing removed
             except sqlite3.DatabaseError:
                 if attempt == 0:  # not a database (damaged, truncated): made again once
                     _remove(path)
