@@ -52,6 +52,7 @@ _SCHEMA = [s for s in DERIVED_SCHEMA
     "plan TEXT, arm TEXT, status TEXT, session TEXT, facts TEXT)",
 ]
 _BATCH = 500
+BUSY_TIMEOUT = 10.0  # seconds a check waits for another one writing the copy
 
 
 class CheckedIndex(IndexQueries):
@@ -69,7 +70,7 @@ class CheckedIndex(IndexQueries):
         for attempt in (0, 1):
             try:
                 path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                conn = sqlite3.connect(path, timeout=10, isolation_level=None)
+                conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
                 try:
                     conn.execute("PRAGMA journal_mode=WAL")
                     conn.execute("PRAGMA synchronous=NORMAL")
