@@ -162,9 +162,7 @@ class RunView:
 
         from logbook.stats._exact import xsum
 
-        values = self.item_arrays[1]
-        if values.size != len(raw):
-            raise ValueError("the score column is not the one the item array was built from")
+        values = self.item_arrays[1]  # ``raw`` as floats: no samples, no pass@k here
         present = values[~np.isnan(values)]
         n = int(present.size)
         ones = int(np.count_nonzero(present == 1.0))

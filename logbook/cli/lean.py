@@ -3,16 +3,15 @@
 alone costs a cold process more than the append's own work.
 
 `lean_call` reads the command line by click's rules for exactly the options of those
-commands (the table below, held to the typer declarations in logbook.cli.write, .read and .brief by
-tests/cli/test_lean_dispatch.py) and returns the call to make. Anything else it declines
+commands (the table below, held to the typer declarations in logbook.cli.write, .read and
+.brief by tests/cli/test_lean_dispatch.py) and returns the call to make. Anything else it declines
 (returns None) and the full typer application runs instead: help, completion, --version,
 another command, an option it does not know or that leaves the lean path (`append --from`,
 `--spool`), a missing or extra argument, `--`, an option's value that starts with a dash, an
 option given twice, a number option's value that is not an integer, a short option written
 with `=`. Usage errors are therefore always typer's own; what the command itself refuses is
 refused by the same code (logbook.cli.writing, logbook.cli.reading) on either path, and the
-exceptions
-typer turns into exit codes are turned into the same ones here (`_as_typer_does`).
+exceptions typer turns into exit codes are turned into the same ones here (`_as_typer_does`).
 """
 
 from __future__ import annotations

@@ -16,13 +16,12 @@ def show_log(ledger_at: str | None, kind: str | None, plan: str | None, n: int |
              checkpoints: bool, as_json: bool) -> None:
     """List entries in ledger order (or the checkpoints made)."""
     from logbook.format.kinds import KINDS
-    from logbook.ledger.service import Ledger
 
     if n is not None and n < 0:
         raise InputError("-n must not be negative")
     if kind is not None and kind not in KINDS:
         raise InputError(f"--kind {kind!r} is not one of {', '.join(KINDS)}")
-    with Ledger.open(ledger_at, write=False) as ledger:
+    with state.open_ledger_at(ledger_at) as ledger:
         if checkpoints:
             rows = ledger.checkpoints()
             if as_json:
@@ -48,11 +47,10 @@ def show_log(ledger_at: str | None, kind: str | None, plan: str | None, n: int |
 def show_brief(ledger_at: str | None, as_json: bool, since: int | None) -> None:
     """What to know before the first run: open plans, retractions, what to re-measure."""
     from logbook.analysis.brief import brief_lines, build_brief
-    from logbook.ledger.service import Ledger
 
     if since is not None and since < 0:
         raise InputError("--since must not be negative")
-    with Ledger.open(ledger_at, write=False) as ledger, \
+    with state.open_ledger_at(ledger_at) as ledger, \
             state.verified_in(ledger, keep=()) as checked:
         b = build_brief(ledger, since, checked.as_dict())
     if as_json:

@@ -40,9 +40,15 @@ def json_flag() -> Any:
 
 
 def open_ledger(write: bool = False) -> Any:
+    return open_ledger_at(options().ledger, write)
+
+
+def open_ledger_at(location: str | None, write: bool = False) -> Any:
+    """The ledger at ``location`` (None: LOGBOOK_DIR or the working folder), read-only unless
+    ``write``: for code that runs without typer (logbook.cli.lean) as well as under it."""
     from logbook.ledger.service import Ledger
 
-    return Ledger.open(options().ledger, write=write)
+    return Ledger.open(location, write=write)
 
 
 # what the analysis read model (logbook.analysis.view) reads whole: kept by the check as it

@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from logbook import config
-from logbook.cli.state import parse_json, print_appended, read_input
+from logbook.cli.state import open_ledger_at, parse_json, print_appended, read_input
 from logbook.errors import InputError
 
 DRAFT_KEYS = {"kind", "body"}
@@ -41,9 +41,7 @@ def signing_key() -> Any:
 
 
 def open_for_writing(ledger: str | None) -> Any:
-    from logbook.ledger.service import Ledger
-
-    return Ledger.open(ledger, write=True)
+    return open_ledger_at(ledger, write=True)
 
 
 def append_drafts(ledger: str | None, file: str | None, jsonl: bool, once: str | None,

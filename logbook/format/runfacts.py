@@ -158,7 +158,6 @@ def shared_ids(ids: list[Any], digest: str) -> None:
     _shared[id(ids)] = (ids, digest)
 
 
-DIGEST_KEPT_FROM = 1024  # ids from which Keep knows a list by its digest (a tuple below)
 SHARED_KEPT = 4  # suites
 _shared: dict[int, tuple[list[Any], str]] = {}
 

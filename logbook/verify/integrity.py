@@ -159,12 +159,11 @@ def _kept(kinds: Iterable[str], copy: bool, runs: bool) -> Any:
                 found = facts_of(env.get("body"))
                 if self.kept_runs and found is not None:
                     self.facts[seq] = found
-                if self.copy or self.runs:
-                    row = run_row(seq, digest, env, None)
-                    if self.copy:
-                        self.rows.append((*row[:6], encode(found)))
-                    if self.runs:
-                        self.read.append((*row[:6], found))
+                row = run_row(seq, digest, env, None)
+                if self.copy:
+                    self.rows.append((*row[:6], encode(found)))
+                if self.runs:
+                    self.read.append((*row[:6], found))
 
     return Kept()
 

@@ -22,7 +22,7 @@ import orjson
 
 from logbook.errors import StorageDamaged
 from logbook.findings import Finding
-from logbook.format.runfacts import DIGEST_KEPT_FROM, items_digest, shared_ids
+from logbook.format.runfacts import items_digest, shared_ids
 from logbook.storage import index as derive
 from logbook.storage.base import KeyRow, VerifyReads, checkpoint_type_problems, sql_type
 from logbook.tlog import merkle
@@ -147,6 +147,7 @@ class Keep:
                 shared_ids(ids, key)
 
 
+DIGEST_KEPT_FROM = 1024  # ids from which Keep knows a list by its digest (by a tuple below)
 WINDOW = 2000  # entries whose derived rows are held at a time (logbook.verify.derived)
 
 

@@ -13,9 +13,10 @@ from conftest import run_cli
 
 from logbook.format import runfacts
 from logbook.ledger.service import Ledger
+from logbook.verify import stored
 from logbook.verify.integrity import check
 
-N = runfacts.DIGEST_KEPT_FROM + 10
+N = stored.DIGEST_KEPT_FROM + 10
 
 
 def _runs(tmp: Path) -> None:
