@@ -4,15 +4,22 @@ Builds the verify benchmark's ledger (exploratory runs of 100 items and notes, h
 at 100,000 entries (LOGBOOK_BENCH_ENTRIES sets another size) and times, as subprocesses,
 medians of 3 interleaved rounds:
 * `logbook verify` held to one core (sched_setaffinity), and on every core the machine gives;
-* the floor: a Python process verifying the same (signature, message) pairs in one loop with
-  libsodium (PyNaCl's crypto_sign_open), on one core.
-Budgets: one core <= 1.1x the floor; all cores (2 here) <= 0.65x the floor. Also prints each
-command's peak memory (the issue's 1M-entry memory budget is checked by hand at that size).
-Always exits 0.
+* raw: a Python process verifying the same (signature, message) pairs in one loop with
+  libsodium (PyNaCl's crypto_sign_open), on one core: the peer of the budgets;
+* the reading floor, on one core and split over every core: processes that do the least any
+  verifier of the stored ledger must do per entry, and nothing else: read its row from the
+  database, hash its bytes (the digest is recomputed), parse them (its fields are checked) and
+  check its signature with the raw loop's call. Split: each of `cores` processes takes a
+  contiguous range of the entries, with no coordination at all (the best a pool can do).
+Budgets: one core <= 1.1x raw; all cores (2 here) <= 0.65x raw. The floors show how much of
+each budget is left for the checks themselves: a floor above its budget means no verifier of
+this shape can meet it. Also prints each command's peak memory (the issue's 1M-entry memory
+budget is checked by hand at that size). Always exits 0.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import statistics
@@ -37,6 +44,24 @@ pairs = [(data[i:i + 64], domain + data[i + 64:i + 96]) for i in range(32, len(d
 for sig, msg in pairs:
     crypto_sign_open(sig + msg, key)
 print(len(pairs))
+""".replace("DOMAIN", repr(SIGNATURE_DOMAIN))
+# the reading floor: entries [lo, hi) read, hashed, parsed and their signatures checked
+FLOOR = """
+import binascii, hashlib, sqlite3, sys
+import orjson
+from nacl.bindings import crypto_sign_open
+db, lo, hi, key = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), bytes.fromhex(sys.argv[4])
+conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+cur = conn.execute("SELECT seq, digest, entry, signature FROM entries WHERE seq >= ? AND seq < ?"
+                   " ORDER BY seq", (lo, hi))
+sha, loads, b64, domain, n = hashlib.sha256, orjson.loads, binascii.a2b_base64, DOMAIN, 0
+while rows := cur.fetchmany(1000):
+    for _seq, _digest, raw, signature in rows:
+        digest = sha(raw).digest()
+        loads(raw)
+        crypto_sign_open(b64(signature) + domain + digest, key)
+        n += 1
+print(n)
 """.replace("DOMAIN", repr(SIGNATURE_DOMAIN))
 
 
@@ -65,6 +90,36 @@ def run(cmd: list[str], cwd: Path, one_core: bool) -> tuple[float, int, str, flo
     return elapsed, after.ru_maxrss, out.decode(), cpu
 
 
+def floors(db: Path, key: str, n: int, parts: int, cwd: Path) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of the reading floor over ``n`` entries in ``parts``
+    concurrent processes, each a contiguous range (parts=1: held to one core)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+
+    def pin() -> None:
+        if parts == 1:
+            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+    bounds = [n * i // parts for i in range(parts + 1)]
+    t0 = time.perf_counter()
+    procs = [subprocess.Popen([sys.executable, "-c", FLOOR, str(db), str(lo), str(hi), key],
+                              cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              preexec_fn=pin)
+             for lo, hi in itertools.pairwise(bounds)]
+    done = 0
+    for proc in procs:
+        out, err = proc.communicate()
+        if proc.returncode != 0:
+            raise SystemExit(f"the reading floor failed ({proc.returncode}): "
+                             f"{err.decode()[-2000:]}")
+        done += int(out)
+    elapsed = time.perf_counter() - t0
+    assert done == n, (done, n)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return elapsed, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
 def main() -> int:
     logbook = shutil.which("logbook")
     if logbook is None:
@@ -81,8 +136,14 @@ def main() -> int:
         cmds = [([logbook, "verify", "--json"], True), ([logbook, "verify", "--json"], False),
                 ([sys.executable, "-c", RAW, str(pairs)], True)]
         load = os.getloadavg()[0]
-        rounds = [[run(c, folder, one) for c, one in cmds] for _ in range(3)]
+        public = key.public.raw.hex()
+        rounds, floor_rounds = [], []
+        for _ in range(3):  # interleaved, so that a burst of load hits every command alike
+            rounds.append([run(c, folder, one) for c, one in cmds])
+            floor_rounds.append([floors(db, public, N, parts, folder) for parts in (1, cores)])
         one, every, raw = (statistics.median(r[i][0] for r in rounds) for i in range(3))
+        floor_one, floor_every = (statistics.median(r[i][0] for r in floor_rounds)
+                                  for i in range(2))
         cpu = [statistics.median(r[i][3] for r in rounds) for i in range(3)]
         assert all('"ok": true' in r[i][2] for r in rounds for i in (0, 1))
         peak = max(r[i][1] for r in rounds for i in (0, 1))
@@ -90,6 +151,15 @@ def main() -> int:
               f"raw libsodium (one core) {raw:.2f} s")
         print(f"  one core / raw = {one / raw:.2f} (budget <= 1.1); {cores} cores / raw = "
               f"{every / raw:.2f} (budget <= 0.65); peak memory of a verify <= {peak // 1024} MB")
+        print(f"  the reading floor (read, hash, parse, check the signature; nothing else): one "
+              f"core {floor_one:.2f} s = {floor_one / raw:.2f} of raw, {cores} processes "
+              f"{floor_every:.2f} s = {floor_every / raw:.2f} of raw; left for every other "
+              f"check within the budgets: one core {1.1 * raw - floor_one:+.2f} s "
+              f"({(1.1 * raw - floor_one) / N * 1e6:+.1f} us an entry), {cores} cores "
+              f"{0.65 * raw - floor_every:+.2f} s of wall")
+        if floor_one > 1.1 * raw:
+            print("  one core: the floor alone is past 1.1x raw: no verifier that reads, hashes "
+                  "and parses each entry in Python meets that budget")
         # the detail: CPU time (a verify's workers included) and what is not signatures
         print(f"  CPU: one core {cpu[0]:.2f} s, {cores} cores {cpu[1]:.2f} s, raw {cpu[2]:.2f} s; "
               f"beyond the signatures: {one - raw:.2f} s on one core "
