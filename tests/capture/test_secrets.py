@@ -21,6 +21,8 @@ from pathlib import Path
 import orjson
 from conftest import run_cli
 
+from logbook.capture.apparatus import _ENV_PREFIXES
+
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 LM_SEED1 = FIXTURES / "lm_eval/run-seed1"
 
@@ -96,7 +98,11 @@ def test_planted_secrets_reach_nothing_logbook_keeps_or_prints(ledger_dir: Path,
     subprocess.run([*git, "remote", "add", "origin",
                     f"https://x-access-token:{GIT_TOKEN}@github.com/o/r"], check=True)
     (work / ".env").write_text("".join(f"{k}={v}\n" for k, v in DOTENV.items()))
-    env = {**os.environ, **ENV_SECRETS, "HARNESS_OUTPUT": str(_harness_output(tmp_path / "h")),
+    # the process's own environment without the variables capture keeps (a library imported by
+    # another test in this process may have set one: lm_eval sets HF_XET_HIGH_PERFORMANCE),
+    # so that what is captured is exactly what this test plants
+    own = {k: v for k, v in os.environ.items() if not k.startswith(_ENV_PREFIXES)}
+    env = {**own, **ENV_SECRETS, "HARNESS_OUTPUT": str(_harness_output(tmp_path / "h")),
            "PRINTED_JWT": PRINTED["jwt"], "PRINTED_SLACK": PRINTED["slack"],
            "PRINTED_GH": PRINTED["github"], "DB_PASSWORD_FOR_LOG": DOTENV["DB_PASSWORD"],
            "HF_HOME": str(tmp_path / "hf"), "CUDA_VISIBLE_DEVICES": "0"}
