@@ -15,6 +15,7 @@ exits 0 either way, like the other benchmarks; tests/analysis/test_audit_calibra
 the bounds.
 
     python benchmarks/audit_calibration.py [--honest 250] [--violations 25] [--seed 1]
+                                           [--workers CORES]
 """
 
 from __future__ import annotations
@@ -56,21 +57,30 @@ def cli_runner(argv: list[str], env: dict[str, str]) -> int:
 
 
 def calibrate(n_honest: int, n_violations: int, seed: int,
-              rules: list[str] | None = None) -> dict[str, Any]:
-    """{rule: {"false_alarms", "honest", "fired", "violations"}} and the honest findings."""
+              rules: list[str] | None = None, part: int = 0, parts: int = 1) -> dict[str, Any]:
+    """{rule: {"false_alarms", "honest", "fired", "violations"}} and the honest findings
+    ("examples": a message of the first honest ledger each rule warned on, "first": that
+    ledger's number). ``part`` of ``parts``: only the honest ledgers whose number is ``part``
+    modulo ``parts`` (their shapes are those of the whole run: `calibrated` adds the parts)."""
     rules = rules or rule_ids()
-    out = {r: {"false_alarms": 0, "honest": n_honest, "fired": 0, "violations": 0}
-           for r in rules}
+    out = {r: {"false_alarms": 0, "honest": 0, "fired": 0, "violations": 0} for r in rules}
     examples: dict[str, str] = {}
+    first: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="logbook-calibration-") as tmp:
         for i, shape in enumerate(shapes(n_honest, seed)):
+            if i % parts != part:
+                continue
             with Book(Path(tmp) / f"h{i}", runner=cli_runner) as book:
                 honest(book, shape)
                 found = book.audit()
+            for x in out.values():
+                x["honest"] += 1
             for r in {f.check for f in found if f.severity in ("warning", "error")}:
                 if r in out:
                     out[r]["false_alarms"] += 1
-                    examples.setdefault(r, next(f.message for f in found if f.check == r))
+                    if r not in examples:
+                        examples[r] = next(f.message for f in found if f.check == r)
+                        first[r] = i
         for r in rules:
             if r not in VIOLATIONS:
                 continue
@@ -80,7 +90,37 @@ def calibrate(n_honest: int, n_violations: int, seed: int,
                     fired = any(f.check == r for f in book.audit())
                 out[r]["violations"] += 1
                 out[r]["fired"] += fired
-    return {"rules": out, "examples": examples}
+    return {"rules": out, "examples": examples, "first": first}
+
+
+def calibrated(n_honest: int, n_violations: int, seed: int, workers: int) -> dict[str, Any]:
+    """What ``calibrate(n_honest, n_violations, seed)`` returns, worked out in parts that share
+    nothing (the honest ledgers by number; the rules' violations, whose shapes depend only on
+    the seed) on ``workers`` processes: the same ledgers, counts and examples."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    rules = rule_ids()
+    parts = 2 * workers  # smaller parts even out the ledgers' sizes between the workers
+    context = multiprocessing.get_context("spawn")  # each part starts from a clean process
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        honest_parts = [pool.submit(calibrate, n_honest, 0, seed, None, k, parts)
+                        for k in range(parts)]
+        violation_parts = [pool.submit(calibrate, 0, n_violations, seed, rules[k::parts])
+                           for k in range(parts)]
+        h = [f.result() for f in honest_parts]
+        v = {r: x for f in violation_parts for r, x in f.result()["rules"].items()}
+    out = {r: {"false_alarms": sum(p["rules"][r]["false_alarms"] for p in h),
+               "honest": sum(p["rules"][r]["honest"] for p in h),
+               "fired": v[r]["fired"], "violations": v[r]["violations"]} for r in rules}
+    firsts = sorted((p["first"][r], r, p["examples"][r]) for p in h for r in p["first"])
+    examples: dict[str, str] = {}
+    first: dict[str, int] = {}
+    for i, r, message in firsts:  # each rule's earliest ledger, in the order calibrate meets
+        if r not in examples:     # them
+            examples[r], first[r] = message, i
+    return {"rules": out, "examples": dict(sorted(examples.items(), key=lambda e: first[e[0]])),
+            "first": first}
 
 
 def lines(result: dict[str, Any]) -> list[str]:
@@ -102,9 +142,11 @@ def main() -> None:
     ap.add_argument("--honest", type=int, default=250)
     ap.add_argument("--violations", type=int, default=25)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
     args = ap.parse_args()
     t = time.perf_counter()
-    result = calibrate(args.honest, args.violations, args.seed)
+    result = (calibrated(args.honest, args.violations, args.seed, args.workers)
+              if args.workers > 1 else calibrate(args.honest, args.violations, args.seed))
     print("\n".join(lines(result)))
     print(f"({args.honest} honest ledgers, {args.violations} violations per rule, seed "
           f"{args.seed}, {time.perf_counter() - t:.0f} s; bounds: false alarms <= "

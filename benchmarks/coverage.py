@@ -8,14 +8,19 @@ fails the build (it prints)."""
 
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 from logbook.stats import coverage
 
 
 def main() -> None:
     start = time.perf_counter()
-    status = coverage.main([])
+    # the cells on every core: each draws from a stream of its own, so the table is the one
+    # `python -m logbook.stats.coverage` prints in one process
+    with ProcessPoolExecutor(max_workers=len(os.sched_getaffinity(0))) as pool:
+        status = coverage.main([], cells_map=pool.map)
     print(f"coverage table in {time.perf_counter() - start:.0f} s; "
           f"{'every cell within its bounds' if status == 0 else 'SOME CELLS OUT OF BOUNDS'}")
 

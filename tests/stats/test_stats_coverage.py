@@ -13,19 +13,12 @@ import pytest
 from logbook.stats import coverage
 
 
-def _cell(cell: tuple[str, int, float]) -> float:
-    return coverage.coverage(*cell, coverage.REPS)
-
-
 @pytest.mark.slow
 def test_every_interval_covers_where_it_is_meant_to() -> None:
     # the table's cells, each from its own seeded stream, computed on both cores: the same
     # rows as coverage.table(REPS), in its order
-    cells = [(m, n, p) for m in coverage.METHODS for n in coverage.SIZES
-             for p in coverage.PROPORTIONS]
     with ProcessPoolExecutor(max_workers=2) as pool:
-        values = list(pool.map(_cell, cells))
-    rows = [(m, n, p, v) for (m, n, p), v in zip(cells, values, strict=True)]
+        rows = list(coverage.table(coverage.REPS, cells_map=pool.map))
     assert len(rows) == len(coverage.METHODS) * 9
     meant = [(m, n, p, v) for m, n, p, v in rows if coverage.meant_to_work(m, n, p)]
     assert len(meant) >= 30  # the bounds speak for most of the grid
