@@ -128,7 +128,9 @@ class Stream:
         rest = trials - base
         top, shift = int(rest.max()), 0
         while top >> shift:
-            ms = tuple(h << shift for h in range(1 << _GROUP))
+            # the top group's values reach only top >> shift: its other tables are never drawn
+            # from (and a table's draws do not depend on which others are built with it)
+            ms = tuple(h << shift for h in range(min(1 << _GROUP, (top >> shift) + 1)))
             out += self._draw(self._tables_of(ms, q), (rest >> shift) & ((1 << _GROUP) - 1))
             shift += _GROUP
         return out
@@ -138,13 +140,17 @@ class Stream:
         exceeds the row's uniform u, found as the first threshold ceil(cdf * 2**53) above
         w >> 11 (the same test in integers: u = (w >> 11) * 2**-53)."""
         w53 = (self.words(which.size) >> _S11).view(np.int64)
-        key = which * _ROW + w53
-        k = tab.guide[which * tab.buckets + (w53 >> tab.shift)] + which * tab.width
+        single = tab.lowest.size == 1  # one table: which is all 0, and its terms drop out
+        key = w53 if single else which * _ROW + w53
+        k = tab.guide[w53 >> tab.shift] if single else (
+            tab.guide[which * tab.buckets + (w53 >> tab.shift)] + which * tab.width)
         for _ in range(2):  # the guide is a lower bound; a step or two finishes nearly all
             k += tab.thresholds[k] <= key
         bad = np.flatnonzero(tab.thresholds[k] <= key)
         if bad.size:  # many thresholds in one bucket (a far tail): search for those
             k[bad] = np.searchsorted(tab.thresholds, key[bad], side="right")
+        if single:
+            return (k + int(tab.lowest[0])).astype(np.int64)
         return (k - which * tab.width + tab.lowest[which]).astype(np.int64)
 
     def _tables_of(self, ms: tuple[int, ...], q: float) -> _Tables:
