@@ -110,17 +110,24 @@ def calibrated(n_honest: int, n_violations: int, seed: int, workers: int) -> dic
                            for k in range(parts)]
         h = [f.result() for f in honest_parts]
         v = {r: x for f in violation_parts for r, x in f.result()["rules"].items()}
-    out = {r: {"false_alarms": sum(p["rules"][r]["false_alarms"] for p in h),
-               "honest": sum(p["rules"][r]["honest"] for p in h),
-               "fired": v[r]["fired"], "violations": v[r]["violations"]} for r in rules}
-    firsts = sorted((p["first"][r], r, p["examples"][r]) for p in h for r in p["first"])
+    return merged(h, v, rules)
+
+
+def merged(honest_parts: list[dict[str, Any]], violations: dict[str, dict[str, int]],
+           rules: list[str]) -> dict[str, Any]:
+    """`calibrate`'s result from its honest parts and the rules' violation counts: the honest
+    counts added, and each rule's example from the lowest-numbered ledger it warned on."""
+    out = {r: {"false_alarms": sum(p["rules"][r]["false_alarms"] for p in honest_parts),
+               "honest": sum(p["rules"][r]["honest"] for p in honest_parts),
+               "fired": violations[r]["fired"], "violations": violations[r]["violations"]}
+           for r in rules}
     examples: dict[str, str] = {}
     first: dict[str, int] = {}
-    for i, r, message in firsts:  # each rule's earliest ledger, in the order calibrate meets
-        if r not in examples:     # them
+    for i, r, message in sorted((p["first"][r], r, p["examples"][r])
+                                for p in honest_parts for r in p["first"]):
+        if r not in examples:
             examples[r], first[r] = message, i
-    return {"rules": out, "examples": dict(sorted(examples.items(), key=lambda e: first[e[0]])),
-            "first": first}
+    return {"rules": out, "examples": examples, "first": first}
 
 
 def lines(result: dict[str, Any]) -> list[str]:

@@ -103,21 +103,21 @@ def main() -> int:
             folder = Path(envs[n]["LOGBOOK_DIR"])
             runs.setdefault((n, name), []).append(_isolated(args, envs[n], folder))
 
-        listed = {n: commands(Path(envs[n]["LOGBOOK_DIR"]), n) for n in sizes}
-        first, *rest = [name for name, _ in listed[sizes[0]]]
+        listed = {n: dict(commands(Path(envs[n]["LOGBOOK_DIR"]), n)) for n in sizes}
+        first, *rest = listed[sizes[0]]
         for n in sizes:  # the full check first: it keeps the checked copy the others resume
-            run(n, first, dict(listed[n])[first])
+            run(n, first, listed[n][first])
         # the commands whose budget is a ratio of times of some 50 ms: REPEATS rounds, each
         # over every size in turn, so that the machine's drift (a run of them moves by 20 ms
         # within minutes) falls on every size alike; their median
         for _ in range(REPEATS):
             for n in sizes:
                 for name in REPEATED:
-                    run(n, name, dict(listed[n])[name])
+                    run(n, name, listed[n][name])
         for n in sizes:
             for name in rest:
                 if name not in REPEATED:
-                    run(n, name, dict(listed[n])[name])
+                    run(n, name, listed[n][name])
         for n in sizes:
             for name in (first, *rest):
                 seconds = statistics.median(t for t, _ in runs[n, name])

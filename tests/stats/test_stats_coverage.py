@@ -15,8 +15,8 @@ from logbook.stats import coverage
 
 @pytest.mark.slow
 def test_every_interval_covers_where_it_is_meant_to() -> None:
-    # the table's cells, each from its own seeded stream, computed on both cores: the same
-    # rows as coverage.table(REPS), in its order
+    # the table's cells, each from its own seeded stream, computed on both cores (the rows
+    # `python -m logbook.stats.coverage` prints in one process, in its order)
     with ProcessPoolExecutor(max_workers=2) as pool:
         rows = list(coverage.table(coverage.REPS, cells_map=pool.map))
     assert len(rows) == len(coverage.METHODS) * 9
