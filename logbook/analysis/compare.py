@@ -76,6 +76,42 @@ class Comparison:
         return asdict(self)
 
 
+def _suite_and_metric(view: LedgerView, r: RunView) -> tuple[str, str | None, str | None]:
+    """What a run's items are items of: its metric (a plan's alias read as the plan's own
+    name), its suite identity (``dataset_hash``) and its task, as far as the run says."""
+    metric = str(r.metric)
+    plan = view.plans.get(r.plan) if r.plan else None
+    if plan is not None:
+        named = plan.body.get("metric") or {}
+        if metric in [str(a) for a in named.get("aliases") or []]:
+            metric = str(named.get("name"))
+    suite = r.apparatus.get("dataset_hash")
+    task = r.body.get("task")
+    return (metric, suite if isinstance(suite, str) else None,
+            task if isinstance(task, str) else None)
+
+
+def check_comparable(view: LedgerView, sides: list[tuple[str, list[RunView]]]) -> None:
+    """InputError (exit 2) when the runs whose items would be paired score different metrics,
+    or are runs of different suites (dataset hash) or tasks: items of two suites or two
+    metrics are never paired. Runs with no outcomes pair nothing and are not judged."""
+    seen: dict[int, tuple[str, str, RunView]] = {}  # which facet -> (value, side, first run)
+    for label, runs in sides:
+        for r in runs:
+            if not (r.body.get("outcomes") or {}).get("id"):
+                continue
+            for facet, value in enumerate(_suite_and_metric(view, r)):
+                if value is None:
+                    continue
+                first = seen.setdefault(facet, (value, label, r))
+                if first[0] != value:
+                    what = ("metric", "suite (dataset hash)", "task")[facet]
+                    raise InputError(
+                        f"{label}: run @{r.seq} has {what} {value!r}, but run @{first[2].seq} "
+                        f"of {first[1]} has {first[0]!r}; items of two {what.split()[0]}s are "
+                        "never paired (compare runs of one suite and one metric)")
+
+
 def confounds(a: list[RunView], b: list[RunView], variable: list[str]) -> dict[str, Any]:
     """Fields whose set of values differs between the two sets (identity fields excluded)."""
     keys = set().union(*(r.apparatus for r in a + b)) if a or b else set()
@@ -99,6 +135,7 @@ def compare(view: LedgerView, sel_a: str, sel_b: str, variable: list[str],
                              "(dotted names, as `logbook show` prints them)")
     use_a = [r for r in runs_a if r.usable]
     use_b = [r for r in runs_b if r.usable]
+    check_comparable(view, [(f"A ({sel_a})", use_a), (f"B ({sel_b})", use_b)])
     chosen = {r.digest for r in runs_a + runs_b}
     plans = {r.plan for r in runs_a + runs_b if r.plan}
     sessions = {r.session for r in runs_a + runs_b if r.session}
@@ -291,6 +328,7 @@ def compare_items(view: LedgerView, sel_a: str, sel_b: str) -> ItemComparison:
     import numpy as np
 
     runs_a, runs_b = _side_runs(view, sel_a), _side_runs(view, sel_b)
+    check_comparable(view, [(f"A ({sel_a})", runs_a), (f"B ({sel_b})", runs_b)])
     use_a = [r for r in runs_a if r.usable]
     use_b = [r for r in runs_b if r.usable]
     # every item either side wrote, usable or not, so a failed side's items are listed

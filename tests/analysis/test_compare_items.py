@@ -156,3 +156,38 @@ def test_the_reporting_doc_example_is_what_the_demo_gives(tmp_path: Path) -> Non
                        text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.rstrip() == shown.rstrip(), f"docs/reporting.md is stale:\n{r.stdout}"
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lm_eval"
+
+
+def test_items_of_two_tasks_or_metrics_are_never_paired(ledger_dir: Path,
+                                                         tmp_path: Path) -> None:
+    """A real lm-eval output of two tasks (synth_mc scored by acc, synth_gen by exact_match):
+    both doc_id axes start at "0", so pairing them by id would compare unrelated items."""
+    r = run_cli("append", "--from", "lm-eval", str(FIXTURES / "run-2tasks-seed6"), "--json")
+    assert r.code == 0, r.err
+    gen, mc = sorted(r.json, key=lambda e: e["entry"]["body"]["task"])
+    assert (gen["entry"]["body"]["task"], mc["entry"]["body"]["task"]) == ("synth_gen",
+                                                                         "synth_mc")
+    before = run_cli("log", "--json").json
+    hashes = [f"dataset_hash={e['entry']['body']['apparatus']['dataset_hash']}"
+              for e in (mc, gen)]
+    for args in ([f"@{mc['seq']}", f"@{gen['seq']}", "--items"], hashes):
+        r = run_cli("compare", *args)
+        assert r.code == 2, (args, r.out)
+        assert f"@{gen['seq']}" in r.err and f"@{mc['seq']}" in r.err
+        assert "never paired" in r.err and r.err.count("\n") == 1 and r.out == ""
+    # one metric, two tasks: still refused, naming both tasks
+    same = [draft("run", {**run_body(None, None, seed=s), "task": t})
+            for s, t in ((1, "antonym_mc"), (2, "synonym_mc"))]
+    r = run_cli("append", "--jsonl", str(write_jsonl(tmp_path / "t.jsonl", same)), "--json")
+    assert r.code == 0, r.err
+    a, b = r.json
+    r = run_cli("compare", f"@{a['seq']}", f"@{b['seq']}", "--items")
+    assert r.code == 2 and "'antonym_mc'" in r.err and "'synonym_mc'" in r.err
+    assert "task" in r.err
+    # the same task on both sides compares as before
+    r = run_cli("compare", f"@{a['seq']}", f"@{a['seq']}", "--items")
+    assert r.code == 0, r.err
+    assert len(run_cli("log", "--json").json) == len(before) + 2

@@ -20,7 +20,7 @@ from conftest import run_cli
 
 READS = (("audit", "--json"), ("report", "kv", "--json"), ("report", "codegen", "--json"),
          ("compare", "kv:f16", "kv:q8", "--json"),
-         ("compare", "model=m-7b", "codegen:a", "--json"), ("brief", "--json"))
+         ("compare", "codegen:a", "codegen:b", "--json"), ("brief", "--json"))
 
 
 @pytest.fixture(autouse=True)
