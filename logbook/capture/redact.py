@@ -381,9 +381,12 @@ def _shell_string(arg: str, env: Mapping[str, str] | None, taken: list[str]) -> 
     return arg
 
 
+_AUTHORITY_USERINFO = re.compile(r"([A-Za-z][\w+.-]*://)([^/?#\s\"'<>]*)@")
+
+
 def strip_url_credentials(url: str) -> str:
     """Drop userinfo from http(s) URLs and passwords from others; scrub what remains."""
-    m = _rx("userinfo").match(url)
+    m = _AUTHORITY_USERINFO.match(url)  # up to the authority's last "@", as urllib splits
     if m:
         scheme, userinfo = m.groups()
         user = userinfo.split(":", 1)[0]
@@ -392,6 +395,17 @@ def strip_url_credentials(url: str) -> str:
             keep = ""
         url = scheme + (keep + "@" if keep else "") + url[m.end() :]
     return scrub_text(url)[0]
+
+
+_URL_IN_TEXT = re.compile(r"(?<![\w+.-])[A-Za-z][\w+.-]*://[^\s\"'<>]+")
+
+
+def scrub_urls(text: str) -> str:
+    """``text`` with every URL in it shown as `strip_url_credentials` shows it: the one rule
+    for URLs and connection strings in anything logbook prints (errors, progress, JSON)."""
+    if "://" not in text:
+        return text
+    return _URL_IN_TEXT.sub(lambda m: strip_url_credentials(m.group(0)), text)
 
 
 _PRECISE = ("userinfo", "assign", "shapes", "bearer")

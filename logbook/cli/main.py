@@ -60,7 +60,12 @@ def _mapped(call: Callable[[], int], debug: bool) -> int:
             import traceback
 
             traceback.print_exc()
-        print(f"logbook: {exc}", file=sys.stderr)
+        message = str(exc)
+        if "://" in message:  # a URL's credentials never reach a message
+            from logbook.capture.redact import scrub_urls
+
+            message = scrub_urls(message)
+        print(f"logbook: {message}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("logbook: interrupted", file=sys.stderr)

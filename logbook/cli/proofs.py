@@ -124,7 +124,7 @@ def cosign(ledger: Any, note: str, targets: list[Any], need: int, wait: float,
     cosigned, asked = gather_cosignatures(note, targets, need, prove, wait, evidence, previous)
     for a in asked:
         if a.line is None:
-            print(f"witness {a.target.url} did not cosign: {a.refusal}", file=sys.stderr)
+            print(f"witness {a.target.shown} did not cosign: {a.refusal}", file=sys.stderr)
     return cosigned
 
 

@@ -83,8 +83,14 @@ class HttpSource:
     most its size limit."""
 
     def __init__(self, url: str) -> None:
+        from logbook.capture.redact import strip_url_credentials
+
         self.base = url.rstrip("/") + "/"
-        self.name = url
+        self.name = strip_url_credentials(url)  # what messages and JSON name it by
+        try:
+            urllib.parse.urlsplit(self.base)
+        except ValueError as exc:
+            raise InputError(f"{self.name} is not a URL that can be fetched ({exc})") from None
 
     def get(self, rel: str, limit: int) -> bytes | None:
         url = urllib.parse.urljoin(self.base, rel)
@@ -96,13 +102,17 @@ class HttpSource:
         except urllib.error.HTTPError as exc:
             if exc.code in (404, 410):
                 return None
-            raise EnvironmentProblem(f"{url} answered HTTP {exc.code} {exc.reason}") from None
+            raise EnvironmentProblem(f"{self._shown(rel)} answered HTTP {exc.code} "
+                                     f"{exc.reason}") from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise EnvironmentProblem(f"{url} cannot be fetched: {reason}") from None
+            raise EnvironmentProblem(f"{self._shown(rel)} cannot be fetched: {reason}") from None
         if len(data) > limit:
-            raise InputError(f"{url} is larger than the {limit} bytes it may hold")
+            raise InputError(f"{self._shown(rel)} is larger than the {limit} bytes it may hold")
         return data
+
+    def _shown(self, rel: str) -> str:
+        return urllib.parse.urljoin(self.name.rstrip("/") + "/", rel)
 
 
 def is_published(location: str) -> bool:

@@ -35,13 +35,27 @@ class WitnessTarget:
     url: str
     key: WitnessKey
 
+    @property
+    def shown(self) -> str:
+        """The URL as messages and evidence name it: without its credentials."""
+        return _shown(self.url)
+
+
+def _shown(url: str) -> str:
+    from logbook.capture.redact import strip_url_credentials
+
+    return strip_url_credentials(url)
+
 
 def parse_target(value: str) -> WitnessTarget:
     """`--witness URL=VERIFIER_KEY` (the URL is the witness's submission prefix)."""
     url, sep, vkey = value.partition("=")
     if not sep or not url.startswith(("http://", "https://")):
-        raise InputError(f"--witness {value!r} is not URL=VERIFIER_KEY with an http(s) URL")
-    return WitnessTarget(url.rstrip("/"), read_witness_key(vkey, f"--witness {url}"))
+        from logbook.capture.redact import scrub_urls
+
+        raise InputError(f"--witness {scrub_urls(value)!r} is not URL=VERIFIER_KEY with an "
+                         "http(s) URL")
+    return WitnessTarget(url.rstrip("/"), read_witness_key(vkey, f"--witness {_shown(url)}"))
 
 
 @dataclass
@@ -70,7 +84,7 @@ def _keep(evidence_dir: Path, target: WitnessTarget, size: int, status: int, bod
           answer: bytes) -> Path:
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in target.key.name)
     path = evidence_dir / f"witness-evidence.{size}.{safe}.{status}"
-    text = (f"# {target.url} answered HTTP {status} to this add-checkpoint request\n"
+    text = (f"# {target.shown} answered HTTP {status} to this add-checkpoint request\n"
             f"# answer: {answer.decode('utf-8', 'replace').strip()}\n").encode()
     with atomic_writer(path, "the witness evidence") as fh:
         fh.write_bytes(text + body)
@@ -169,6 +183,6 @@ def gather_cosignatures(note: str, targets: Sequence[WitnessTarget], quorum: int
     parse_note(cosigned)  # still a note we accept ourselves
     got = sum(1 for a in asked if a.line is not None)
     if got < quorum:
-        refused = "; ".join(f"{a.target.url} {a.refusal}" for a in asked if a.line is None)
+        refused = "; ".join(f"{a.target.shown} {a.refusal}" for a in asked if a.line is None)
         raise CheckFailed(f"{got} of the {quorum} witness cosignature(s) required: {refused}")
     return cosigned, asked
