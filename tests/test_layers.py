@@ -22,7 +22,7 @@ RANKS: dict[str, int] = {
     "errors": 0,
     "config": 1, "format": 1, "limits": 1, "findings": 1, "examples": 1,
     "reading": 2, "stats": 2,
-    "files": 3,
+    "files": 3, "inside": 3,
     "crypto": 4,
     "tlog": 5,
     "model": 6, "storage": 6, "capture": 6,

@@ -31,25 +31,26 @@ def publish(
     With --witness, the published checkpoint is then replaced by the same one cosigned by
     the witnesses; fewer than --quorum is exit 1 (DIR keeps the checkpoint uncosigned).
     """
-    from logbook.cli.proofs import cosign, previous_note, witness_options
+    from logbook.cli.proofs import cosign, witness_options
     from logbook.crypto.signing import load_key
-    from logbook.files import write_atomic
+    from logbook.ledger.publish import held_checkpoint, put_checkpoint
     from logbook.ledger.publish import publish as publish_ledger
 
     targets, need, wait = witness_options(witnesses, quorum, timeout)
     dest = Path(directory)
     if dest.exists() and not dest.is_dir():
         raise InputError(f"DIR {directory} is not a folder")
-    previous = previous_note(dest / "checkpoint") if targets else None
+    previous = held_checkpoint(dest) if targets else None
     from logbook.cli.progress import progress
 
     with state.open_ledger(write=True) as ledger:
         with progress("publishing", size=ledger.size()) as on_progress:
             done = publish_ledger(ledger, dest, load_key, on_progress)
         if targets:
-            note = (dest / "checkpoint").read_text(encoding="utf-8")
-            cosigned = cosign(ledger, note, targets, need, wait, dest.parent, previous)
-            write_atomic(dest / "checkpoint", cosigned, "the published checkpoint")
+            written = held_checkpoint(dest)
+            assert written is not None  # publish_ledger has just written it
+            cosigned = cosign(ledger, written, targets, need, wait, dest.parent, previous)
+            put_checkpoint(dest, cosigned)
     if as_json:
         state.emit_json({"size": done.size, "new_checkpoint": done.new_checkpoint,
                          "written": done.written, "unchanged": done.kept,

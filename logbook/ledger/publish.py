@@ -26,8 +26,8 @@ from pathlib import Path
 import orjson
 
 from logbook.crypto.signing import SigningKey
-from logbook.errors import CheckFailed
-from logbook.files import atomic_writer
+from logbook.errors import CheckFailed, InputError
+from logbook.inside import read_inside, write_inside
 from logbook.ledger.checkpoints import latest_checkpoint, make_checkpoint
 from logbook.ledger.service import Ledger
 from logbook.tlog import merkle, tiles
@@ -35,7 +35,7 @@ from logbook.tlog.note import verifier_key
 from logbook.verify.proofs import origin_of
 from logbook.verify.published import KEYS_PATH, entries_path
 
-__all__ = ["Published", "keys_document", "publish"]
+__all__ = ["Published", "held_checkpoint", "keys_document", "publish", "put_checkpoint"]
 
 @dataclass
 class Published:
@@ -49,18 +49,20 @@ class Published:
 
 
 def _write(dest: Path, rel: str, data: bytes, out: Published, immutable: bool) -> None:
-    target = dest / rel
-    if target.is_file():
-        if target.read_bytes() == data:
+    """``dest/rel`` holds ``data``; never written through a symlink (logbook.inside)."""
+    try:
+        there = read_inside(dest, rel, len(data), "the published file")
+    except InputError:  # a symlink, FIFO or device planted there: replaced, never followed
+        there = None
+    if there is not None:
+        if there == data:
             out.kept += 1
             return
         if immutable:
-            raise CheckFailed(f"{target} already holds other bytes: that folder publishes "
+            raise CheckFailed(f"{dest / rel} already holds other bytes: that folder publishes "
                               "another history of this ledger (or another ledger), and "
                               "published tiles are never rewritten")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_writer(target, "the published file") as fh:
-        fh.write_bytes(data)
+    write_inside(dest, rel, data, "the published file")
     out.written.append(rel)
 
 
@@ -93,6 +95,10 @@ def publish(ledger: Ledger, dest: Path, load_key: Callable[[], SigningKey],
         raise CheckFailed(f"the ledger's first {cp.size} entries do not give the root of its "
                           "latest checkpoint: run `logbook verify`")
     out = Published(cp.size, made)
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"DIR {dest} cannot be created: {exc.strerror}") from None
     leaf_hashes = [merkle.leaf_hash(d) for d in digests]
     levels: dict[int, list[bytes]] = {}
     for tid in tiles.tiles_of(cp.size):
@@ -109,6 +115,22 @@ def publish(ledger: Ledger, dest: Path, load_key: Callable[[], SigningKey],
     if on_progress is not None:
         on_progress(cp.size, cp.size)
     return out
+
+
+def held_checkpoint(dest: Path) -> str | None:
+    """The checkpoint ``dest`` publishes (None when there is none yet, or when a symlink, FIFO
+    or device stands at its path: publishing replaces that)."""
+    try:
+        held = read_inside(dest, "checkpoint", 64 * 1024, "the published checkpoint") \
+            if dest.is_dir() else None
+    except InputError:
+        return None
+    return None if held is None else held.decode("utf-8", "replace")
+
+
+def put_checkpoint(dest: Path, note: str) -> None:
+    """Replace the published checkpoint (by the same one cosigned), inside ``dest``."""
+    write_inside(dest, "checkpoint", note.encode("utf-8"), "the published checkpoint")
 
 
 def keys_document(ledger: Ledger, origin: str) -> bytes:

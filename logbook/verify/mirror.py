@@ -25,7 +25,7 @@ import orjson
 
 from logbook.crypto.public import PublicKey
 from logbook.errors import CheckFailed, InputError
-from logbook.files import atomic_writer
+from logbook.inside import read_inside, write_inside
 from logbook.tlog import merkle, tiles
 from logbook.tlog.note import parse_checkpoint, verify_checkpoint_signature
 from logbook.verify.chain import Result
@@ -85,7 +85,10 @@ def _known_keys(dest: Path, trusted: PublicKey | None) -> list[bytes]:
     if trusted is not None:
         return [trusted.raw]
     try:
-        doc = orjson.loads((dest / KEYS_PATH).read_bytes())
+        held = read_inside(dest, KEYS_PATH, TILE_LIMIT, "the mirrored keys")
+        if held is None:
+            raise KeyError(KEYS_PATH)
+        doc = orjson.loads(held)
         return [base64.b64decode(k["public"], validate=True) for k in doc["keys"]]
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError, binascii.Error):
         raise InputError(f"DEST {dest} holds a checkpoint but no readable {KEYS_PATH}: it is "
@@ -93,11 +96,9 @@ def _known_keys(dest: Path, trusted: PublicKey | None) -> list[bytes]:
 
 
 def _evidence(dest: Path, note: str, size: int, root: bytes) -> Path:
-    path = dest / EVIDENCE / f"checkpoint.{size}.{root.hex()[:16]}"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_writer(path, "the evidence file") as fh:
-        fh.write(note)
-    return path
+    rel = f"{EVIDENCE}/checkpoint.{size}.{root.hex()[:16]}"
+    write_inside(dest, rel, note.encode("utf-8"), "the evidence file")
+    return dest / rel
 
 
 def _check_extends(remote: Source, dest: Path, note: str, new: Parsed, old: Parsed,
@@ -158,12 +159,14 @@ def mirror_once(remote: Source, dest: Path, trusted_fp: str | None = None,
     cosignatures by distinct given witnesses, or nothing is changed (exit 1)."""
     note, new = read_checkpoint(remote)
     old_size = 0
-    kept = dest / "checkpoint"
-    if kept.is_file():
+    held = read_inside(dest, "checkpoint", 64 * 1024, "DEST's checkpoint") \
+        if dest.is_dir() else None
+    if held is not None:
         try:
-            old = parse_checkpoint(kept.read_bytes())
+            old = parse_checkpoint(held)
         except InputError as exc:
-            raise InputError(f"DEST {kept} is not a checkpoint: {exc}") from None
+            raise InputError(f"DEST {dest / 'checkpoint'} is not a checkpoint: {exc}") \
+                from None
         _check_extends(remote, dest, note, new, old, trusted)
         old_size = old[0].size
     if witnessed is not None:  # after the fork checks: a fork is a SECURITY ERROR, witnessed or not
@@ -176,22 +179,19 @@ def mirror_once(remote: Source, dest: Path, trusted_fp: str | None = None,
     done = Mirrored(published.result, new[0].size, old_size)
     if not published.result.ok:
         return done
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"DEST {dest} cannot be created: {exc.strerror}") from None
     for rel, data in sorted(cached.fetched.items()):
         if rel in _MUTABLE:
             continue
-        target = dest / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_writer(target, "the mirrored file") as fh:
-            fh.write_bytes(data)
+        write_inside(dest, rel, data, "the mirrored file")
         done.fetched.append(rel)
     keys = published.files.get(KEYS_PATH)
     if keys is not None:
-        with atomic_writer(dest / KEYS_PATH, "the mirrored keys") as fh:
-            fh.write_bytes(keys)
-    history = dest / HISTORY / str(new[0].size)
-    history.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_writer(history, "the mirrored checkpoint") as fh:
-        fh.write(note)
-    with atomic_writer(kept, "the mirrored checkpoint") as fh:
-        fh.write(note)
+        write_inside(dest, KEYS_PATH, keys, "the mirrored keys")
+    write_inside(dest, f"{HISTORY}/{new[0].size}", note.encode("utf-8"),
+                 "the mirrored checkpoint")
+    write_inside(dest, "checkpoint", note.encode("utf-8"), "the mirrored checkpoint")
     return done
