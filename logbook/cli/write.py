@@ -58,7 +58,8 @@ def append(
     jsonl: bool = typer.Option(False, "--jsonl", help="FILE holds one draft per line: all "
                                "are appended, or none."),
     once: str = typer.Option(None, "--once", help="Idempotency key: if an append with this "
-                             "key was already made, return that entry instead."),
+                             "key was already made of the same draft, return that entry "
+                             "instead (another draft under the key is exit 2)."),
     source: str = typer.Option(None, "--from", help="Ingest a harness output instead: "
                                "lm-eval, inspect or jsonl."),
     plan: str = typer.Option(None, "--plan", help="With --from: the plan the runs belong to."),

@@ -316,12 +316,11 @@ class Ledger:
         """Validate every draft, then write all of them in one transaction, or none."""
         from logbook.model.validate import check_body
 
+        early = None
         if once is not None:
             if not once.strip():
                 raise InputError("--once: the key must not be empty")
-            prior = self._store.once_digest(once)
-            if prior is not None:
-                return [self.get(prior)]
+            early = self._store.once_digest(once)
         from logbook.limits import check_value_depth
 
         resolved = []
@@ -334,15 +333,15 @@ class Ledger:
             except InputError as exc:
                 raise type(exc)(where + str(exc)) from None
             resolved.append((kind, body))
+        if early is not None:
+            return self._once_again(str(once), early, resolved)
         lid = ledger_id or self.uuid
         out: list[Entry] = []
         with self._store.transaction() as txn:
             if once is not None:
                 prior = self._store.once_digest(once)
                 if prior is not None:  # another process won the race
-                    stored = self._store.entry_by_digest(prior)
-                    assert stored is not None
-                    return [Entry.from_stored(stored)]
+                    return self._once_again(once, prior, resolved)
             for i, (kind, body) in enumerate(resolved):
                 where = f"draft {i + 1}: " if len(resolved) > 1 else ""
                 try:
@@ -351,6 +350,25 @@ class Ledger:
                     raise type(exc)(where + str(exc)) from None
             if once is not None:
                 txn.remember_once(once, out[-1].digest)
+        return out
+
+    def _once_again(self, once: str, prior: str, drafts: list[tuple[str, Any]]) -> list[Entry]:
+        """The entries an earlier append with key ``once`` wrote, when it wrote these very
+        drafts (its whole batch, as then); an InputError naming it when it wrote other
+        drafts: a key names one draft, and a second draft under it is never dropped silently."""
+        stored = self._store.entry_by_digest(prior)
+        assert stored is not None
+        last = Entry.from_stored(stored)
+        first = last.seq - len(drafts) + 1
+        out = []
+        for i, (kind, body) in enumerate(drafts):
+            earlier = last if first + i == last.seq else self.entry_at(first + i)
+            if earlier is None or earlier.kind != kind or earlier.body != body:
+                where = f" (draft {i + 1} differs)" if len(drafts) > 1 else ""
+                raise InputError(f"--once {once}: that key already recorded another draft, "
+                                 f"entry @{last.seq} ({last.digest[:12]}){where}; nothing was "
+                                 "appended: give this draft a key of its own")
+            out.append(earlier)
         return out
 
     def _resolve_refs(self, kind: str, body: Any) -> Any:

@@ -238,3 +238,29 @@ def test_a_ledger_url_no_backend_serves_is_exit_2(cli, monkeypatch) -> None:
     r = cli("--ledger", "s3://bucket/ledger.db", "log")
     assert r.code == 2 and "s3:// is not a kind of ledger" in r.err
     assert "bucket" not in r.err
+
+
+def test_once_with_another_draft_is_refused_naming_the_first(ledger_dir: Path, cli,
+                                                             tmp_path: Path) -> None:
+    """An honest mistake (issue 34): the key reused for another draft is exit 2 naming the
+    entry the key recorded, and nothing is dropped silently or appended."""
+    first = cli("append", str(write_json(tmp_path / "a.json", draft("note", {"text": "a"}))),
+                "--once", "job-18", "--json")
+    assert first.code == 0
+    other = write_json(tmp_path / "b.json", draft("note", {"text": "b"}))
+    r = cli("append", str(other), "--once", "job-18")
+    assert r.code == 2 and r.err.count("\n") == 1, r.err
+    assert f"@{first.json['seq']}" in r.err and first.json["digest"][:12] in r.err
+    assert "--once job-18" in r.err
+    assert head(cli)[0] == 2
+    # a batch under one key: the same batch again is the same entries; another batch is not
+    batch = [draft("note", {"text": f"n{i}"}) for i in range(3)]
+    path = write_jsonl(tmp_path / "batch.jsonl", batch)
+    a = cli("append", "--jsonl", str(path), "--once", "batch-1", "--json")
+    b = cli("append", "--jsonl", str(path), "--once", "batch-1", "--json")
+    assert a.code == b.code == 0 and b.json[-1]["digest"] == a.json[-1]["digest"]
+    changed = write_jsonl(tmp_path / "batch2.jsonl", [batch[0], draft("note", {"text": "x"}),
+                                                      batch[2]])
+    r = cli("append", "--jsonl", str(changed), "--once", "batch-1")
+    assert r.code == 2 and "draft 2 differs" in r.err, r.err
+    assert head(cli)[0] == 5
