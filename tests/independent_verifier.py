@@ -50,8 +50,15 @@ def _reject(_: str) -> Any:
     raise ValueError("NaN and infinities are not JSON")  # section 2
 
 
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):  # section 2: a key appears once in an object
+        raise ValueError("a key appears twice in one object")
+    return dict(pairs)
+
+
 def _parse(data: bytes) -> Any:
-    return json.loads(data, parse_constant=_reject)
+    return json.loads(data, parse_constant=_reject, object_pairs_hook=_unique)
 
 
 def read_export(path: Path) -> list[Item]:
@@ -61,7 +68,10 @@ def read_export(path: Path) -> list[Item]:
             continue  # SPEC: section 6 does not say whether blank lines are allowed
         try:
             row = _parse(line)
-            raw = rfc8785.dumps(row["entry"])  # section 6: recompute, never trust
+            entry = row["entry"]
+            if type(entry["v"]) is not int or type(entry["seq"]) is not int:
+                raise ValueError("section 1: v and seq are JSON integers (3.0 is not 3)")
+            raw = rfc8785.dumps(entry)  # section 6: recompute, never trust
             # section 6: all four fields; seq and digest are claims to check, so never optional
             items.append(Item(raw, row["seq"], row["digest"], row["signature"]))
         except (ValueError, KeyError, TypeError, AttributeError, rfc8785.CanonicalizationError):

@@ -111,6 +111,9 @@ class ChainVerifier:
             self.prev = digest
             self.digests.append(digest_b)
             return None
+        if _dumps(env, option=_SORTED) != raw and (again := repeated_key(raw, env)):
+            self._find("format", f"entry {position}: key {again!r} appears twice in one object "
+                       "(readers may take either value)", position, label)
         get = env.get
         if env.keys() != ENVELOPE_FIELDS:
             extra = sorted(set(env) - ENVELOPE_FIELDS)
@@ -256,7 +259,41 @@ class ChainVerifier:
 
 
 _KIND_NAMES = {k: k for k in KINDS}
-_sha256, _loads = hashlib.sha256, orjson.loads  # feed's, looked up once
+_sha256, _loads, _dumps = hashlib.sha256, orjson.loads, orjson.dumps  # feed's, looked up once
+_SORTED = orjson.OPT_SORT_KEYS
+
+
+class _Repeated(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen = dict(pairs)
+    if len(seen) != len(pairs):
+        keys = [k for k, _ in pairs]
+        raise _Repeated(next(k for k in keys if keys.count(k) > 1))
+    return seen
+
+
+def repeated_key(raw: bytes, parsed: Any, sort: bool = True) -> str | None:
+    """The first key that one object of the JSON text ``raw`` gives twice (None: none does).
+    JSON parsers disagree on such an object (most keep the last value, some the first), so a
+    text holding one means two things to two verifiers. Fast path: ``raw`` is already the
+    bytes its parse gives back (canonical bytes, or an export line logbook wrote), which a
+    text with a repeated key can never be; otherwise the text is parsed again, key by key."""
+    if _dumps(parsed, option=_SORTED if sort else 0) == raw:
+        return None
+    import json
+
+    try:
+        json.loads(raw, object_pairs_hook=_no_repeats)
+    except _Repeated as exc:
+        return exc.key
+    except ValueError:
+        return None  # not JSON at all: the caller's own parse says so
+    return None
 _REF_FIELDS = {k.name: tuple(r.field for r in k.refs) for k in KINDS.values() if k.refs}
 
 
@@ -375,17 +412,27 @@ def verify_export_lines(lines: Iterable[bytes], trusted: str | None = None,
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
+        problem = None
         try:
             row = orjson.loads(line)
             entry = row["entry"]
             raw = canonical_bytes(entry)
             seq, digest, signature = row.get("seq"), row.get("digest"), row.get("signature")
-        except (orjson.JSONDecodeError, KeyError, TypeError, InputError):
+            again = repeated_key(line.rstrip(b"\r\n"), row, sort=False)
+            if again is not None:
+                problem = f"key {again!r} appears twice in one object (readers may take " \
+                          "either value)"
+            elif not (type(entry.get("v")) is int and type(entry.get("seq")) is int):
+                problem = "its envelope's v and seq are not JSON integers (3.0 and 3e0 are " \
+                          "not 3)"
+        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError, InputError):
+            problem = 'it is not an exported entry {"seq", "digest", "signature", "entry"}'
+        if problem is not None:
             position = chain.expected_seq
             chain.result.entries += 1
             chain.expected_seq += 1
-            chain._find("format", f"{source} line {number} (entry {position}) is not an "
-                        'exported entry {"seq", "digest", "signature", "entry"}', position, [])
+            chain._find("format", f"{source} line {number} (entry {position}): {problem}",
+                        position, [])
             continue
         position = chain.expected_seq
         if type(seq) is not int:
