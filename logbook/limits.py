@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from logbook.errors import InputError
 
@@ -21,8 +22,11 @@ MAX_DEPTH = 100
 PARSER_DEPTH = 1000  # orjson itself stops at 1024; the fallback parser catches RecursionError
 MAX_PLAN_BYTES = 1024 * 1024
 
-_JSON_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_TOML_SKIPPED = re.compile(rb'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"'
+# a string's body as runs of one character class between escapes ("unrolled"): the regex
+# engine keeps no backtracking state per character, so a 15 MiB string costs no more memory
+# than itself (the alternation "(?:[^"\\]|\\.)*" kept about 120 bytes per character)
+_JSON_STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_TOML_SKIPPED = re.compile(rb'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
                            rb"|'[^'\n]*'|#[^\n]*")
 _NOT_BRACKETS = re.compile(rb"[^\[\]{}]+")
 _INNERMOST = re.compile(rb"\[\]|\{\}|\[\}|\{\]")
@@ -74,3 +78,30 @@ def check_value_depth(value: object, where: str) -> None:
         for sub in item.values() if isinstance(item, dict) else item:
             if isinstance(sub, dict | list):
                 stack.append((sub, depth + 1))
+
+
+# orjson parses a text into a buffer sized for the worst case (about 12 bytes a byte of a long
+# string); Python's json holds a long text about once more. Texts from here on go that way.
+LARGE_TEXT = 1 << 20
+
+
+def _not_a_number(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def loads_bounded(data: bytes | str) -> Any:
+    """``orjson.loads(data)``, in memory bounded by a small multiple of the text's size: a text
+    over LARGE_TEXT bytes is parsed by Python's json, as strictly (NaN and the infinities are
+    refused; a failure is the same orjson.JSONDecodeError)."""
+    import orjson
+
+    if len(data) < LARGE_TEXT:
+        return orjson.loads(data)
+    import json
+
+    try:
+        return json.loads(data, parse_constant=_not_a_number)
+    except json.JSONDecodeError as exc:
+        raise orjson.JSONDecodeError(exc.msg, exc.doc, exc.pos) from None
+    except (ValueError, RecursionError) as exc:  # a constant, or bytes that are not UTF-8
+        raise orjson.JSONDecodeError(str(exc), "", 0) from None

@@ -134,41 +134,40 @@ def parse_json(data: bytes, source: str) -> Any:
     import orjson
 
     from logbook.errors import InputError
-    from logbook.limits import check_nesting
+    from logbook.limits import MAX_ENTRY_BYTES, MAX_LINE_BYTES, check_nesting, loads_bounded
 
+    if len(data) > MAX_LINE_BYTES:  # refused before any parser holds it, in a bounded memory
+        raise InputError(f"{source} is {len(data)} bytes: what it holds becomes one entry of at "
+                         f"most {MAX_ENTRY_BYTES} bytes (16 MiB); keep large logs as blobs "
+                         "(`logbook run --log FILE`)")
     check_nesting(data if isinstance(data, bytes) else bytes(data), source)
     try:
-        value = orjson.loads(data)
+        value = loads_bounded(data)
     except orjson.JSONDecodeError as exc:
+        if "Not enough memory" in str(exc):
+            from logbook.errors import EnvironmentProblem
+
+            raise EnvironmentProblem(f"{source} cannot be parsed: the machine has not enough "
+                                     "memory left") from None
         where = _non_finite_path(data)
         if where:
             raise InputError(f"{source}: {where} is not a finite number (NaN and "
                              "infinities are refused)") from None
         raise InputError(f"{source} is not valid JSON ({exc})") from None
-    _no_duplicate_names(data, source)
+    _no_duplicate_names(data, value, source)
     return value
 
 
-def _no_duplicate_names(data: bytes, source: str) -> None:
+def _no_duplicate_names(data: bytes, value: Any, source: str) -> None:
     """Refuse an object that names a member twice: parsers disagree on which one counts (the
-    last, for orjson), so what was signed could differ from what a reader of the file sees.
-    RFC 8785 takes I-JSON (RFC 7493), which forbids duplicate names."""
-    import json
-
+    last, for orjson), so what was signed could differ from what a reader of the file sees
+    (logbook.format.strict)."""
     from logbook.errors import InputError
+    from logbook.format.strict import repeated_key
 
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: set[str] = set()
-        for name, _ in items:
-            if name in seen:
-                raise InputError(f"{source}: the name {name!r} appears twice in one object")
-            seen.add(name)
-        return dict(items)
-
-    try:
-        json.loads(data, object_pairs_hook=pairs)
-    except RecursionError:
-        raise InputError(f"{source}: values are nested too deeply") from None
+    again = repeated_key(data, value, sort=False)
+    if again is not None:
+        raise InputError(f"{source}: the name {again!r} appears twice in one object")
 
 
 class _NonFinite:

@@ -103,6 +103,18 @@ def _float(f: float) -> Any:
     return _Fragment(_number_text(f).encode())
 
 
+LONG_STRING = 1 << 16  # characters: from here on a string is written by _long_string
+
+
+def _long_string(value: str) -> Any:
+    import json
+
+    try:
+        return _Fragment(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate: the reference says why
+        raise _Unsafe from None
+
+
 def _prepared(value: Any) -> Any:
     """``value`` with every float replaced by what orjson must write for it (RFC 8785's
     number text as an orjson.Fragment, or an int), for sorted-key orjson output that is
@@ -110,7 +122,12 @@ def _prepared(value: Any) -> Any:
     non-ASCII keys sort (orjson by UTF-8 bytes, JCS by UTF-16 units; those go the reference
     way). Raises _Unsafe for anything _check or the reference must look at."""
     t = type(value)
-    if t is str or t is bool or value is None:
+    if t is str:
+        # orjson reserves room for the worst case of escaping (several bytes a character): a
+        # long string is written here, escaped as JCS escapes it (json's ensure_ascii=False
+        # escapes exactly the same characters, with the same lowercase \u00xx)
+        return value if len(value) < LONG_STRING else _long_string(value)
+    if t is bool or value is None:
         return value
     if t is int:
         if -MAX_SAFE_INT <= value <= MAX_SAFE_INT:

@@ -67,12 +67,12 @@ def loads(data: bytes | str, where: str, *, strict: bool = False) -> Any:
     PARSER_DEPTH deep are refused before any parser sees them (and more than MAX_DEPTH by
     ``check_depth``, naming the field, once parsed).
     """
-    from logbook.limits import PARSER_DEPTH, check_nesting
+    from logbook.limits import PARSER_DEPTH, check_nesting, loads_bounded
 
     check_nesting(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data,
                   where, limit=PARSER_DEPTH)
     try:
-        return orjson.loads(data)
+        return loads_bounded(data)
     except orjson.JSONDecodeError as exc:
         first = exc
     if strict:

@@ -15,8 +15,6 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from logbook import config
 from logbook.crypto.signing import SigningKey, load_key
 from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
@@ -404,14 +402,14 @@ class Ledger:
                     "prev": prev or canonical.ZERO_DIGEST, "ts": now_rfc3339(), "kind": kind,
                     "signer": key.public.fingerprint, "body": body}
         raw = canonical.canonical_bytes(envelope)
-        from logbook.limits import check_entry_size
+        from logbook.limits import check_entry_size, loads_bounded
 
         check_entry_size(len(raw))
         digest_b = canonical.digest_bytes(raw)
         digest = digest_b.hex()
         signature = base64.b64encode(key.sign(canonical.signing_input(digest_b))).decode()
         # derive from the bytes as stored (JCS writes 1.0 as 1), exactly as verify will
-        envelope = orjson.loads(raw)
+        envelope = loads_bounded(raw)
         txn.insert_entry(StoredEntry(size, digest, raw, signature))
         derive.index_entry(txn, size, digest, envelope)
         return Entry(size, digest, envelope, signature, raw)

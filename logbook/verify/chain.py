@@ -19,6 +19,8 @@ from logbook.crypto.points import public_key_problem
 from logbook.findings import Finding
 from logbook.format.canonical import SIGNATURE_DOMAIN, ZERO_DIGEST
 from logbook.format.kinds import KINDS
+from logbook.format.strict import repeated_key
+from logbook.limits import LARGE_TEXT, loads_bounded
 from logbook.storage import index as derive
 from logbook.storage.base import KeyRow
 from logbook.tlog import merkle
@@ -103,7 +105,7 @@ class ChainVerifier:
                        f"the stored digest {stored_digest[:16]}…: the entry was altered",
                        position, [stored_digest, digest])
         try:
-            env = _loads(raw)
+            env = _loads(raw) if len(raw) < LARGE_TEXT else loads_bounded(raw)
         except orjson.JSONDecodeError:
             env = None
         if type(env) is not dict:
@@ -261,39 +263,6 @@ class ChainVerifier:
 _KIND_NAMES = {k: k for k in KINDS}
 _sha256, _loads, _dumps = hashlib.sha256, orjson.loads, orjson.dumps  # feed's, looked up once
 _SORTED = orjson.OPT_SORT_KEYS
-
-
-class _Repeated(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen = dict(pairs)
-    if len(seen) != len(pairs):
-        keys = [k for k, _ in pairs]
-        raise _Repeated(next(k for k in keys if keys.count(k) > 1))
-    return seen
-
-
-def repeated_key(raw: bytes, parsed: Any, sort: bool = True) -> str | None:
-    """The first key that one object of the JSON text ``raw`` gives twice (None: none does).
-    JSON parsers disagree on such an object (most keep the last value, some the first), so a
-    text holding one means two things to two verifiers. Fast path: ``raw`` is already the
-    bytes its parse gives back (canonical bytes, or an export line logbook wrote), which a
-    text with a repeated key can never be; otherwise the text is parsed again, key by key."""
-    if _dumps(parsed, option=_SORTED if sort else 0) == raw:
-        return None
-    import json
-
-    try:
-        json.loads(raw, object_pairs_hook=_no_repeats)
-    except _Repeated as exc:
-        return exc.key
-    except ValueError:
-        return None  # not JSON at all: the caller's own parse says so
-    return None
 _REF_FIELDS = {k.name: tuple(r.field for r in k.refs) for k in KINDS.values() if k.refs}
 
 

@@ -132,3 +132,27 @@ def test_fast_path_edge_cases() -> None:
     assert canonical_bytes(tricky) == rfc8785.dumps(tricky)
     with pytest.raises(InputError):
         canonical_bytes({"s": "\ud800"})  # a lone surrogate is not text
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(min_size=1, max_size=40), st.integers(min_value=0, max_value=3))
+def test_long_strings_take_their_own_path_and_stay_byte_identical(piece: str,
+                                                                  extra: int) -> None:
+    """A string of LONG_STRING characters or more is escaped outside orjson (whose buffer
+    for it would be several times its size): still exactly RFC 8785's bytes."""
+    import rfc8785
+
+    from logbook.format.canonical import LONG_STRING
+
+    every = "".join(chr(i) for i in range(32)) + '"\\/\x7f\u2028\u2029é\ue000\U0001d11e'
+    long = (piece + every) * (LONG_STRING // len(piece + every) + 1 + extra)
+    assert len(long) >= LONG_STRING
+    value = {"text": long, "n": [1.5, 2], "k": {"s": long[:10]}}
+    assert canonical_bytes(value) == rfc8785.dumps(value)
+
+
+def test_a_long_string_with_a_lone_surrogate_is_refused() -> None:
+    from logbook.format.canonical import LONG_STRING
+
+    with pytest.raises(InputError):
+        canonical_bytes({"s": "a" * LONG_STRING + "\ud800"})
