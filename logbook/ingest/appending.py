@@ -59,12 +59,10 @@ def check_plan(ledger: Ledger, plan: str | None, arm: str | None,
 
 @dataclass(frozen=True)
 class Appended:
-    """The entries appended and the plan they were routed by (None: exploratory); ``refused``:
-    why the plan named did not count them (append_kept), None when it did or none was named."""
+    """The entries appended and the plan they were routed by (None: exploratory)."""
 
     entries: list[Entry]
     plan: Body | None
-    refused: str | None = None
 
 
 def append_output(ledger: Ledger, key: SigningKey, source: str,
@@ -112,7 +110,7 @@ def append_kept(ledger: Ledger, key: SigningKey, source: str,
     again (the harness integrations, the spool): a run the plan refuses (an unknown plan or
     arm, another suite, metric or pinned value) is appended as an exploratory run whose note
     says why, as `logbook run` keeps it (routing.exploratory), never refused; the refusal is
-    said and returned in ``refused``. What the ledger refuses otherwise raises, as there."""
+    said. What the ledger refuses otherwise raises, as there."""
     from logbook.ledger.intake import NotOfPlan
 
     digest, why = plan_refusal(ledger, plan, arm, labels)
@@ -121,21 +119,22 @@ def append_kept(ledger: Ledger, key: SigningKey, source: str,
     drafts = routing.ingested(bodies, plan_body, digest, arm, declared, session)
     if not drafts:
         raise InputError(f"{what} holds no runs")
-    try:
-        if why is None:
+    if why is None:
+        try:
             return Appended(ledger.append_many(drafts, key, once=once), plan_body)
-    except NotOfPlan as exc:
-        why = str(exc)
-    except InputError as exc:
-        raise type(exc)(f"{what}: {exc}") from None
+        except NotOfPlan as exc:
+            why = str(exc)
+        except InputError as exc:
+            raise type(exc)(f"{what}: {exc}") from None
     note = f"not counted in {'plan ' + plan if plan is not None else 'a plan'}: {why}"
-    say(note)
     kept = [("run", routing.exploratory(b, note, []) if digest else _noted(b, note))
             for _, b in drafts]
     try:
-        return Appended(ledger.append_many(kept, key, once=once), None, note)
+        entries = ledger.append_many(kept, key, once=once)
     except InputError as exc:
         raise type(exc)(f"{what}: {exc}") from None
+    say(note)
+    return Appended(entries, None)
 
 
 def _noted(body: Body, why: str) -> Body:

@@ -156,14 +156,19 @@ def pending(folder: Path) -> list[Path]:
         return []
 
 
+class Gone(InputError):
+    """The spooled run's file is no longer there: another writer appended it meanwhile."""
+
+
 def load(path: Path) -> dict[str, Any]:
-    """One spooled record; InputError when it cannot be read."""
+    """One spooled record; InputError when it cannot be read (Gone when it is not there)."""
     import orjson
 
     from logbook.reading import read_bytes
 
     try:
-        record = orjson.loads(read_bytes(path, "spooled run", limit=MAX_SPOOLED_BYTES))
+        record = orjson.loads(read_bytes(path, "spooled run", limit=MAX_SPOOLED_BYTES,
+                                         missing=Gone))
     except orjson.JSONDecodeError as exc:
         raise InputError(f"spooled run {path} is not JSON ({exc})") from None
     except OSError as exc:
@@ -188,6 +193,8 @@ def listing(folder: Path) -> list[SpooledRun]:
     for path in pending(folder):
         try:
             record = load(path)
+        except Gone:
+            continue
         except (LogbookError, OSError) as exc:
             rows.append(SpooledRun(file=path.name, spooled_at=None, source=None, output=None,
                                    runs=None, plan=None, arm=None, why=str(exc)))
@@ -220,9 +227,9 @@ def append_one(ledger: Ledger, key: SigningKey, path: Path, *, keep_refused: boo
         done = append_record(ledger, key, record, keep_refused=keep_refused,
                              once=f"spool:{path.name}", say=say)
     except AlreadyRecorded:
-        path.unlink()  # its output is in the ledger already: nothing is lost
+        path.unlink(missing_ok=True)  # its output is in the ledger already: nothing is lost
         raise
-    path.unlink()
+    path.unlink(missing_ok=True)  # another writer draining the spool may have removed it
     return done.entries
 
 
@@ -247,6 +254,8 @@ def drain(ledger: Ledger, key: SigningKey, say: Say, *,
     for path in pending(folder_of(ledger)):
         try:
             entries = append_one(ledger, key, path, keep_refused=keep_refused, say=say)
+        except Gone:
+            continue
         except AlreadyRecorded as exc:
             say(f"spooled run {path.name} was already in the ledger: {exc}")
             continue
