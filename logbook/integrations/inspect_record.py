@@ -80,9 +80,7 @@ def record_log(location: str, recording: Recording, argv: list[str],
             return earlier
         raise  # a bug: Inspect logs it with its traceback; the run is in the spool
     for e in done.entries:
-        kind = "" if e.body.get("plan") else ", exploratory"
-        tell(f"appended run @{e.seq} {e.digest} ({e.body.get('status')}{kind}) from "
-             f"{path.name}")
+        tell(f"appended run @{e.seq} {e.digest} ({e.body.get('status')}) from {path.name}")
     return earlier + done.entries
 
 

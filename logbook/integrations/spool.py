@@ -265,7 +265,6 @@ def drain(ledger: Ledger, key: SigningKey, say: Say, *,
             continue
         appended.extend(entries)
         for e in entries:
-            say(f"appended run @{e.seq} {e.digest} ({e.body.get('status')}"
-                f"{'' if e.body.get('plan') else ', exploratory'}) from the spool "
+            say(f"appended run @{e.seq} {e.digest} ({e.body.get('status')}) from the spool "
                 f"({path.name})")
     return Drained(appended, left)

@@ -92,7 +92,7 @@ def test_a_pin_contradiction_ends_as_an_exploratory_run_as_under_logbook_run(
     assert run["plan"] is None and run["arm"] is None and run["status"] == "completed"
     assert run["note"].startswith(f"not counted in plan {SLUG}: ")
     assert "engine" in run["note"] and "'vllm'" in run["note"] and "'echo'" in run["note"]
-    assert run["note"] in done.stderr and "exploratory) from" in done.stderr
+    assert run["note"] in done.stderr and "(completed) from" in done.stderr
     # `logbook run` keeps the same run the same way, with the same note
     assert INSPECT is not None
     wrapped = subprocess.run(
@@ -185,7 +185,7 @@ def test_doc_spool_example_a_spooled_run_the_plan_refuses(work: Path, tmp_path: 
     assert "logbook append --spool exited 1: the run stays in the spool" in done.stdout
     assert f"spooled run {file} stays in the spool: " in done.stderr and why in done.stderr
     assert "1 spooled run(s) stay in" in done.stderr
-    assert f"exploratory) from the spool ({file.name})" in done.stderr
+    assert f"(completed) from the spool ({file.name})" in done.stderr
     assert done.stderr.rstrip().endswith("holds no runs")  # the last spool list: empty
     (run,) = nothing_outside(work)
     assert run["plan"] is None and why in run["note"]
@@ -196,7 +196,8 @@ def test_the_next_hooked_run_keeps_a_spooled_run_its_plan_refuses(work: Path,
                                                                  tmp_path: Path) -> None:
     file = spool_a_run_its_plan_refuses(work, tmp_path)
     done = inspect_eval(work, env={"LOGBOOK_RECORD": "1"})
-    assert f"exploratory) from the spool ({file.name})" in done.stderr
+    assert f"(completed) from the spool ({file.name})" in done.stderr
+    assert "not counted in plan tiny-echo: " in done.stderr
     refused, later = nothing_outside(work)
     assert refused["plan"] is None and "body.outcomes.metric" in refused["note"]
     assert later["plan"] is None and "note" not in later
