@@ -110,7 +110,7 @@ def test_record_keeps_a_run_its_plan_refuses_as_an_exploratory_run_saying_why(
         "not counted in a plan: arm needs plan")
     assert pinned.body["plan"] is None and pinned.body["arm"] is None
     assert pinned.body["note"].startswith("not counted in plan mc: ")
-    assert "engine" in pinned.body["note"] and "'vllm'" in pinned.body["note"]
+    assert "engine" in pinned.body["note"] and "vllm" in pinned.body["note"]
     said = capsys.readouterr().err
     assert all(e.body["note"] in said for e in (typo, no_plan, pinned))
     assert [r["note"] for r in runs()] == [e.body["note"] for e in (typo, no_plan, pinned)]
