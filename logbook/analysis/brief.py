@@ -30,6 +30,7 @@ from logbook.analysis.brief_shapes import (
     RestingOn,
     RetractionRow,
     SessionRun,
+    SpooledRun,
     StoredAudit,
 )
 from logbook.ledger.entry import Entry
@@ -164,9 +165,11 @@ def resting_on(store: BriefReads, retractions: list[Entry]) -> list[RestingOn]:
 
 
 def build_brief(ledger: Ledger, since: int | None = None,
-                verified: dict[str, Any] | None = None) -> Brief:
+                verified: dict[str, Any] | None = None,
+                spooled: list[SpooledRun] | None = None) -> Brief:
     """The brief; ``verified`` is what the integrity check established (its ``as_dict``;
-    None: not checked)."""
+    None: not checked); ``spooled``: the runs waiting in the ledger's spool, as the caller
+    read them (logbook.integrations.spool.listing)."""
     store = ledger.brief_reads()
     size, head = store.head()
     retractions = _entries(store, "retraction")
@@ -228,6 +231,7 @@ def build_brief(ledger: Ledger, since: int | None = None,
             session=session,
             runs=[SessionRun(seq=r.seq, digest=r.digest, plan=r.plan, arm=r.arm,
                              status=r.status) for r in session_runs]),
+        spooled=list(spooled or []),
         next=[])
     brief.next = next_steps(brief)
     return brief
@@ -249,6 +253,9 @@ def next_steps(b: Brief) -> list[str]:
     checked = b.integrity.verified
     if checked is None:
         steps.append("run `logbook verify`: this brief did not check the ledger")
+    if b.spooled:
+        steps.append(f"{len(b.spooled)} run(s) wait in the spool, not in the ledger: "
+                     "`logbook spool list` says why; `logbook append --spool` appends them")
     for r in b.resting_on_retracted[:1]:
         steps.append(f"{r.kind} @{r.seq} rests on a retracted entry: retract or re-make "
                      "it; do not repeat it")
@@ -282,6 +289,9 @@ def brief_lines(b: Brief) -> list[str]:
                + ("not checked" if checked is None else f"verified now ({checked.checks})")
                + ("" if not integ.latest_checkpoint else
                   f"; checkpoint at size {integ.latest_checkpoint.size}"))
+    if b.spooled:
+        out.append(f"spooled runs, not in the ledger ({len(b.spooled)}):")
+        out += [f"  {spooled_line(r)}" for r in b.spooled[:5]]
     if b.open_plans:
         out.append("open plans:")
         for p in b.open_plans[:8]:
@@ -327,3 +337,11 @@ def brief_lines(b: Brief) -> list[str]:
         runs = ", ".join(f"@{r.seq} {r.arm} {r.status}" for r in ps.runs[-6:])
         out.append(f"previous session {ps.session}: {len(ps.runs)} runs ({runs})")
     return out
+
+
+def spooled_line(r: SpooledRun) -> str:
+    """One spooled run as `brief` and `logbook spool list` print it."""
+    count = "" if r.runs is None else f" ({r.runs} run{'s' if r.runs != 1 else ''})"
+    target = f"plan {r.plan} arm {r.arm}" if r.plan or r.arm else "exploratory"
+    return (f"{r.file} {r.spooled_at or '?'} {r.source or '?'} {r.output or '?'}{count} "
+            f"for {target}: {r.why}")

@@ -163,6 +163,22 @@ class PreviousSession(Out):
 
 
 @dataclass(kw_only=True, eq=False)
+class SpooledRun(Out):
+    """A run a harness integration could not write at all (no ledger, a lock held past
+    LOGBOOK_LOCK_TIMEOUT, a full disk), waiting in the spool beside the ledger
+    (logbook.integrations.spool): `logbook spool list` prints these, `brief` lists them."""
+
+    file: str  # its file in .logbook/spool/
+    spooled_at: str | None  # when (RFC 3339, UTC)
+    source: str | None  # the harness: inspect, lm-eval
+    output: str | None  # the harness output it was read from
+    runs: int | None  # how many runs it holds (None: read again from the output when appended)
+    plan: str | None  # the plan and arm it was recorded for, as named
+    arm: str | None
+    why: str  # why it was spooled (or why its record cannot be read)
+
+
+@dataclass(kw_only=True, eq=False)
 class Brief(Out):
     """`logbook brief --json`: what to know before the first run. Findings (``remeasure``,
     ``beyond_band``, the audit's errors) are the stored audit's, as it stored them."""
@@ -180,6 +196,7 @@ class Brief(Out):
     claims: list[ClaimRow]
     notes: list[NoteRow]
     previous_session: PreviousSession | None
+    spooled: list[SpooledRun]  # runs waiting in the spool, not yet in the ledger
     next: list[str] = field(  # the three things to do next, most urgent first
         metadata={"limits": {"min_length": 1, "max_length": 3}})
 
@@ -187,4 +204,4 @@ class Brief(Out):
 SHAPES: tuple[type[Out], ...] = (  # each after the shapes it holds
     LedgerHead, Checked, LatestCheckpoint, Integrity, PlanArm, OpenPlan, Overdue,
     RetractionRow, RestingOn, StoredAudit, Remeasure, BandRow, ClaimRow, NoteRow, SessionRun,
-    PreviousSession, Brief)
+    PreviousSession, SpooledRun, Brief)

@@ -51,6 +51,7 @@ def _global(
 MODULES: dict[str, tuple[str, ...]] = {
     "write": ("init", "append", "plan", "amend", "note", "retract", "reindex"),
     "record": ("run",),
+    "spool": ("spool",),
     "read": ("log", "show", "export"),
     "verify": ("verify",),
     "proofs": ("checkpoint", "prove", "verify-proof"),

@@ -47,12 +47,13 @@ def show_log(ledger_at: str | None, kind: str | None, plan: str | None, n: int |
 def show_brief(ledger_at: str | None, as_json: bool, since: int | None) -> None:
     """What to know before the first run: open plans, retractions, what to re-measure."""
     from logbook.analysis.brief import brief_lines, build_brief
+    from logbook.integrations.spool import folder_of, listing
 
     if since is not None and since < 0:
         raise InputError("--since must not be negative")
     with state.open_ledger_at(ledger_at) as ledger, \
             state.verified_in(ledger, keep=()) as checked:
-        b = build_brief(ledger, since, checked.as_dict())
+        b = build_brief(ledger, since, checked.as_dict(), listing(folder_of(ledger)))
     if as_json:
         state.emit_json(b.as_json())
     else:

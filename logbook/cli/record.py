@@ -223,27 +223,27 @@ def _append(drafts: list[tuple[str, dict[str, Any]]], key: Any, code: int,
 
 def drain_spool(ledger: Any, key: Any) -> list[Any]:
     """After a command's own append: the runs a harness integration spooled beside this
-    ledger (logbook.integrations.spool), each said."""
+    ledger (logbook.integrations.spool), each said; a run its plan refuses is kept as an
+    exploratory run, as the integration would have kept it."""
     from logbook.integrations.spool import drain
 
-    return drain(ledger, key, intake_cli.say)
+    return drain(ledger, key, intake_cli.say).entries
 
 
-def append_spool() -> list[Any]:
-    """`logbook append --spool`: append the spooled runs; exit 2 when the spool is empty."""
+def append_spool(exploratory: bool) -> tuple[list[Any], list[tuple[Path, str]]]:
+    """`logbook append --spool [--exploratory]`: append the spooled runs (exit 2 when the
+    spool is empty); what stays in the spool is returned, each with why. Without
+    ``exploratory``, a run its plan refuses stays there."""
     from logbook.crypto.signing import load_key
-    from logbook.integrations.spool import SPOOL, pending
+    from logbook.integrations.spool import drain, folder_of, pending
 
     key = load_key()
     with state.open_ledger(write=True) as ledger:
-        folder = ledger.path.parent / SPOOL
+        folder = folder_of(ledger)
         if not pending(folder):
             raise InputError(f"--spool: the spool {folder} holds no runs")
-        entries = drain_spool(ledger, key)
-        left = pending(folder)
-    if left:
-        intake_cli.say(f"{len(left)} spooled run(s) were not appended and stay in {folder}")
-    return entries
+        done = drain(ledger, key, intake_cli.say, keep_refused=exploratory)
+    return done.entries, done.left
 
 
 def recover(db: Path, drafts: list[tuple[str, dict[str, Any]]], exc: BaseException) -> None:

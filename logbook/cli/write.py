@@ -70,17 +70,29 @@ def append(
     spool: bool = typer.Option(False, "--spool", help="Append the runs a harness integration "
                                "spooled beside the ledger when it could not append them "
                                "(docs/recording.md, \"When the append fails: the spool\")."),
+    exploratory: bool = typer.Option(False, "--exploratory", help="With --spool: a spooled "
+                                     "run its plan refuses is appended as an exploratory run "
+                                     "saying why (one whose log cannot be read, as a failed "
+                                     "run saying why), instead of staying in the spool."),
     as_json: bool = state.json_flag(),
 ) -> None:
     """Append an entry draft (or, with --from, the runs of a harness output).
 
     A run draft without a `session` gets LOGBOOK_SESSION's, when it is set."""
+    if exploratory and not spool:
+        raise InputError("--exploratory goes with --spool")
     if spool:
         if file is not None or source is not None:
             raise InputError("--spool appends what the spool holds: give no FILE or --from")
         from logbook.cli.record import append_spool
 
-        print_appended(append_spool(), as_json)
+        entries, left = append_spool(exploratory)
+        print_appended(entries, as_json)
+        if left:  # each was said as the spool was drained; exit 1: runs are not in the ledger
+            print(f"logbook: {len(left)} spooled run(s) stay in {left[0][0].parent}: "
+                  "`logbook spool list` shows them; amend the plan, or append them with "
+                  "`logbook append --spool --exploratory`", file=sys.stderr)
+            raise typer.Exit(1)
         return
     if source is not None:
         from logbook.cli.record import append_from

@@ -83,3 +83,61 @@ def append_output(ledger: Ledger, key: SigningKey, source: str,
     except InputError as exc:  # a run the ledger refuses: say which output it came from
         raise type(exc)(f"{what}: {exc}") from None
     return Appended(entries, plan_body)
+
+
+def plan_refusal(ledger: Ledger, plan: str | None, arm: str | None,
+                 labels: Labels = OPTIONS) -> tuple[str | None, str | None]:
+    """(the plan's digest, None) when check_plan takes ``plan`` and ``arm``; else (the digest
+    when ``plan`` names a plan at all, else None; why check_plan refused them)."""
+    try:
+        return check_plan(ledger, plan, arm, labels), None
+    except InputError as exc:
+        why = str(exc)
+    try:
+        digest = ledger.resolve(plan, labels.plan) if plan is not None else None
+    except InputError:
+        return None, why
+    found = ledger.kind_of(digest) if digest is not None else None
+    return (digest if found is not None and found[1] == "plan" else None), why
+
+
+def append_kept(ledger: Ledger, key: SigningKey, source: str,
+                read: Callable[[str | None], list[Body]], *, plan: str | None,
+                arm: str | None, declared: Body, session: str | None,
+                once: str | None = None, labels: Labels = OPTIONS, what: str = "the output",
+                say: Callable[[str], None] = lambda _message: None) -> Appended:
+    """append_output for runs that have already happened and that nobody is there to offer
+    again (the harness integrations, the spool): a run the plan refuses (an unknown plan or
+    arm, another suite, metric or pinned value) is appended as an exploratory run whose note
+    says why, as `logbook run` keeps it (routing.exploratory), never refused; the refusal is
+    said. What the ledger refuses otherwise raises, as there."""
+    from logbook.ledger.intake import NotOfPlan
+
+    digest, why = plan_refusal(ledger, plan, arm, labels)
+    plan_body = ledger.plan_body(digest) if digest else None
+    bodies = read(routing.item_metric(source, plan_body))
+    drafts = routing.ingested(bodies, plan_body, digest, arm, declared, session)
+    if not drafts:
+        raise InputError(f"{what} holds no runs")
+    if why is None:
+        try:
+            return Appended(ledger.append_many(drafts, key, once=once), plan_body)
+        except NotOfPlan as exc:
+            why = str(exc)
+        except InputError as exc:
+            raise type(exc)(f"{what}: {exc}") from None
+    note = f"not counted in {'plan ' + plan if plan is not None else 'a plan'}: {why}"
+    kept = [("run", routing.exploratory(b, note, []) if digest else _noted(b, note))
+            for _, b in drafts]
+    try:
+        entries = ledger.append_many(kept, key, once=once)
+    except InputError as exc:
+        raise type(exc)(f"{what}: {exc}") from None
+    say(note)
+    return Appended(entries, None)
+
+
+def _noted(body: Body, why: str) -> Body:
+    """An exploratory run meant for a plan the ledger does not hold (no digest to keep): its
+    note says why."""
+    return {**body, "note": "; ".join(n for n in (body.get("note"), why) if n)}

@@ -4,10 +4,11 @@ with lm-eval").
 
 lm-eval has no plugin interface, so this is the one call a ``simple_evaluate`` user adds. The
 dictionary is read by the lm-eval adapter (``runs_from_results``: the same per-task runs,
-apparatus and checks as its results file) and appended through the same path as `logbook
-append --from lm-eval`, with what capture adds. When the ledger cannot take the runs (missing,
-locked, a full disk), they are spooled beside it for the next writing command, and the error
-is raised all the same.
+apparatus and checks as its results file) and appended as the Inspect AI hook appends a log
+(``logbook.integrations.spool.append_record``), with what capture adds: a run the plan refuses
+is kept as an exploratory run saying why. When the ledger cannot be written at all (missing,
+locked, a full disk), the runs are spooled beside it for the next writing command, and the
+error is raised all the same.
 """
 
 from __future__ import annotations
@@ -41,12 +42,15 @@ def record(results: Any, *, plan: str | None = None, arm: str | None = None,
     you know (engine build, flags as applied), merged over what the results say; ``metric``
     names the primary metric (``acc`` or ``acc,filter``) instead of each task's first.
 
-    All runs or none; the entries are returned. A result that is not lm-eval's, or a plan
-    that does not take the runs, raises InputError and nothing is written or spooled."""
+    All runs or none; the entries are returned. A result that is not lm-eval's raises
+    InputError and nothing is written. The runs have happened, so none is ever lost: a run the
+    plan refuses (an unknown plan or arm, another suite, metric or pinned value) is appended as
+    an exploratory run whose note says why (said on stderr), as the Inspect AI hook keeps it;
+    when the ledger cannot be written at all (missing, locked, a full disk) the runs are
+    spooled beside it for the next writing command, and the error is raised all the same."""
     from logbook import config
     from logbook.capture.apparatus import capture
     from logbook.errors import InputError
-    from logbook.ingest.appending import Labels, append_output
     from logbook.ingest.lm_eval import runs_from_results
 
     where = None if ledger is None else str(ledger)
@@ -56,28 +60,25 @@ def record(results: Any, *, plan: str | None = None, arm: str | None = None,
                          "captures itself")
     declared = {**(apparatus or {}),
                 "captured": capture(sys.argv, Path.cwd(), ignore=spool.folder_for(where).parent)}
-    session = session or config.session()
+    record = {"source": SOURCE, "path": None, "bodies": bodies, "plan": plan, "arm": arm,
+              "session": session or config.session(), "declared": declared,
+              "switched_on_by": "record()"}
     try:
         from logbook.crypto.signing import load_key
         from logbook.ledger.service import Ledger
 
         with Ledger.open(where, write=True) as opened:
             signer = key or load_key()
-            done = append_output(opened, signer, SOURCE, lambda _metric: bodies, plan=plan,
-                                 arm=arm, declared=declared, session=session,
-                                 labels=Labels("plan", "arm"), what="results")
+            done = spool.append_record(opened, signer, record, say=_say)
             spool.drain(opened, signer, _say)
     except InputError:
-        raise  # the ledger is there and says no: nothing to keep for later
+        raise  # already in the ledger: nothing to keep for later
     except (LogbookError, OSError) as exc:
         why = " ".join(str(exc).split()) or type(exc).__name__
-        kept = spool.keep(spool.folder_for(where),
-                          {"source": SOURCE, "path": None, "bodies": bodies, "plan": plan,
-                           "arm": arm, "session": session, "declared": declared,
-                           "spooled_because": why, "switched_on_by": "record()"})
+        kept = spool.keep(spool.folder_for(where), record, why)
         if kept.path is not None:
             _say(f"the runs could not be appended ({why}); they are spooled in {kept.path}: "
-                 "the next writing command (`logbook run`, `logbook append --from`, a hooked "
-                 "run) appends them")
+                 "the next writing command (`logbook run`, `logbook append --from`, "
+                 "`logbook append --spool`, a hooked run) appends them")
         raise
     return done.entries

@@ -24,6 +24,9 @@ from builders import plan_body, write_json
 from conftest import run_cli
 
 DATA = Path(__file__).parent / "data"
+# the hook Inspect loads is this checkout's logbook (not another install of it), beside the
+# offline model's provider
+SITE = os.pathsep.join([str(DATA / "site"), str(Path(__file__).parents[2])])
 INSPECT = shutil.which("inspect", path=str(Path(sys.executable).parent))
 
 pytestmark = pytest.mark.skipif(INSPECT is None or find_spec("inspect_ai") is None,
@@ -35,7 +38,7 @@ def inspect_eval(work: Path, *task_args: str, env: dict[str, str] | None = None,
     """`inspect eval` of the tiny task in ``work``, the hook required (Inspect refuses to start
     without it), samples one at a time so that a failure ends it mid-way."""
     assert INSPECT is not None
-    environ = {**os.environ, "PYTHONPATH": str(DATA / "site"),
+    environ = {**os.environ, "PYTHONPATH": SITE,
                "INSPECT_REQUIRED_HOOKS": "logbook/record", **(env or {})}
     for name in ("LOGBOOK_PLAN", "LOGBOOK_ARM", "LOGBOOK_RECORD"):
         if env is None or name not in env:
@@ -141,15 +144,16 @@ def test_a_task_that_fails_outright_is_appended_at_the_runs_end(work: Path,
     same_run(run, as_appended(log, tmp_path))
 
 
-def test_a_plan_without_its_arm_is_spooled_and_stays_until_it_can_be_taken(
-        work: Path) -> None:
+def test_a_plan_without_its_arm_is_kept_as_an_exploratory_run_saying_why(work: Path) -> None:
+    # issue 32: once spooled for good (every later write said "not appended"); now the run
+    # the plan cannot take is in the ledger, exploratory, its note saying why
     done = inspect_eval(work, env={"LOGBOOK_PLAN": "nowhere"})
     assert "LOGBOOK_PLAN nowhere needs LOGBOOK_ARM" in done.stderr
-    (spooled,) = (work / ".logbook" / "spool").glob("*.json")
-    assert runs(work) == []
-    again = inspect_eval(work, env={"LOGBOOK_RECORD": "1"})  # the next write: still refused
-    assert f"spooled run {spooled} not appended" in again.stderr and spooled.exists()
-    assert len(runs(work)) == 1
+    (run,) = runs(work)
+    assert run["plan"] is None and "LOGBOOK_PLAN nowhere needs LOGBOOK_ARM" in run["note"]
+    assert not (work / ".logbook" / "spool").exists()
+    again = inspect_eval(work, env={"LOGBOOK_RECORD": "1"})
+    assert "spool" not in again.stderr and len(runs(work)) == 2
 
 
 def test_off_unless_switched_on(work: Path) -> None:
@@ -255,7 +259,7 @@ def test_doc_hook_commands_run(work: Path, tmp_path: Path) -> None:
     shutil.copy(DATA / "tiny_task.py", work / "arith.py")
     assert INSPECT is not None
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOGBOOK_")}
-    env |= {"PYTHONPATH": str(DATA / "site"),
+    env |= {"PYTHONPATH": SITE,
             "PATH": os.pathsep.join([str(Path(INSPECT).parent), env["PATH"]])}
     for block in blocks:
         script = block.replace("openai/my-7b", "echo/x")

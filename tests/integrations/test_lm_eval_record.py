@@ -85,13 +85,67 @@ def test_record_refuses_what_it_cannot_take_and_writes_nothing(ledger_dir: Path)
     results = simple_evaluate_results(FIXTURES / "run-seed1")
     with pytest.raises(InputError, match="log_samples=True"):
         record({**results, "samples": {}})
-    with pytest.raises(InputError, match="arm needs plan"):
-        record(results, arm="nope")
     with pytest.raises(InputError, match="lm_eval_version"):
         record({**results, "lm_eval_version": "0.3.0"})
     with pytest.raises(InputError, match="reserved"):
         record(results, apparatus={"captured": {}})
     assert runs() == []
+
+
+def test_record_keeps_a_run_its_plan_refuses_as_an_exploratory_run_saying_why(
+        ledger_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 32: the runs have happened, so record() keeps them as the Inspect hook does (a
+    # misspelt plan, an arm without a plan and a pin contradicted once raised, writing nothing)
+    body = plan_body("mc", arms=("dummy", "other"),
+                     suite={"name": "synth_mc", "version": "1", "n_items": 200},
+                     metric={"name": "acc", "kind": "proportion"}, pinned={"engine": "vllm"})
+    assert run_cli("plan", str(write_json(tmp_path / "plan.json", body))).code == 0
+    (typo,) = record(simple_evaluate_results(FIXTURES / "run-seed1"), plan="mcc", arm="dummy")
+    (no_plan,) = record(simple_evaluate_results(FIXTURES / "run-seed2"), arm="nope")
+    (pinned,) = record(simple_evaluate_results(FIXTURES / "run-seed3"), plan="mc", arm="dummy",
+                       apparatus={"engine": "dummy"})
+    assert typo.body["plan"] is None and typo.body["note"] == (
+        "not counted in plan mcc: plan: 'mcc' is not a digest, @SEQ or the slug of a plan")
+    assert no_plan.body["plan"] is None and no_plan.body["note"] == (
+        "not counted in a plan: arm needs plan")
+    assert pinned.body["plan"] is None and pinned.body["arm"] is None
+    assert pinned.body["note"].startswith("not counted in plan mc: ")
+    assert "engine" in pinned.body["note"] and "vllm" in pinned.body["note"]
+    said = capsys.readouterr().err
+    assert all(e.body["note"] in said for e in (typo, no_plan, pinned))
+    assert [r["note"] for r in runs()] == [e.body["note"] for e in (typo, no_plan, pinned)]
+    assert not (ledger_dir / ".logbook" / "spool").exists()
+
+
+def test_a_locked_ledger_spools_the_runs_brief_lists_them_and_append_spool_appends_them(
+        ledger_dir: Path) -> None:
+    import sqlite3
+
+    holder = sqlite3.connect(ledger_dir / ".logbook" / "ledger.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the ledger's lock
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("LOGBOOK_LOCK_TIMEOUT", "0.2")
+            with pytest.raises(EnvironmentProblem, match="locked"):
+                record(simple_evaluate_results(FIXTURES / "run-seed1"), ledger=ledger_dir)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    (spooled,) = (ledger_dir / ".logbook" / "spool").glob("*.json")
+    (row,) = run_cli("spool", "list", "--json").json
+    assert row["file"] == spooled.name and row["source"] == "lm-eval"
+    assert row["output"] == "simple_evaluate results" and "locked" in row["why"]
+    assert run_cli("brief", "--json").json["spooled"] == [row]
+    # a record nobody can read stays in the spool, named, and `append --spool` exits 1
+    (spooled.parent / "broken.json").write_text("{not json")
+    r = run_cli("append", "--spool")
+    assert r.code == 1, r.err
+    assert f"from the spool ({spooled.name})" in r.err and not spooled.exists()
+    assert "broken.json is not JSON" in r.err and "1 spooled run(s) stay in" in r.err
+    (run,) = runs()
+    assert run["source"]["file"] == "simple_evaluate results" and run["plan"] is None
+    (left,) = run_cli("spool", "list", "--json").json
+    assert left["file"] == "broken.json" and "is not JSON" in left["why"]
 
 
 def test_without_a_ledger_the_runs_are_spooled_and_the_next_write_appends_them(
