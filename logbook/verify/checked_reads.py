@@ -71,9 +71,24 @@ class CheckedReads:
         for lo in range(max(start, 0), end, batch):
             yield from self.entries_at(list(range(lo, min(lo + batch, end))))
 
+    def _below(self, seqs: list[int]) -> list[int]:
+        """The seqs within the size this read checked: another process may have carried the
+        shared copy on past this read's snapshot of the ledger meanwhile, and entries beyond
+        it are not this read's to see (nor missing from the ledger)."""
+        return [s for s in seqs if s < self._size]
+
+    def _known(self, digest: str | None) -> bool:
+        seq = self._checked.seq_of(digest) if digest is not None else None
+        return seq is not None and seq < self._size
+
     def entries_where(self, kind: str | None = None, plan: str | None = None,
                       last: int | None = None) -> list[StoredEntry]:
-        return self.entries_at(self._checked.seqs_where(kind, plan, last))
+        seqs = self._checked.seqs_where(kind, plan, last)
+        if seqs and seqs[-1] >= self._size:  # the copy went on meanwhile (rare): bound it
+            seqs = self._below(self._checked.seqs_where(kind, plan, None))
+            seqs = seqs[-last:] if last is not None and last > 0 else (
+                [] if last is not None else seqs)
+        return self.entries_at(seqs)
 
     def entries_mentioning(self, kinds: tuple[str, ...], after: int,
                            needles: list[str]) -> list[StoredEntry]:
@@ -82,7 +97,7 @@ class CheckedReads:
         if not needles:
             return []
         wanted = [n.encode() for n in needles]
-        seqs = self._checked.seqs_where(kinds=kinds, after=after)
+        seqs = self._below(self._checked.seqs_where(kinds=kinds, after=after))
         found: list[StoredEntry] = []
         for i in range(0, len(seqs), 5000):
             rows = self.entries_at(seqs[i:i + 5000])
@@ -98,16 +113,25 @@ class CheckedReads:
         return self._size, self._head
 
     def kind_of(self, digest: str) -> tuple[int, str] | None:
-        return self._checked.kind_of(digest)
+        found = self._checked.kind_of(digest)
+        return found if found is not None and found[0] < self._size else None
 
     def digests_with_prefix(self, prefix: str, limit: int = 2) -> list[str]:
-        return self._checked.digests_with_prefix(prefix, limit)
+        found = [d for d in self._checked.digests_with_prefix(prefix, limit + 8)
+                 if self._known(d)]
+        return found[:limit]
 
     def plan_digest_by_slug(self, slug: str) -> str | None:
-        return self._checked.plan_digest_by_slug(slug)
+        found = self._checked.plan_digest_by_slug(slug)
+        return found if self._known(found) else None
 
     def retractions_of(self, digests: list[str]) -> dict[str, list[str]]:
-        return self._checked.retractions_of(digests)
+        out = {}
+        for target, by in self._checked.retractions_of(digests).items():
+            kept = [d for d in by if self._known(d)]
+            if kept:
+                out[target] = kept
+        return out
 
     def key_is_valid(self, fingerprint: str) -> bool:
         return self._checked.key_is_valid(fingerprint)
