@@ -148,7 +148,7 @@ def _signed(text: str) -> str:
 
 def _named(c: Condition, scale: float) -> str:
     unit = " points" if scale == 100 else ""
-    arm = f"[{c.arm}]" if c.arm else ""
+    arm = f"[{c.arm}]" if isinstance(c.arm, str) else ""
     return f"{c.stat}{arm} {c.op} {c.value * scale:g}{unit}"
 
 

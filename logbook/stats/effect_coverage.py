@@ -61,10 +61,11 @@ class Scenario:
 SCENARIOS = (
     Scenario("items only (persistent difficulty)", conservative=True),
     Scenario("run shift, light", run_sd=0.04, conservative=True),
-    Scenario("run shift, heavy", run_sd=0.15),
-    Scenario("run shift, heavy, 5 runs", runs=5, run_sd=0.15),
-    Scenario("run shift, heavy, true gain", run_sd=0.15, gain=0.12),
-    Scenario("missing varies by run", run_sd=0.04, missing=0.2),
+    Scenario("run shift, moderate", run_sd=0.15, conservative=True),
+    Scenario("run shift, heavy", run_sd=0.4),
+    Scenario("run shift, heavy, 5 runs", runs=5, run_sd=0.4),
+    Scenario("run shift, heavy, true gain", run_sd=0.4, gain=0.12),
+    Scenario("missing varies by run", run_sd=0.4, missing=0.2),
     Scenario("clusters named", run_sd=0.04, clusters="named"),
     Scenario("clusters unnamed", run_sd=0.04, clusters="unnamed"),
 )
