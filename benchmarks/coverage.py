@@ -28,8 +28,8 @@ def main() -> None:
               f"{'every cell within its bounds' if status == 0 else 'SOME CELLS OUT OF BOUNDS'}")
         start = time.perf_counter()
         status = effect_coverage.main([], cells_map=pool.map)
-    print(f"effect table in {time.perf_counter() - start:.0f} s; "
-          f"{'every scenario within its bounds' if status == 0 else 'SOME SCENARIOS OUT OF BOUNDS'}")
+    said = "every scenario within its bounds" if status == 0 else "SOME SCENARIOS OUT OF BOUNDS"
+    print(f"effect table in {time.perf_counter() - start:.0f} s; {said}")
 
 
 if __name__ == "__main__":

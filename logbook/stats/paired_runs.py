@@ -200,9 +200,8 @@ def newcombe_paired(both: int, b_only: int, a_only: int, neither: int,
     excludes 0, by bisection), so the interval excludes 0 iff p < 1 − confidence.
     """
     confidence = check_confidence(confidence)
-    counts = [check_int(k, v, minimum=0) for k, v in (("both", both), ("b_only", b_only),
-                                                       ("a_only", a_only),
-                                                       ("neither", neither))]
+    counts = (check_int("both", both), check_int("b_only", b_only),
+              check_int("a_only", a_only), check_int("neither", neither))
     n = sum(counts)
     if n < 1:
         raise ValueError("both: need at least one pair")

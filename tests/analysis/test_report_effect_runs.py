@@ -115,3 +115,26 @@ def test_report_lines_quoted_in_claims_pass_a13(ledger_dir: Path, tmp_path: Path
     audit = run_cli("audit", "--json")
     findings = audit.json["findings"]
     assert not [f for f in findings if f["check"] in ("A13", "A02")], findings
+
+
+def test_mean_metric_rows_print_the_digits_their_intervals_support(
+        ledger_dir: Path, tmp_path: Path) -> None:
+    from logbook import stats
+
+    _plan(tmp_path, slug="pp", runs_per_arm=1, n_items=400,
+          metric={"name": "acc", "kind": "mean", "higher_is_better": True},
+          success=[{"stat": "effect_low", "op": ">", "value": -0.05}],
+          failure=[{"stat": "effect_high", "op": "<", "value": -0.05}])
+    rng = random.Random(6)
+    _append(tmp_path, [_run(arm, [rng.choice([0.5, 0.75, 1.0]) for _ in range(400)], k)
+                       for k, arm in enumerate(("f16", "q8"))])
+    rep = run_cli("report", "pp", "--json").json
+    text = run_cli("report", "pp").out
+    for arm in rep["arms"]:
+        row = arm["runs"][0]
+        iv = row["interval"]
+        digits = stats.decimals_supported(iv["low"], iv["high"], 1)
+        assert digits >= 2  # ±0.02 on 400 items: 0.75, not 0.8
+        shown = f"{row['score']:.{digits}f}"
+        line = next(ln for ln in text.splitlines() if ln.strip().startswith(f"@{row['seq']} "))
+        assert line.split()[2] == shown, line
