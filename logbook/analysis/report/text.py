@@ -44,6 +44,24 @@ def interval_cell(iv: dict[str, Any] | None, scale: float) -> str:
     return f"{fixed(iv['low'] * scale, d)}–{fixed(iv['high'] * scale, d)} ({iv.get('method', '')})"
 
 
+def effect_parts(e: dict[str, Any], scale: float) -> tuple[str, str, str]:
+    """(point, interval, worst case) of an effect as every form prints them: at the digits
+    its interval supports."""
+    d = digits_of(e, scale)
+    wc = e.get("worst_case")
+    worst = ("—" if not wc else f"{signed(wc['low'] * scale, d)} to "
+             f"{signed(wc['high'] * scale, d)}")
+    return (signed(e["point"] * scale, d),
+            f"{signed(e['low'] * scale, d)} to {signed(e['high'] * scale, d)}", worst)
+
+
+def observed_cell(c: dict[str, Any], rep: dict[str, Any], scale: float) -> str:
+    """A criterion's observed value at the digits its interval supports."""
+    if c["observed"] is None:
+        return "n/a"
+    return fixed(c["observed"] * scale, condition_digits(c, rep, scale))
+
+
 def effect_figures(e: dict[str, Any], scale: float) -> str:
     """"+0.5, -4.4 to +3.3": an effect and its interval rounded by the rule of the arm's line
     (the digits the interval supports)."""
@@ -222,9 +240,9 @@ def component_lines(rep: dict[str, Any], scale: float) -> list[str]:
             if e.get("point") is None:
                 out.append(f"    {e['treatment']} − {e['control']}: {e.get('reason')}")
             else:
-                out.append(f"    {e['treatment']} − {e['control']}: {e['point'] * scale:+.2f}, "
-                           f"{e['low'] * scale:+.2f} to {e['high'] * scale:+.2f} "
-                           f"({e['method']}), n={e['n']} paired items")
+                out.append(f"    {e['treatment']} − {e['control']}: "
+                           f"{effect_figures(e, scale)} ({e['method']}), n={e['n']} paired "
+                           "items")
     out.append("")
     return out
 
