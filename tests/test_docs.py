@@ -36,6 +36,8 @@ def test_quickstart_runs(tmp_path: Path) -> None:
     report = out[-2]
     assert "Report: kv-q8-vs-f16" in report
     assert "failed" in report and "engine OOM" in report
+    # three items answered alike never earn success from a zero-width interval (issue 33)
+    assert "Verdict: inconclusive" in report and "paired-newcombe-score" in report, report
     brief = out[-1]
     assert "\nNEXT:" in brief and "retracts" in brief
 
@@ -77,6 +79,17 @@ def test_reporting_example_is_what_the_demo_reports(tmp_path: Path) -> None:
     assert example is not None
     assert example.group(1).rstrip() == actual, (
         f"docs/reporting.md is stale; the demo reports:\n{actual}")
+
+
+def test_demo_plan_decision_says_what_its_criteria_test() -> None:
+    # issue 33: the demo's decision and its criteria name the same margin (five points)
+    import tomllib
+
+    plan = tomllib.loads((DOCS.parent / "logbook" / "examples" / "plan.toml").read_text())
+    margin = -plan["success"][0]["value"]
+    assert plan["success"][0]["stat"] == "effect_low" and margin == plan["min_effect"] == 0.05
+    assert "five points" in plan["decision"] and "five points" in plan["hypothesis"]
+    assert plan["failure"][0]["value"] == -margin
 
 
 def test_quickstart_lists_every_plan_field() -> None:

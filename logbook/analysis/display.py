@@ -38,10 +38,11 @@ def effect_basis(e: dict[str, Any]) -> str:
     return text
 
 
-def condition(c: dict[str, Any], scale: float) -> str:
-    """A verdict criterion and what was observed, on the display scale."""
+def condition(c: dict[str, Any], scale: float, digits: int = 2) -> str:
+    """A verdict criterion and what was observed, on the display scale (at ``digits``
+    decimals: the report passes those the observed figure's interval supports)."""
     unit = " points" if scale == 100.0 else ""
     arm = f"[{c['arm']}]" if c.get("arm") else ""
-    obs = "n/a" if c["observed"] is None else f"{c['observed'] * scale:.2f}"
+    obs = "n/a" if c["observed"] is None else f"{c['observed'] * scale:.{digits}f}"
     state = "holds" if c["holds"] else "does not hold"
     return f"{c['stat']}{arm} {c['op']} {c['value'] * scale:g}{unit} — observed {obs} — {state}"

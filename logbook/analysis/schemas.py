@@ -160,6 +160,13 @@ class Effect(Out):
     clusters: int | None = ABSENT
     reason: str = field(default=ABSENT, metadata=EXTRA_KEY)  # why there is no point
     mcnemar: dict[str, Any] = field(default=ABSENT, metadata=EXTRA_KEY)
+    # the interval over items and runs (stats.paired_runs): its df and two parts of its se
+    df: float = field(default=ABSENT, metadata=EXTRA_KEY)
+    se_items: float = field(default=ABSENT, metadata=EXTRA_KEY)
+    se_runs: float = field(default=ABSENT, metadata=EXTRA_KEY)
+    runs_note: str = field(default=ABSENT, metadata=EXTRA_KEY)  # run noise unmeasured
+    discordance: float = field(default=ABSENT, metadata=EXTRA_KEY)  # binary pairs only
+    cluster_warning: str = field(default=ABSENT, metadata=EXTRA_KEY)  # an unnamed cluster
 
 
 @dataclass(kw_only=True, eq=False)

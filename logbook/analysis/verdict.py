@@ -82,7 +82,7 @@ def judge(plan: dict[str, Any], arms: list[ArmReport], effects: list[Effect],
         status, wording = "failure", "failure: every pre-registered failure condition holds"
     else:
         status = "inconclusive"
-        wording = "inconclusive: indistinguishable at this suite and run budget"
+        wording = "inconclusive: " + _inconclusive(success, failure, effects, scale)
     unknown = [c for c in (*success, *failure) if c.observed is None]
     if status == "inconclusive" and unknown:
         reasons = sorted({str(e.reason) for e in effects
@@ -90,30 +90,81 @@ def judge(plan: dict[str, Any], arms: list[ArmReport], effects: list[Effect],
         wording = ("inconclusive: a pre-registered criterion could not be computed ("
                    + ", ".join(sorted({c.stat for c in unknown}))
                    + (f": {'; '.join(reasons)}" if reasons else "") + ")")
-    mde = _mde(plan, arms) if status == "inconclusive" and not unknown else None
+    detected = any(_excludes_zero(e) for e in effects)
+    mde = (_mde(plan, effects) if status == "inconclusive" and not unknown and not detected
+           else None)
     if mde is None:
         return Verdict(status=status, wording=wording, success=success,
                                        failure=failure, suspect=suspect)
+    unit = " points" if scale == 100 else ""
     wording += (f"; this suite and run count can detect an effect of about "
-                f"{mde * scale:.3g} points at 80% power (the plan's min_effect "
-                f"is {plan.get('min_effect', 0) * scale:g})")
+                f"{mde * scale:.3g}{unit} at 80% power with the analysis used (the plan's "
+                f"min_effect is {plan.get('min_effect', 0) * scale:g}{unit})")
     return Verdict(status=status, wording=wording, success=success,
                                    failure=failure, suspect=suspect, min_detectable_effect=mde)
 
 
-def _mde(plan: dict[str, Any], arms: list[ArmReport]) -> float | None:
-    if plan["metric"]["kind"] != "proportion":
-        return None
-    control = next((a for a in arms if a.role == "control"), None)
-    n = plan["suite"].get("n_items")
-    if control is None or control.mean is None or not n:
-        return None
-    from logbook import stats
-    from logbook.stats.planning import working_baseline
+def _excludes_zero(e: Effect) -> bool:
+    return (e.point is not None and e.low is not None and e.high is not None
+            and (e.low > 0 or e.high < 0))
 
-    p = working_baseline(control.mean)
-    try:
-        return float(stats.min_detectable_effect(n, p, alpha=float(plan.get("alpha", 0.05)),
-                                                 paired=True))
-    except ValueError:
+
+def _inconclusive(success: list[Condition], failure: list[Condition], effects: list[Effect],
+                  scale: float) -> str:
+    """The sentence under an inconclusive verdict: a difference detected (an effect's interval
+    excludes zero) and the criterion it misses, or indistinguishable (every interval includes
+    zero)."""
+    detected = [e for e in effects if _excludes_zero(e)]
+    if not detected:
+        return "indistinguishable at this suite and run budget (the effect's interval includes 0)"
+    from logbook.stats import format_estimate
+
+    unit = " points" if scale == 100 else ""
+    said = []
+    for e in detected:
+        f = format_estimate(float(e.point or 0.0), float(e.low or 0.0), float(e.high or 0.0),
+                            scale)
+        sep = " to " if f.low.startswith("-") or f.high.startswith("-") else "–"
+        which = f"between {e.treatment} and {e.control} " if len(effects) > 1 else ""
+        said.append(f"a difference of {_signed(f.point)}{unit} ({f.low}{sep}{f.high}) "
+                    f"{which}was detected")
+    missed = [c for c in success if c.holds is False]
+    fails = [c for c in failure if c.holds is False]
+    why = []
+    if missed:
+        why.append("the success criterion " + " and ".join(_named(c, scale) for c in missed)
+                   + " does not hold")
+    if fails:
+        why.append("the failure criterion " + " and ".join(_named(c, scale) for c in fails)
+                   + " does not hold")
+    if not why:
+        why.append("the plan pre-registers no criterion it meets")
+    return "; ".join(said) + ", but " + ", and ".join(why)
+
+
+def _signed(text: str) -> str:
+    return text if text.startswith("-") or float(text) == 0.0 else "+" + text
+
+
+def _named(c: Condition, scale: float) -> str:
+    unit = " points" if scale == 100 else ""
+    arm = f"[{c.arm}]" if isinstance(c.arm, str) else ""
+    return f"{c.stat}{arm} {c.op} {c.value * scale:g}{unit}"
+
+
+def _mde(plan: dict[str, Any], effects: list[Effect]) -> float | None:
+    """The effect this analysis detects at 80% power: from the effect's own interval (the
+    method actually used, paired when paired, runs included), its half-width h at the plan's
+    alpha gives se = h / z₁₋α/₂ and the detectable effect (z₁₋α/₂ + z₀.₈)·se."""
+    eff = next((e for e in effects if e.point is not None and e.low is not None
+                and e.high is not None), None)
+    if eff is None or eff.high is None or eff.low is None:
         return None
+    from logbook.stats._dist import ndtri
+
+    alpha = float(plan.get("alpha", 0.05))
+    za = float(ndtri(1 - alpha / 2))
+    half = (eff.high - eff.low) / 2
+    if half <= 0:
+        return None
+    return half * (za + float(ndtri(0.8))) / za

@@ -238,9 +238,26 @@ def a23(book: Book, s: Shape) -> None:
             book.run(plan, arm, s.p, s.n, rng, temperature=s.temperature)
 
 
+def a26(book: Book, s: Shape) -> None:
+    plan = book.plan("kv", k=s.k, n=s.n)  # names no cluster_field
+    rng = random.Random(s.seed)
+    size = 5  # items share a passage: each passage is mostly right or mostly wrong
+    ease = [rng.random() for _ in range(s.n // size + 1)]
+    ids = [f"q{i}" for i in range(s.n)]
+    for _ in range(s.k):
+        for arm in ("f16", "q8"):
+            score = [float(rng.random() < 0.1 + 0.8 * ease[i // size]) for i in range(s.n)]
+            book.append("run", {
+                "plan": plan, "arm": arm, "status": "completed", "session": book.session,
+                "apparatus": book.apparatus(arm, "suite", s.temperature),
+                "outcomes": {"metric": "acc", "id": ids, "score": score,
+                             "error": [None] * s.n,
+                             "cluster": [f"passage-{i // size}" for i in range(s.n)]}})
+
+
 VIOLATIONS: dict[str, Callable[[Book, Shape], Any]] = {
     "A01": a01, "A02": a02, "A03": a03, "A04": a04, "A05": a05, "A06": a06, "A07": a07,
     "A08": a08, "A09": a09, "A10": a10, "A11": a11, "A12": a12, "A13": a13, "A14": a14,
     "A15": a15, "A16": a16, "A17": a17, "A18": a18, "A19": a19, "A20": a20, "A21": a21, "A22": a22,
-    "A23": a23,
+    "A23": a23, "A26": a26,
 }

@@ -22,7 +22,12 @@ _HOME = {
     "VarianceComponents": "_results",
     "WelchEstimate": "_results",
     "WorstCaseBounds": "_results",
+    "ClusterCheck": "clustered",
+    "RunsPairedEstimate": "paired_runs",
+    "cluster_check": "clustered",
     "clustered_se": "clustered",
+    "newcombe_paired": "paired_runs",
+    "paired_over_runs": "paired_runs",
     "variance_components": "clustered",
     "mcnemar_exact": "comparison",
     "paired": "comparison",
@@ -59,10 +64,11 @@ if TYPE_CHECKING:
         WelchEstimate,
         WorstCaseBounds,
     )
-    from .clustered import clustered_se, variance_components
+    from .clustered import ClusterCheck, cluster_check, clustered_se, variance_components
     from .comparison import mcnemar_exact, paired, worst_case_bounds
     from .formatting import decimals_supported, format_estimate
     from .multiple import benjamini_hochberg, bonferroni
+    from .paired_runs import RunsPairedEstimate, newcombe_paired, paired_over_runs
     from .power import min_detectable_effect, sample_size
     from .proportions import clopper_pearson, wilson
     from .resampling import bootstrap
@@ -92,6 +98,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "ClusterCheck",
     "ClusteredEstimate",
     "Estimate",
     "FormattedEstimate",
@@ -99,6 +106,7 @@ __all__ = [
     "MeanEstimate",
     "MultipleTestResult",
     "PairedEstimate",
+    "RunsPairedEstimate",
     "TestResult",
     "VarianceBand",
     "VarianceComponents",
@@ -108,13 +116,16 @@ __all__ = [
     "bonferroni",
     "bootstrap",
     "clopper_pearson",
+    "cluster_check",
     "clustered_se",
     "decimals_supported",
     "format_estimate",
     "logit_t_interval",
     "mcnemar_exact",
     "min_detectable_effect",
+    "newcombe_paired",
     "paired",
+    "paired_over_runs",
     "pass_at_k",
     "pass_at_k_items",
     "sample_size",

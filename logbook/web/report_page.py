@@ -35,13 +35,15 @@ def forest(rep: dict[str, Any]) -> Markup:
 
 
 def _verdict(rep: dict[str, Any], scale: float) -> list[Markup]:
+    from logbook.analysis.report.text import observed_cell
+
     v = rep["verdict"]
     rows = []
     for label in ("success", "failure"):
         for c in v[label]:
             arm = f"[{c['arm']}]" if c.get("arm") else ""
             rows.append([label, f"{c['stat']}{arm} {c['op']} {c['value'] * scale:g}",
-                         "n/a" if c["observed"] is None else f"{c['observed'] * scale:.2f}",
+                         observed_cell(c, rep, scale),
                          "holds" if c["holds"] else "does not hold"])
     out = [tag("div", tag("b", "Verdict: "), tag("span", v["wording"], id="verdict"),
                tag("div", tag("code", rep["line"]), id="line") if rep["line"] else "",
@@ -72,7 +74,7 @@ def _arm(arm: dict[str, Any], scale: float) -> list[Markup]:
         miss = "—" if r["missing_rate"] is None else f"{r['missing_rate'] * 100:.1f}%"
         rows.append([link(f"@{r['seq']}", "runs", r["digest"]), r["status"]
                      + (", retracted" if r["retracted"] else ""),
-                     tag("span", score_cell(r["score"], scale), cls="score"),
+                     tag("span", score_cell(r["score"], scale, r["interval"]), cls="score"),
                      interval_cell(r["interval"], scale), miss, r["session"], r.get("reason")])
         attrs.append({"data_seq": r["seq"], "cls": "retracted" if r["retracted"] else None})
     unit = " (points)" if scale == 100 else ""
@@ -88,6 +90,7 @@ def _arm(arm: dict[str, Any], scale: float) -> list[Markup]:
 
 def _effects(rep: dict[str, Any], scale: float) -> Markup:
     from logbook.analysis import display
+    from logbook.analysis.report.text import effect_parts
 
     rows = []
     slug = rep["plan"]["slug"]
@@ -98,8 +101,8 @@ def _effects(rep: dict[str, Any], scale: float) -> Markup:
         if e.get("point") is None:
             rows.append([name, "—", e.get("reason"), "", "", "", items])
             continue
-        rows.append([name, tag("span", f"{e['point'] * scale:+.2f}", cls="effect"),
-                     f"{e['low'] * scale:+.2f} to {e['high'] * scale:+.2f}", e["method"],
+        point, interval, _ = effect_parts(e, scale)
+        rows.append([name, tag("span", point, cls="effect"), interval, e["method"],
                      display.pvalue(e["pvalue"], e.get("n_resamples")),
                      display.effect_basis(e), items])
     unit = " (points)" if scale == 100 else ""

@@ -218,7 +218,9 @@ def test_text_prints_points_and_never_p_zero(ledger_dir: Path, tmp_path: Path) -
     assert "effect_low > -5 points — observed" in text
     observed = float(re.search(r"effect_low > -5 points — observed (\S+)", text).group(1))
     eff = run_cli("report", "big-lift", "--json").json["effects"][0]
-    assert observed == pytest.approx(eff["low"] * 100, abs=0.005)
+    # printed with the digits the effect's interval supports (issue 33: the rule of A13)
+    digits = stats.decimals_supported(eff["low"], eff["high"], 100)
+    assert observed == pytest.approx(eff["low"] * 100, abs=0.5 * 10**-digits + 1e-9)
 
 
 def test_welch_says_over_runs(ledger_dir: Path, tmp_path: Path) -> None:

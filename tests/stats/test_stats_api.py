@@ -37,7 +37,7 @@ def test_every_public_name_is_exported() -> None:
         "worst_case_bounds", "mcnemar_exact", "welch", "variance_band", "sample_size",
         "min_detectable_effect", "bonferroni", "benjamini_hochberg", "pass_at_k",
         "pass_at_k_items", "logit_t_interval", "format_estimate", "decimals_supported",
-        "variance_components",
+        "variance_components", "paired_over_runs", "newcombe_paired", "cluster_check",
     }  # fmt: skip
 
 

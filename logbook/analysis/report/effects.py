@@ -1,6 +1,12 @@
 """Treatment minus control: items paired by id (each item averaged over the arm's runs), or
-runs with Welch's t when the plan says so; with a cluster field, whole clusters of paired
-differences are resampled."""
+runs with Welch's t when the plan says so.
+
+With two or more runs in an arm the interval carries items and runs together (and clusters
+when the suite names a cluster field): stats.paired_runs' variance-components t-interval.
+With one run per arm it is item-level only (the paired bootstrap, clusters resampled when
+named) and says that run-to-run noise is unmeasured; binary pairs with fewer than 20
+discordant items take Newcombe's paired score interval instead of a bootstrap that cannot
+cover there. A cluster column the plan does not name is warned when it matters."""
 
 from __future__ import annotations
 
@@ -47,37 +53,79 @@ def effect(plan: PlanView, control: str, treatment: str, confidence: float,
     if int(keep.sum()) < 2:
         return Effect(**out, point=None,
                                       reason="fewer than two items scored in both arms")
-    method: Literal["normal", "bootstrap"] = ("normal" if analysis == "paired_normal"
-                                              else "bootstrap")
-    labels = _cluster_labels(body, [*c_runs, *t_runs], ids) if method == "bootstrap" else None
-    # a and b are already on one id axis (paired_arrays): pairing by position is pairing by id
-    est = stats.paired(a, b, method=method, confidence=confidence, seed=SEED,
-                       n_resamples=PAIRED_RESAMPLES, clusters=labels)
+    kind = body["metric"]["kind"]
+    labels = _cluster_labels(body, [*c_runs, *t_runs], ids)
     hib = body["metric"].get("higher_is_better", True)
-    res = {**out, "point": est.point, "low": est.low, "high": est.high, "pvalue": est.pvalue,
-           "method": est.method, "n": est.n, "unit": "items", "n_dropped": est.n_dropped,
-           "n_resamples": PAIRED_RESAMPLES if method == "bootstrap" else None,
-           "higher_is_better": hib, "worst_case": _worst_case(body, c_runs, t_runs, ids,
-                                                              est.point)}
+    res: dict[str, Any] = {**out, "unit": "items", "higher_is_better": hib}
+    pairs = binary_pairs(a, b) if kind == "proportion" else None
+    single = [arm for arm, runs in ((control, c_runs), (treatment, t_runs)) if len(runs) < 2]
+    if pairs is not None and _few_discordant(*pairs):
+        # binary pairs (one run per arm, or runs that agree on every item) with too few
+        # discordant items for the bootstrap to cover: Newcombe's paired score interval
+        est = _newcombe(*pairs, confidence)
+        res.update(n_resamples=None)
+    elif len(single) < 2:
+        # runs to measure run-to-run noise in: items and runs (and named clusters) together
+        from logbook.stats.paired_runs import paired_over_runs
+
+        est = paired_over_runs(item_stack(c_runs, ids), item_stack(t_runs, ids), confidence,
+                               labels)
+        res.update(n_resamples=None, df=est.df, se_items=est.se_items, se_runs=est.se_runs)
+    else:
+        method: Literal["normal", "bootstrap"] = ("normal" if analysis == "paired_normal"
+                                                  else "bootstrap")
+        # a and b are already on one id axis (paired_arrays): pairing by position is by id
+        est = stats.paired(a, b, method=method, confidence=confidence, seed=SEED,
+                           n_resamples=PAIRED_RESAMPLES, clusters=labels if method ==
+                           "bootstrap" else None)
+        res.update(n_resamples=PAIRED_RESAMPLES if method == "bootstrap" else None)
+    if single:
+        res["runs_note"] = (
+            "one run per arm: run-to-run noise is unmeasured, the interval is item-level only"
+            if len(single) == 2 else
+            f"one run in {single[0]}: its run-to-run noise is unmeasured")
+    res.update(point=est.point, low=est.low, high=est.high, pvalue=est.pvalue,
+               method=est.method, n=est.n, n_dropped=int(a.size - int(keep.sum())),
+               worst_case=_worst_case(body, c_runs, t_runs, ids, est.point))
     if labels is not None:
         cl = stats.clustered_se((b - a)[keep], [x for x, k in zip(labels, keep.tolist(),
                                                                   strict=True) if k])
         res.update(design_effect=cl.design_effect, clusters=cl.n_clusters)
-    if len(c_runs) == 1 and len(t_runs) == 1 and body["metric"]["kind"] == "proportion":
-        pairs = binary_pairs(a, b)
-        if pairs is not None:
-            m = stats.mcnemar_exact(*pairs)
-            res["mcnemar"] = {"statistic": m.statistic, "pvalue": m.pvalue, "n": m.n,
-                              "treatment_better": m.b_better, "control_better": m.a_better,
-                              "note": "secondary: exact McNemar over one run per arm"}
+    if len(c_runs) == 1 and len(t_runs) == 1 and pairs is not None:
+        m = stats.mcnemar_exact(*pairs)
+        res["mcnemar"] = {"statistic": m.statistic, "pvalue": m.pvalue, "n": m.n,
+                          "treatment_better": m.b_better, "control_better": m.a_better,
+                          "note": "secondary: exact McNemar over one run per arm"}
+    warning = unnamed_cluster_warning(body, c_runs, t_runs, ids, a, b)
+    if warning:
+        res["cluster_warning"] = warning
+    if pairs is not None:
+        res["discordance"] = sum(x != y for x, y in zip(*pairs, strict=True)) / len(pairs[0])
     return Effect(**res)
 
 
+DISCORDANT_MIN = 20  # below this many discordant pairs the paired bootstrap undercovers
+
+
+def _few_discordant(a: list[float], b: list[float]) -> bool:
+    return sum(x != y for x, y in zip(a, b, strict=True)) < DISCORDANT_MIN
+
+
+def _newcombe(a: list[float], b: list[float], confidence: float) -> Any:
+    from logbook.stats.paired_runs import newcombe_paired
+
+    both = sum(1 for x, y in zip(a, b, strict=True) if x == 1 and y == 1)
+    b_only = sum(1 for x, y in zip(a, b, strict=True) if x == 0 and y == 1)
+    a_only = sum(1 for x, y in zip(a, b, strict=True) if x == 1 and y == 0)
+    return newcombe_paired(both, b_only, a_only, len(a) - both - b_only - a_only, confidence)
+
+
 def _cluster_labels(body: dict[str, Any], runs: list[RunView],
-                    ids: list[str]) -> list[str] | None:
+                    ids: list[str], named: bool = True) -> list[str] | None:
     """Each item's cluster (an unclustered item is its own), or None without a cluster field
-    or when fewer than two clusters were recorded."""
-    if not body["suite"].get("cluster_field"):
+    (unless ``named`` is False: the recorded column whatever the plan names) or when fewer
+    than two clusters were recorded."""
+    if named and not body["suite"].get("cluster_field"):
         return None
     clusters = clusters_of(runs)
     labels = [clusters.get(i, f"_item:{i}") for i in ids]
@@ -99,3 +147,38 @@ def _worst_case(body: dict[str, Any], c_runs: list[RunView], t_runs: list[RunVie
         return None
     wc = stats.worst_case_bounds(sa, sb, direction=1 if point >= 0 else -1, low=0.0, high=1.0)
     return WorstCase(low=wc.low, high=wc.high, missing=wc.n_dropped)
+
+
+def unnamed_cluster_warning(body: dict[str, Any], c_runs: list[RunView],
+                            t_runs: list[RunView], ids: list[str], a: Any,
+                            b: Any) -> str | None:
+    """A sentence when the runs record a cluster column the plan does not name and its
+    intra-class correlation (of the paired differences, or of either arm's item means) gives
+    a design effect above 1.2 (stats.clustered.cluster_check): the intervals above treat
+    the items as independent, and are too narrow."""
+    import numpy as np
+
+    from logbook.stats.clustered import DEFF_WARN, cluster_check
+
+    if body["suite"].get("cluster_field"):
+        return None
+    labels = _cluster_labels(body, [*c_runs, *t_runs], ids, named=False)
+    if labels is None:
+        return None
+    worst = None
+    for what, values in (("the paired differences", b - a), ("the control's items", a),
+                         ("the treatment's items", b)):
+        keep = ~np.isnan(values)
+        check = cluster_check(values[keep], [x for x, k in zip(labels, keep.tolist(),
+                                                              strict=True) if k])
+        if check is not None and check.warn and (worst is None
+                                                 or check.design_effect > worst[1]):
+            worst = (what, check.design_effect, check.icc, check.n_clusters)
+    if worst is None:
+        return None
+    what, deff, icc, g = worst
+    return (f"the runs record a cluster column ({g} clusters) that the plan does not name "
+            f"as its cluster_field: the intra-class correlation of {what} is {icc:.2f}, a "
+            f"design effect of {deff:.2f} (above {DEFF_WARN:g}), so the intervals, which "
+            "treat items as independent, are too narrow; name the cluster_field in the plan "
+            "(an amendment) to analyse by cluster")

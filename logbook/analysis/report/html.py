@@ -18,7 +18,9 @@ from logbook.analysis.report.plot import forest_svg, report_scale
 from logbook.analysis.report.text import (
     arm_summary,
     component_lines,
+    effect_parts,
     interval_cell,
+    observed_cell,
     review_lines,
     score_cell,
 )
@@ -105,7 +107,7 @@ def _arm_section(arm: dict[str, Any], scale: float) -> str:
             badges += " <span class='badge b-retracted'>retracted</span>"
         miss = "—" if r["missing_rate"] is None else f"{r['missing_rate'] * 100:.1f}%"
         rows.append([f"<td>@{_e(r['seq'])}</td>", f"<td class='st'>{badges}</td>",
-                     f"<td class='num'>{_e(score_cell(r['score'], scale))}</td>",
+                     f"<td class='num'>{_e(score_cell(r['score'], scale, r['interval']))}</td>",
                      f"<td>{_e(interval_cell(r['interval'], scale))}</td>",
                      f"<td class='num'>{_e(miss)}</td>", f"<td>{_e(r['session'])}</td>",
                      f"<td class='text'>{_e(r.get('reason') or '')}</td>"])
@@ -142,14 +144,14 @@ def _effects(rep: dict[str, Any], scale: float) -> str:
             rows.append([name, f"<td colspan='6' class='wrap'>{_e(e.get('reason'))}</td>"])
             continue
         wc = e.get("worst_case")
-        rows.append([name, f"<td class='num'>{e['point'] * scale:+.2f}</td>",
-                     f"<td>{e['low'] * scale:+.2f} to {e['high'] * scale:+.2f}</td>",
+        point, interval, worst = effect_parts(e, scale)
+        rows.append([name, f"<td class='num'>{point}</td>",
+                     f"<td>{interval}</td>",
                      f"<td>{_e(e['method'])}</td>",
                      f"<td class='num'>{_e(display.pvalue(e['pvalue'], e.get('n_resamples')))}"
                      "</td>", f"<td class='wrap'>{_e(display.effect_basis(e))}</td>",
-                     "<td class='wrap'>" + ("—" if not wc else f"{wc['low'] * scale:+.2f} to "
-                               f"{wc['high'] * scale:+.2f} ({wc['missing']} missing "
-                               "item-runs)") + "</td>"])
+                     "<td class='wrap'>" + ("—" if not wc else f"{worst} ({wc['missing']} "
+                                            "missing item-runs)") + "</td>"])
         if e.get("mcnemar"):
             mc = e["mcnemar"]
             notes.append(f"<p>Secondary — exact McNemar ({_e(e['treatment'])} vs "
@@ -166,7 +168,7 @@ def _verdict(rep: dict[str, Any]) -> str:
     rows = []
     for label in ("success", "failure"):
         for c in v[label]:
-            obs = "n/a" if c["observed"] is None else f"{c['observed'] * scale:.2f}"
+            obs = observed_cell(c, rep, scale)
             arm = f"[{c['arm']}]" if c.get("arm") else ""
             rows.append([f"<td>{label}</td>", f"<td>{_e(c['stat'] + arm)} {_e(c['op'])} "
                          f"{c['value'] * scale:g}</td>", f"<td class='num'>{obs}</td>",

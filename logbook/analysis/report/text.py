@@ -11,14 +11,63 @@ if TYPE_CHECKING:
     from logbook.analysis.schemas import Report
 
 
-def score_cell(x: float | None, scale: float) -> str:
-    return "—" if x is None else f"{x * scale:.1f}"
+def digits_of(iv: dict[str, Any] | None, scale: float, default: int = 1) -> int:
+    """The decimals an interval supports on the display scale (stats.decimals_supported,
+    the rule the audit's A13 holds a quoted figure to); ``default`` without one."""
+    from logbook.stats import decimals_supported
+
+    if not iv or iv.get("low") is None or iv.get("high") is None:
+        return default
+    return decimals_supported(iv["low"], iv["high"], scale)
+
+
+def fixed(x: float, digits: int) -> str:
+    """``x`` at ``digits`` decimals, never "-0"."""
+    text = f"{x:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0.0 else text
+
+
+def signed(x: float, digits: int) -> str:
+    text = fixed(x, digits)
+    return text if text.startswith("-") or float(text) == 0.0 else "+" + text
+
+
+def score_cell(x: float | None, scale: float, iv: dict[str, Any] | None = None) -> str:
+    """A run's score with the digits its item-level interval ``iv`` supports."""
+    return "—" if x is None else fixed(x * scale, digits_of(iv, scale))
 
 
 def interval_cell(iv: dict[str, Any] | None, scale: float) -> str:
     if not iv or iv.get("low") is None:
         return "—"
-    return f"{iv['low'] * scale:.1f}–{iv['high'] * scale:.1f} ({iv.get('method', '')})"
+    d = digits_of(iv, scale)
+    return f"{fixed(iv['low'] * scale, d)}–{fixed(iv['high'] * scale, d)} ({iv.get('method', '')})"
+
+
+def effect_parts(e: dict[str, Any], scale: float) -> tuple[str, str, str]:
+    """(point, interval, worst case) of an effect as every form prints them: at the digits
+    its interval supports."""
+    d = digits_of(e, scale)
+    wc = e.get("worst_case")
+    worst = ("—" if not wc else f"{signed(wc['low'] * scale, d)} to "
+             f"{signed(wc['high'] * scale, d)}")
+    return (signed(e["point"] * scale, d),
+            f"{signed(e['low'] * scale, d)} to {signed(e['high'] * scale, d)}", worst)
+
+
+def observed_cell(c: dict[str, Any], rep: dict[str, Any], scale: float) -> str:
+    """A criterion's observed value at the digits its interval supports."""
+    if c["observed"] is None:
+        return "n/a"
+    return fixed(c["observed"] * scale, condition_digits(c, rep, scale))
+
+
+def effect_figures(e: dict[str, Any], scale: float) -> str:
+    """"+0.5, -4.4 to +3.3": an effect and its interval rounded by the rule of the arm's line
+    (the digits the interval supports)."""
+    d = digits_of(e, scale)
+    return (f"{signed(e['point'] * scale, d)}, {signed(e['low'] * scale, d)} to "
+            f"{signed(e['high'] * scale, d)}")
 
 
 def arm_summary(arm: dict[str, Any], scale: float) -> list[str]:
@@ -27,14 +76,18 @@ def arm_summary(arm: dict[str, Any], scale: float) -> list[str]:
     out = []
     rl, il = arm["run_level"], arm["item_level"]
     if rl:
-        out.append(f"run-level: mean {rl['mean'] * scale:.2f}, sd {rl['sd'] * scale:.2f}, "
-                   f"{rl['method']}-interval {rl['low'] * scale:.2f}–{rl['high'] * scale:.2f}"
+        d = digits_of(rl, scale)
+        out.append(f"run-level: mean {fixed(rl['mean'] * scale, d)}, sd "
+                   f"{rl['sd'] * scale:.2f}, {rl['method']}-interval "
+                   f"{fixed(rl['low'] * scale, d)}–{fixed(rl['high'] * scale, d)}"
                    f" over {rl['k']} runs")
     if il:
+        d = digits_of(il, scale)
         deff = ("" if il.get("design_effect") is None else
                 f", {il['clusters']} clusters, design effect {il['design_effect']:.2f}")
-        out.append(f"item-level: {il['point'] * scale:.2f}, {il['low'] * scale:.2f}–"
-                   f"{il['high'] * scale:.2f} ({il['method']}, n={il['n']}{deff})")
+        out.append(f"item-level: {fixed(il['point'] * scale, d)}, "
+                   f"{fixed(il['low'] * scale, d)}–{fixed(il['high'] * scale, d)} "
+                   f"({il['method']}, n={il['n']}{deff})")
     if arm["wider"]:
         out.append(f"the {arm['wider'].replace('_', '-')} interval is wider; the line uses it")
     sc = arm.get("samples")
@@ -76,13 +129,16 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
             f"@{a['seq']} {', '.join(a['changes'])} ({a['reason']})" for a in plan["amendments"]))
     for s in rep["verdict"].get("suspect", []):
         out.append(f"WARNING: {s}")
+    for e in rep["effects"]:
+        if e.get("cluster_warning"):
+            out.append(f"WARNING: {e['treatment']} − {e['control']}: {e['cluster_warning']}")
     for f in rep.get("findings", []):
         out.append(f"AUDIT {f['check']} [{f['severity']}]: {f['message']}")
     out.append("")
     out.append(f"{h}Verdict: {rep['verdict']['wording']}")
     for label in ("success", "failure"):
         for c in rep["verdict"][label]:
-            out.append(f"  {label}: {display.condition(c, scale)}")
+            out.append(f"  {label}: {display.condition(c, scale, condition_digits(c, rep, scale))}")
     if rep["line"]:
         out.append(f"  {rep['line']}")
     out += review_lines(rep.get("retractions"))
@@ -98,7 +154,7 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
         for r in arm["runs"]:
             status = r["status"] + (" RETRACTED" if r["retracted"] else "")
             miss = "—" if r["missing_rate"] is None else f"{r['missing_rate'] * 100:.1f}%"
-            cells = [f"@{r['seq']}", status, score_cell(r["score"], scale),
+            cells = [f"@{r['seq']}", status, score_cell(r["score"], scale, r["interval"]),
                      interval_cell(r["interval"], scale), miss]
             if markdown:  # a failed run's reason is kept, its pipes and newlines made safe
                 reason = " ".join(str(r.get("reason") or "").split()).replace("|", "\\|")
@@ -122,13 +178,20 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
                 out.append(f"  {e['treatment']} − {e['control']}: {e.get('reason')}")
                 continue
             p = display.pvalue(e["pvalue"], e.get("n_resamples"))
-            out.append(f"  {e['treatment']} − {e['control']}: {e['point'] * scale:+.2f}, "
-                       f"{e['low'] * scale:+.2f} to {e['high'] * scale:+.2f} ({e['method']}, "
-                       f"{p}), {display.effect_basis(e)}")
+            df = f"df {e['df']:.1f}, " if e.get("df") is not None else ""
+            out.append(f"  {e['treatment']} − {e['control']}: {effect_figures(e, scale)} "
+                       f"({e['method']}, {df}{p}), {display.effect_basis(e)}")
+            if e.get("se_runs") is not None:
+                out.append(f"    se {(e['se_items'] ** 2 + e['se_runs'] ** 2) ** 0.5 * scale:.2f}"
+                           f": items {e['se_items'] * scale:.2f}, runs {e['se_runs'] * scale:.2f}"
+                           " (in quadrature)")
+            if e.get("runs_note"):
+                out.append(f"    {e['runs_note']}")
             if e.get("worst_case"):
                 wc = e["worst_case"]
+                d = digits_of(e, scale)
                 out.append(f"    worst case for the {wc['missing']} missing item-runs: "
-                           f"{wc['low'] * scale:+.2f} to {wc['high'] * scale:+.2f}")
+                           f"{signed(wc['low'] * scale, d)} to {signed(wc['high'] * scale, d)}")
             if e.get("mcnemar"):
                 m = e["mcnemar"]
                 out.append(f"    secondary — exact McNemar: {m['treatment_better']} items "
@@ -144,6 +207,19 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
                        + (f" ({x['category']})" if x.get("category") else "")
                        + (f"; correction: {x['correction']}" if x.get("correction") else ""))
     return out
+
+
+def condition_digits(c: dict[str, Any], rep: dict[str, Any], scale: float) -> int:
+    """The digits a criterion's observed value is printed with: those its interval supports
+    (the effect's for an effect_* stat, the arm's line for a mean_* stat)."""
+    if c["stat"].startswith("effect"):
+        e = next((e for e in rep["effects"] if c.get("arm") in (None, e["treatment"])
+                  and e.get("point") is not None), None)
+        return digits_of(e, scale, 2)
+    arm = next((a for a in rep["arms"] if (c.get("arm") is None
+                                          and a["role"] != "negative_control")
+                or a["name"] == c.get("arm")), None)
+    return digits_of(arm and arm.get("interval"), scale, 2)
 
 
 def _shown(x: float | None, scale: float) -> str:
@@ -164,9 +240,9 @@ def component_lines(rep: dict[str, Any], scale: float) -> list[str]:
             if e.get("point") is None:
                 out.append(f"    {e['treatment']} − {e['control']}: {e.get('reason')}")
             else:
-                out.append(f"    {e['treatment']} − {e['control']}: {e['point'] * scale:+.2f}, "
-                           f"{e['low'] * scale:+.2f} to {e['high'] * scale:+.2f} "
-                           f"({e['method']}), n={e['n']} paired items")
+                out.append(f"    {e['treatment']} − {e['control']}: "
+                           f"{effect_figures(e, scale)} ({e['method']}), n={e['n']} paired "
+                           "items")
     out.append("")
     return out
 

@@ -10,6 +10,7 @@ from logbook.analysis.audit.rules import (
     arms,
     bands,
     claims,
+    clusters,
     comparisons,
     plans,
     repeats,
@@ -18,5 +19,5 @@ from logbook.analysis.audit.rules import (
     statements,
 )
 
-__all__ = ["arms", "bands", "claims", "comparisons", "plans", "repeats", "retractions", "runs",
-           "statements"]
+__all__ = ["arms", "bands", "claims", "clusters", "comparisons", "plans", "repeats",
+           "retractions", "runs", "statements"]
