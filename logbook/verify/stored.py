@@ -83,6 +83,9 @@ def verify_store(store: VerifyReads, trusted: str | None = None, strict: bool = 
     logbook.cli.progress). ``logs``: each run's kept logs are checked (logbook.verify.logs;
     the integrity check leaves them to `verify`)."""
     with store.snapshot(), _no_collector_pauses():
+        damaged = store.schema_problems()
+        if damaged:  # what reads the missing tables would only fail further on
+            return _damaged(damaged)
         size = store.head()[0]
         batch = SignatureBatch() if worth_a_pool(size - vouched) else None
         try:
@@ -91,6 +94,17 @@ def verify_store(store: VerifyReads, trusted: str | None = None, strict: bool = 
         finally:
             if batch is not None:
                 batch.close()
+
+
+def _damaged(problems: list[str]) -> Result:
+    """The findings of a store whose tables are not the ones its migrations made: nothing
+    else is read from it (`logbook reindex` rebuilds derived tables; a missing table of
+    entries or records is lost)."""
+    result = Result()
+    result.checks += 1
+    result.findings += [Finding("schema", "error", f"the store is damaged: {p}", None, [])
+                        for p in problems]
+    return result
 
 
 @contextmanager

@@ -78,10 +78,10 @@ DAMAGE = {
                              "WHERE seq = 2"], "signature"),
     "index text not utf-8": (["UPDATE entry_index SET arm = CAST(X'FF' AS TEXT) "
                               "WHERE seq = 2"], "derived"),
-    "tree table missing": (["DROP TABLE tree"], "derived"),
+    "tree table missing": (["DROP TABLE tree"], "schema"),
     "tree table truncated": (["DELETE FROM tree WHERE level > 1"], "derived"),
-    "index table missing": (["DROP TABLE entry_index"], "derived"),
-    "outcomes table missing": (["DROP TABLE outcomes"], "derived"),
+    "index table missing": (["DROP TABLE entry_index"], "schema"),
+    "outcomes table missing": (["DROP TABLE outcomes"], "schema"),
     "checkpoint larger than the ledger": (
         ["DROP TRIGGER IF EXISTS entries_no_delete", "DELETE FROM entries WHERE seq >= 4",
          "DELETE FROM entry_index WHERE seq >= 4", "DELETE FROM outcomes WHERE seq >= 4",

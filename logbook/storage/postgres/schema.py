@@ -116,3 +116,30 @@ MIGRATIONS: list[str] = [
 # the derived tables `reindex` empties (TRUNCATE: their owner's right, not an agent's) and
 # writes again from the entries' bytes
 DERIVED_TABLES = ("entry_index", "outcomes", "signing_keys", "tree", "run_sources")
+
+
+# information_schema's data_type for the types the migrations write
+_PG_TYPES = {"BIGINT": "bigint", "BIGSERIAL": "bigint", "INTEGER": "integer", "TEXT": "text",
+             "BYTEA": "bytea", "DOUBLE": "double precision"}
+
+
+def expected_columns() -> dict[str, list[tuple[str, str]]]:
+    """Every table the migrations make, with its columns and their types as
+    information_schema names them, read off the migrations' CREATE TABLE statements."""
+    import re
+
+    out: dict[str, list[tuple[str, str]]] = {}
+    for migration in MIGRATIONS:
+        for table, body in re.findall(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+) \((.*?)\);",
+                                      migration, re.S):
+            columns, depth, part = [], 0, ""
+            for ch in body + ",":
+                if ch == "," and depth == 0:
+                    columns.append(part.split())
+                    part = ""
+                    continue
+                depth += (ch == "(") - (ch == ")")
+                part += ch
+            out[table] = [(words[0], _PG_TYPES[words[1].upper()]) for words in columns
+                          if words and words[0].upper() not in ("PRIMARY", "CHECK", "UNIQUE")]
+    return out

@@ -281,6 +281,18 @@ class PostgresStore(Summaries, BlobRows, TailRows):
         return [(str(r[0]), int(r[1])) for r in self.rows(
             'SELECT key, seq FROM run_sources ORDER BY seq, key COLLATE "C"')]
 
+    def schema_problems(self) -> list[str]:
+        """What the database lacks of the tables and columns its migrations made."""
+        from logbook.storage.postgres.schema import expected_columns
+        from logbook.storage.schema_check import problems
+
+        found: dict[str, list[tuple[str, str]]] = {}
+        for table, column, kind in self.rows(
+                "SELECT table_name, column_name, data_type FROM information_schema.columns "
+                "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"):
+            found.setdefault(str(table), []).append((str(column), str(kind)))
+        return problems(expected_columns(), found)
+
     def all_index_rows(self) -> Iterator[tuple[Any, ...]]:
         return self._batches(f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index ORDER BY seq")
 

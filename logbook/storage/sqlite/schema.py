@@ -109,3 +109,25 @@ DERIVED_SCHEMA: list[str] = [
     "CREATE TABLE IF NOT EXISTS run_sources (key TEXT NOT NULL, seq INTEGER NOT NULL)",
     "CREATE INDEX IF NOT EXISTS run_sources_key ON run_sources(key)",
 ]
+
+
+def expected_columns() -> dict[str, list[tuple[str, str]]]:
+    """Every table the migrations make, with its columns and their declared types: read off a
+    database in memory that the migrations themselves built."""
+    import sqlite3
+
+    conn = sqlite3.connect(":memory:")
+    try:
+        for migration in MIGRATIONS:
+            conn.executescript(migration)
+        return table_columns(conn)
+    finally:
+        conn.close()
+
+
+def table_columns(conn: object) -> dict[str, list[tuple[str, str]]]:
+    """The tables of an SQLite connection, with their columns and declared types."""
+    names = [r[0] for r in conn.execute(  # type: ignore[attr-defined]
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+    return {t: [(c[1], str(c[2]).upper()) for c in conn.execute(  # type: ignore[attr-defined]
+        f'PRAGMA table_info("{t}")')] for t in names}

@@ -298,6 +298,13 @@ class SQLiteStore(Summaries, BlobFiles, TailRows):
         return [(r[0], r[1]) for r in
                 self.conn.execute("SELECT key, seq FROM run_sources ORDER BY seq, key")]
 
+    def schema_problems(self) -> list[str]:
+        """What the file lacks of the tables and columns its migrations made."""
+        from logbook.storage.schema_check import problems
+        from logbook.storage.sqlite.schema import expected_columns, table_columns
+
+        return problems(expected_columns(), table_columns(self.conn))
+
     def all_index_rows(self) -> Iterator[tuple[Any, ...]]:
         return self._rows(f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index ORDER BY seq")
 
