@@ -199,3 +199,47 @@ def test_kills_and_a_restart_under_load_lose_no_acknowledged_append(
     kept = {e["digest"] for e in run_cli("--ledger", pg_url, "log", "--json").json}
     assert set(printed) <= kept
     assert run_cli("--ledger", pg_url, "verify", "--strict").code == 0
+
+
+# the CLI with the store's test seam: the writer stops itself (SIGSTOP) holding the head's
+# lock, its transaction open and idle, as a client frozen or killed mid-append leaves it
+STOPPED_BEFORE_COMMIT = """
+import os, signal, sys
+from logbook.storage.postgres.store import PostgresStore
+from logbook.cli.main import run
+PostgresStore.before_commit = lambda: os.kill(os.getpid(), signal.SIGSTOP)
+sys.exit(run(sys.argv[1:]))
+"""
+
+
+def test_a_writer_frozen_mid_append_holds_the_others_no_longer_than_its_lock_timeout(
+        pg_url: str, tmp_path: Path) -> None:
+    import signal
+    import time
+
+    _team(pg_url)
+    frozen = subprocess.Popen([sys.executable, "-c", STOPPED_BEFORE_COMMIT, "--ledger", pg_url,
+                               "note", "frozen mid-append"],
+                              env={**os.environ, "LOGBOOK_LOCK_TIMEOUT": "2"},
+                              stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not Path(f"/proc/{frozen.pid}/stat").read_text().split()[2] == "T":
+            assert time.monotonic() < deadline and frozen.poll() is None, "never stopped"
+            time.sleep(0.05)
+        started = time.monotonic()
+        r = subprocess.run([sys.executable, "-m", "logbook", "--ledger", pg_url, "note",
+                            "after the frozen one"], env={**os.environ,
+                                                          "LOGBOOK_LOCK_TIMEOUT": "30"},
+                           capture_output=True, text=True, timeout=120)
+        waited = time.monotonic() - started
+        assert r.returncode == 0, r.stderr
+        assert waited < 2 + 10, waited  # the frozen one's lock timeout, and start-up
+    finally:
+        frozen.send_signal(signal.SIGCONT)
+        frozen.wait(timeout=60)
+    assert frozen.returncode == 3  # its transaction was ended by the server: not appended
+    texts = [e["entry"]["body"].get("text")
+             for e in run_cli("--ledger", pg_url, "log", "--json").json]
+    assert "after the frozen one" in texts and "frozen mid-append" not in texts
+    assert run_cli("--ledger", pg_url, "verify").code == 0

@@ -74,9 +74,25 @@ def _pipeline_noise(record: logging.LogRecord) -> bool:
     return not str(record.msg).startswith("error ignored terminating")
 
 
-def connect(url: str) -> psycopg.Connection[Any]:
+# a dead client is noticed by the server within about 10 + 3 x 5 seconds (TCP keepalives),
+# and its transaction rolled back, so that it holds the head's lock no longer than that
+KEEPALIVES: dict[str, Any] = {"keepalives": 1, "keepalives_idle": 10,
+                              "keepalives_interval": 5, "keepalives_count": 3}
+
+
+def writer_options() -> str:
+    """The server settings of a writer's session: a transaction left idle (a client stopped or
+    killed mid-append, its connection still open) is ended by the server after the lock
+    timeout, the longest any other writer waits for it; the server probes the client's
+    connection as the client probes the server's (KEEPALIVES)."""
+    return (f"-c idle_in_transaction_session_timeout={lock_wait_ms()} "
+            "-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3")
+
+
+def connect(url: str, writer: bool = False) -> psycopg.Connection[Any]:
     """An autocommit connection (transactions are opened explicitly); exit 3 when the server
-    cannot be reached or refuses us, and a bad URL is bad input (exit 2)."""
+    cannot be reached or refuses us, and a bad URL is bad input (exit 2). A ``writer``'s
+    session has the server end a transaction it leaves idle (writer_options)."""
     require_driver()
     quiet = logging.getLogger("psycopg")
     if _pipeline_noise not in quiet.filters:
@@ -88,8 +104,9 @@ def connect(url: str) -> psycopg.Connection[Any]:
 
         raise InputError("--ledger: the postgresql:// URL cannot be parsed by libpq") from None
     try:
+        extra: dict[str, Any] = {"options": writer_options()} if writer else {}
         return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT,
-                               application_name="logbook")
+                               application_name="logbook", **KEEPALIVES, **extra)
     except psycopg.Error as exc:
         raise EnvironmentProblem(f"ledger {display(url)} cannot be reached: "
                                  f"{first_line(exc, url)}") from None

@@ -75,7 +75,7 @@ class PostgresStore(Summaries, BlobRows, TailRows):
 
     @classmethod
     def _open(cls, url: str, writable: bool, create: bool) -> PostgresStore:
-        conn = connect(url)
+        conn = connect(url, writer=writable)
         store = cls(conn, url, writable)
         try:
             version = store._version()
