@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +23,7 @@ from typing import Protocol
 import orjson
 
 from logbook.crypto.public import PublicKey
-from logbook.errors import EnvironmentProblem, InputError
+from logbook.errors import CheckFailed, EnvironmentProblem, InputError
 from logbook.findings import Finding
 from logbook.reading import max_input_bytes, read_timeout
 from logbook.tlog import merkle, tiles
@@ -88,23 +86,18 @@ class HttpSource:
             raise InputError(f"{self.name} is not a URL that can be fetched ({exc})") from None
 
     def get(self, rel: str, limit: int) -> bytes | None:
-        url = urllib.parse.urljoin(self.base, rel)
-        request = urllib.request.Request(url, headers={"Accept-Encoding": "identity",
-                                                       "User-Agent": "logbook"})
-        try:
-            with urllib.request.urlopen(request, timeout=read_timeout()) as response:
-                data: bytes = response.read(limit + 1)
-        except urllib.error.HTTPError as exc:
-            if exc.code in (404, 410):
-                return None
-            raise EnvironmentProblem(f"{self._shown(rel)} answered HTTP {exc.code} "
-                                     f"{exc.reason}") from None
-        except (urllib.error.URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise EnvironmentProblem(f"{self._shown(rel)} cannot be fetched: {reason}") from None
-        if len(data) > limit:
+        from logbook.verify.fetch import request
+
+        answer = request(urllib.parse.urljoin(self.base, rel), self._shown(rel), limit,
+                         read_timeout())
+        if answer.status in (404, 410):
+            return None
+        if answer.status != 200:
+            raise EnvironmentProblem(f"{self._shown(rel)} answered HTTP {answer.status} "
+                                     f"{answer.reason}")
+        if len(answer.body) > limit:
             raise InputError(f"{self._shown(rel)} is larger than the {limit} bytes it may hold")
-        return data
+        return answer.body
 
     def _shown(self, rel: str) -> str:
         return urllib.parse.urljoin(self.name.rstrip("/") + "/", rel)
@@ -143,8 +136,8 @@ def read_checkpoint(source: Source) -> tuple[str, Parsed]:
         raise InputError(f"{source.name} is not a published ledger: it has no checkpoint")
     try:
         parsed = parse_checkpoint(data)
-    except InputError as exc:
-        raise InputError(f"{source.name}/checkpoint is not a checkpoint: {exc}") from None
+    except InputError as exc:  # what the source serves, not what the user typed: a check fails
+        raise CheckFailed(f"{source.name}/checkpoint is not a checkpoint: {exc}") from None
     return data.decode("utf-8"), parsed
 
 
@@ -159,15 +152,19 @@ class _Reader:
         self.result.findings.append(Finding("published", "error", message, seq, []))
 
     def get(self, rel: str, limit: int) -> bytes | None:
-        data = self.source.get(rel, limit)
+        return self.kept(rel, self.source.get(rel, limit))
+
+    def kept(self, rel: str, data: bytes | None) -> bytes | None:
+        """``data`` read from ``rel`` recorded, or its absence found."""
         if data is None:
             self.find(f"{rel} is missing from {self.source.name}")
             return None
         self.files[rel] = data
         return data
 
-    def tile(self, tid: tiles.TileId) -> list[bytes]:
-        data = self.get(tid.path, TILE_LIMIT)
+    def tile(self, tid: tiles.TileId, read: bytes | None = None) -> list[bytes]:
+        """The hashes of a tile (``read``: its bytes, already fetched)."""
+        data = self.get(tid.path, TILE_LIMIT) if read is None else self.kept(tid.path, read)
         if data is None:
             raise LookupError(f"{tid.path} is missing")
         try:
@@ -177,17 +174,36 @@ class _Reader:
             raise LookupError(f"{tid.path} is damaged") from None
 
 
+def _level0(size: int) -> Iterator[tiles.TileId]:
+    """The level-0 tiles of a tree of ``size`` leaves, made one at a time (a checkpoint may
+    claim 2^64 entries: nothing is built for the size before a file shows it is real)."""
+    for index in range((size + tiles.WIDTH - 1) // tiles.WIDTH):
+        yield tiles.TileId(0, index, min(tiles.WIDTH, size - index * tiles.WIDTH))
+
+
 def _leaves(reader: _Reader, size: int) -> list[bytes | None]:
     """The digests of the entry bundles, each checked against its level-0 tile's leaf hash
-    (None where a bundle or tile is missing or disagrees)."""
+    (None where a bundle or tile is missing or disagrees). Where both a tile and its bundle
+    are missing the published tree ends: one finding, and nothing further is asked for."""
     digests: list[bytes | None] = []
-    for tid in (t for t in tiles.tiles_of(size) if t.level == 0):
+    for tid in _level0(size):
         lo = tid.index * tiles.WIDTH
-        try:
-            hashes: list[bytes] | None = reader.tile(tid)
-        except LookupError:
-            hashes = None
-        data = reader.get(tid.bundle, BUNDLE_LIMIT)
+        tile = reader.source.get(tid.path, TILE_LIMIT)
+        bundle = reader.source.get(tid.bundle, BUNDLE_LIMIT)
+        if tile is None and bundle is None:
+            reader.find(f"{tid.path} and {tid.bundle} are missing from {reader.source.name}: "
+                        f"the published tree ends before entry {lo}, and the checkpoint "
+                        f"claims {size}")
+            break
+        hashes: list[bytes] | None = None
+        if tile is None:
+            reader.find(f"{tid.path} is missing from {reader.source.name}")
+        else:
+            try:
+                hashes = reader.tile(tid, tile)
+            except LookupError:
+                hashes = None
+        data = reader.kept(tid.bundle, bundle)
         leaves: list[bytes] = []
         if data is not None:
             try:
@@ -228,10 +244,12 @@ def _higher_tiles(reader: _Reader, size: int, digests: list[bytes]) -> None:
 
 def _entry_lines(reader: _Reader, size: int,
                  on_progress: Callable[[int, int], None] | None = None) -> Iterator[bytes]:
-    for tid in (t for t in tiles.tiles_of(size) if t.level == 0):
+    for tid in _level0(size):
         if on_progress is not None:
             on_progress(tid.index * tiles.WIDTH, size)
         data = reader.get(entries_path(tid), max_input_bytes())
+        if data is None:
+            break  # the published entries end here: the count says so, once
         lines = [] if data is None else data.splitlines(keepends=True)
         if data is not None and len(lines) != tid.width:
             reader.find(f"{entries_path(tid)} holds {len(lines)} entries, not {tid.width}",
@@ -276,6 +294,11 @@ def verify_published(source: Source, trusted_fp: str | None = None,
     reader.files["checkpoint"] = note.encode("utf-8")
     if cp.size == 0:
         reader.find("the published checkpoint has size 0: an empty ledger is not verified")
+        return Published(probe, note, parsed, reader.files)
+    if trusted is not None and not verify_checkpoint_signature(parsed, [trusted.raw]):
+        # its size is a claim of whoever signed it: nothing is read for it
+        reader.find("the published checkpoint is not signed by the trusted key: nothing "
+                    "was read for the size it claims")
         return Published(probe, note, parsed, reader.files)
     digests = _leaves(reader, cp.size)
     known = [d for d in digests if d is not None]

@@ -11,14 +11,12 @@ quorum is a CheckFailed naming the witnesses that did not cosign.
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from logbook.errors import CheckFailed, InputError
+from logbook.errors import CheckFailed, EnvironmentProblem, InputError
 from logbook.files import atomic_writer
 from logbook.tlog.note import parse_checkpoint, parse_note
 from logbook.tlog.witness import encode_request, parse_size
@@ -68,16 +66,13 @@ class Asked:
     evidence: Path | None = None
 
 
-def _post(url: str, body: bytes, timeout: float) -> tuple[int, bytes, str]:
-    request = urllib.request.Request(url + "/add-checkpoint", data=body, method="POST",
-                                     headers={"Content-Type": "text/plain",
-                                              "User-Agent": "logbook"})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.status, response.read(_ANSWER_LIMIT), \
-                response.headers.get("Content-Type", "")
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read(_ANSWER_LIMIT), exc.headers.get("Content-Type", "")
+def _post(target: WitnessTarget, body: bytes, timeout: float) -> tuple[int, bytes, str]:
+    from logbook.verify.fetch import request
+
+    answer = request(target.url + "/add-checkpoint", target.shown + "/add-checkpoint",
+                     _ANSWER_LIMIT, timeout, method="POST", body=body,
+                     headers={"Content-Type": "text/plain"})
+    return answer.status, answer.body[:_ANSWER_LIMIT], answer.content_type
 
 
 def _keep(evidence_dir: Path, target: WitnessTarget, size: int, status: int, body: bytes,
@@ -99,9 +94,9 @@ def _ask(target: WitnessTarget, note: str, size: int, known: int, prove: Prove,
         proof = prove(old) if 0 < old < size else []
         body = encode_request(old, proof, note)
         try:
-            status, answer, ctype = _post(target.url, body, timeout)
-        except (urllib.error.URLError, OSError) as exc:
-            out.refusal = f"cannot be reached ({getattr(exc, 'reason', exc)})"
+            status, answer, ctype = _post(target, body, timeout)
+        except (EnvironmentProblem, InputError) as exc:
+            out.refusal = f"cannot be reached ({exc})"
             return out
         if status == 200:
             return _accept(out, note, answer)

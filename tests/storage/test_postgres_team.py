@@ -224,7 +224,7 @@ def test_a_writer_frozen_mid_append_holds_the_others_no_longer_than_its_lock_tim
                               stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
-        while not Path(f"/proc/{frozen.pid}/stat").read_text().split()[2] == "T":
+        while Path(f"/proc/{frozen.pid}/stat").read_text().split()[2] != "T":
             assert time.monotonic() < deadline and frozen.poll() is None, "never stopped"
             time.sleep(0.05)
         started = time.monotonic()

@@ -1,0 +1,116 @@
+"""The one HTTP client of `verify URL`, `mirror` and the witness client (issue 34): every
+request has a whole deadline (not only one per read, which a server sending a byte a second
+never trips), a bounded answer (its status line, headers and body), and every way it can fail
+is one sentence (EnvironmentProblem, exit 3), never a traceback.
+
+The deadline is kept by a timer that shuts the connection's socket down when it passes, which
+wakes whatever read is waiting on it; the standard library's client keeps a header line under
+64 KiB and the headers under 100, and refuses an answer that breaks them (both mapped here).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import socket
+import ssl
+import threading
+import urllib.parse
+from dataclasses import dataclass
+
+from logbook.errors import EnvironmentProblem, InputError
+
+__all__ = ["Answer", "request"]
+
+_REDIRECTS = 3
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: bytes  # at most the limit + 1 bytes, so a caller can tell an answer over its limit
+    content_type: str
+    reason: str
+
+
+def _connection(url: str, timeout: float) -> tuple[http.client.HTTPConnection, str]:
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise InputError(f"{url} is not a URL that can be fetched ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"{url} is not an http(s) URL")
+    path = parts.path or "/"
+    if parts.query:
+        path += "?" + parts.query
+    if parts.scheme == "https":
+        return http.client.HTTPSConnection(parts.hostname, port, timeout=timeout,
+                                           context=ssl.create_default_context()), path
+    return http.client.HTTPConnection(parts.hostname, port, timeout=timeout), path
+
+
+def request(url: str, shown: str, limit: int, deadline: float, *, method: str = "GET",
+            body: bytes | None = None, headers: dict[str, str] | None = None) -> Answer:
+    """``method`` ``url`` within ``deadline`` seconds in all (each read also within it), its
+    answer's body read to at most ``limit`` + 1 bytes; ``shown`` names the URL in messages
+    (without its credentials). Redirects of a GET are followed, three at most."""
+    for _ in range(_REDIRECTS + 1):
+        answer, location = _once(url, shown, limit, deadline, method, body, headers or {})
+        if location is None:
+            return answer
+        url = urllib.parse.urljoin(url, location)
+    raise EnvironmentProblem(f"{shown} redirects more than {_REDIRECTS} times")
+
+
+def _once(url: str, shown: str, limit: int, deadline: float, method: str,
+          body: bytes | None, headers: dict[str, str]) -> tuple[Answer, str | None]:
+    conn, path = _connection(url, deadline)
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        sock = conn.sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    timer = threading.Timer(deadline, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        conn.request(method, path, body=body, headers={"User-Agent": "logbook",
+                                                       "Accept-Encoding": "identity",
+                                                       **headers})
+        response = conn.getresponse()
+        data = response.read(limit + 1)
+        location = response.getheader("Location")
+        answer = Answer(response.status, data, response.getheader("Content-Type") or "",
+                        response.reason)
+    except (http.client.HTTPException, OSError, ValueError) as exc:
+        if expired.is_set():
+            raise EnvironmentProblem(f"{shown} did not answer in full within {deadline:g} s "
+                                     "(LOGBOOK_READ_TIMEOUT)") from None
+        raise EnvironmentProblem(f"{shown} cannot be fetched: {_reason(exc)}") from None
+    finally:
+        timer.cancel()
+        conn.close()
+    if expired.is_set():
+        raise EnvironmentProblem(f"{shown} did not answer in full within {deadline:g} s "
+                                 "(LOGBOOK_READ_TIMEOUT)")
+    if method == "GET" and answer.status in (301, 302, 303, 307, 308) and location:
+        return answer, location
+    return answer, None
+
+
+def _reason(exc: BaseException) -> str:
+    """What went wrong, in a few words: a malformed answer is named as such."""
+    if isinstance(exc, http.client.BadStatusLine):
+        return "its answer does not begin with an HTTP status line"
+    if isinstance(exc, http.client.LineTooLong):
+        return "its answer has a header line over 64 KiB"
+    if isinstance(exc, http.client.HTTPException):
+        text = " ".join(str(exc).split())[:120]
+        return f"its answer is not well-formed HTTP ({text or type(exc).__name__})"
+    reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc)
+    return " ".join(str(reason).split())[:200] or type(exc).__name__
