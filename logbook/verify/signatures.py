@@ -136,7 +136,11 @@ class SignatureBatch:
         context = multiprocessing.get_context("fork")
         for _ in range(self._workers):
             ours, theirs = context.Pipe()
-            proc = context.Process(target=_serve, args=(theirs,), daemon=True)
+            # this process's pipe ends (this worker's and the earlier workers') are its
+            # alone: a worker that kept a copy would never see its pipe close when this
+            # process dies (killed)
+            others = [c.fileno() for c in (*self._conns, ours)]
+            proc = context.Process(target=_serve, args=(theirs, others), daemon=True)
             proc.start()
             theirs.close()
             self._conns.append(ours)
@@ -197,11 +201,20 @@ class SignatureBatch:
         self._conns, self._procs, self._pending = [], [], []
 
 
-def _serve(conn: Connection) -> None:
+def _serve(conn: Connection, inherited: list[int]) -> None:
     """A worker: check each chunk it is sent, answer with the positions that fail. An
-    interrupt (Ctrl-C reaches the whole process group) is the reader's to handle: it stops us."""
+    interrupt (Ctrl-C reaches the whole process group) is the reader's to handle: it stops us.
+    The reader's pipe ends to the other workers (``inherited`` by the fork) are closed, so the
+    reader's death closes this worker's pipe, and the worker ends instead of waiting for
+    ever."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    while (items := conn.recv()) is not None:
-        conn.send(_check(items))
+    for fd in inherited:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    try:
+        while (items := conn.recv()) is not None:
+            conn.send(_check(items))
+    except (EOFError, OSError):  # the reader is gone
+        return
