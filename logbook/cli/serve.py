@@ -14,6 +14,10 @@ def serve(
     port: int = typer.Option(8000, "--port", metavar="N", min=0, max=65535,
                              help="Port to listen on (default 8000; 0 picks a free one, "
                              "printed on stderr)."),
+    allow_host: list[str] = typer.Option([], "--allow-host", metavar="NAME",
+                                         help="Also answer requests addressed to NAME "
+                                         "(by default only loopback names and the address "
+                                         "listened on)."),
 ) -> None:
     """Serve a read-only web view of the ledger: plans, reports, runs, audit, retractions.
 
@@ -30,7 +34,7 @@ def serve(
 
     with state.open_ledger() as ledger:
         db, name = ledger.path, ledger.name
-    listen(db, name, host, port)
+    listen(db, name, host, port, tuple(allow_host))
 
 
 def register(app: typer.Typer) -> None:

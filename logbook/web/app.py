@@ -17,7 +17,6 @@ from typing import Any
 import orjson
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
@@ -34,7 +33,7 @@ HEADERS = [(b"content-security-policy", b"default-src 'none'; style-src 'unsafe-
             b"img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
            (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
            (b"cache-control", b"no-store")]
-LOOPBACK = ("127.0.0.1", "localhost")
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 Build = Callable[[Source, Request], dict[str, Any]]
 
@@ -144,12 +143,39 @@ def _missing(request: Request, exc: Exception) -> Response:
     return _error(status, text, wants_json)
 
 
-def make_app(db: Path, host: str = "127.0.0.1") -> Starlette:
-    """The read-only view of the ledger at ``db``. Served on loopback, it answers only
-    requests addressed to loopback names (a web page elsewhere cannot read the ledger by
-    rebinding its own name to 127.0.0.1)."""
-    middleware = [Middleware(_Headers)]
-    if host in LOOPBACK:
-        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=list(LOOPBACK)))
+def host_name(header: str) -> str:
+    """The name a ``Host`` header gives, without its port, lowercase: ``[::1]:8000`` is
+    ``::1``."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:header.find("]")] if "]" in header else header
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+class _HostCheck:
+    """Only requests addressed to a name the server answers to (loopback names, the address
+    it is bound to, and those named with --allow-host) are served; any other is 400, so a web
+    page elsewhere cannot read the ledger by rebinding its own name to this address."""
+
+    def __init__(self, app: ASGIApp, allowed: frozenset[str]) -> None:
+        self.app, self.allowed = app, allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            found = dict(scope.get("headers") or []).get(b"host", b"")
+            if host_name(found.decode("latin-1")) not in self.allowed:
+                response = _error(400, "this server does not answer to that host name",
+                                  scope.get("path", "").endswith(".json"))
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def make_app(db: Path, host: str = "127.0.0.1", allow: tuple[str, ...] = ()) -> Starlette:
+    """The read-only view of the ledger at ``db``, answering only requests addressed to a
+    loopback name, the address ``host`` it is bound to, or a name in ``allow``."""
+    allowed = frozenset({*LOOPBACK, host_name(f"[{host}]" if ":" in host else host),
+                         *(host_name(a) for a in allow)})
+    middleware = [Middleware(_Headers), Middleware(_HostCheck, allowed=allowed)]
     return Starlette(routes=routes(_Site(db)), middleware=middleware,
                      exception_handlers={404: _missing, 405: _missing})

@@ -30,7 +30,7 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(db: Path, name: str, host: str, port: int) -> None:
+def serve(db: Path, name: str, host: str, port: int, allow: tuple[str, ...] = ()) -> None:
     import uvicorn
 
     from logbook.web.app import make_app
@@ -40,7 +40,7 @@ def serve(db: Path, name: str, host: str, port: int) -> None:
     shown = f"[{host}]" if ":" in host else host
     print(f"serving ledger {name} read-only at http://{shown}:{bound}/ (Ctrl-C stops)",
           file=sys.stderr, flush=True)
-    config = uvicorn.Config(make_app(db, host), log_level="warning", lifespan="off",
+    config = uvicorn.Config(make_app(db, host, allow), log_level="warning", lifespan="off",
                             server_header=False, access_log=False)
     # uvicorn re-raises Ctrl-C once it has shut down cleanly
     with sock, contextlib.suppress(KeyboardInterrupt):
