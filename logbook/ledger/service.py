@@ -355,7 +355,13 @@ class Ledger:
         drafts (its whole batch, as then); an InputError naming it when it wrote other
         drafts: a key names one draft, and a second draft under it is never dropped silently."""
         stored = self._store.entry_by_digest(prior)
-        assert stored is not None
+        if stored is None:  # no append of logbook's wrote that row
+            from logbook.errors import StorageDamaged
+
+            raise StorageDamaged(f"--once {once}: the ledger's record of that key names "
+                                 f"{prior[:12]}, which is no entry of the ledger: the record "
+                                 "was written by something other than an append; nothing "
+                                 "was appended")
         last = Entry.from_stored(stored)
         first = last.seq - len(drafts) + 1
         out = []

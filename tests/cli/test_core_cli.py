@@ -264,3 +264,24 @@ def test_once_with_another_draft_is_refused_naming_the_first(ledger_dir: Path, c
     r = cli("append", "--jsonl", str(changed), "--once", "batch-1")
     assert r.code == 2 and "draft 2 differs" in r.err, r.err
     assert head(cli)[0] == 5
+
+
+def test_a_once_key_planted_by_someone_else_never_drops_a_draft(ledger_dir: Path, cli,
+                                                                tmp_path: Path) -> None:
+    """A co-agent with the INSERT grant writes once-key rows ahead of a victim (issue 34):
+    naming another entry, the victim's append is refused naming it (exit 2); naming no entry,
+    it is a damaged ledger (exit 1); either way nothing is dropped as if it were appended."""
+    import sqlite3
+
+    other = cli("note", "someone else's", "--json").json
+    conn = sqlite3.connect(ledger_dir / ".logbook" / "ledger.db")
+    conn.execute("INSERT INTO once_keys VALUES ('victim-1', ?)", (other["digest"],))
+    conn.execute("INSERT INTO once_keys VALUES ('victim-2', ?)", ("ab" * 32,))
+    conn.commit()
+    conn.close()
+    f = write_json(tmp_path / "n.json", draft("note", {"text": "mine"}))
+    r = cli("append", str(f), "--once", "victim-1")
+    assert r.code == 2 and f"@{other['seq']}" in r.err, r.err
+    r = cli("append", str(f), "--once", "victim-2")
+    assert r.code == 1 and "no entry of the ledger" in r.err and r.err.count("\n") == 1, r.err
+    assert head(cli)[0] == 2
