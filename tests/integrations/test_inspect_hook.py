@@ -24,9 +24,10 @@ from builders import plan_body, write_json
 from conftest import run_cli
 
 DATA = Path(__file__).parent / "data"
-# the hook Inspect loads is this checkout's logbook (not another install of it), beside the
-# offline model's provider
-SITE = os.pathsep.join([str(DATA / "site"), str(Path(__file__).parents[2])])
+# the offline model's provider; the hook is the installed logbook's (an editable install of
+# this checkout, as `pip install -e` makes it): put on PYTHONPATH instead, Inspect would not
+# know its package and would name it `record`, not `logbook/record`
+SITE = str(DATA / "site")
 INSPECT = shutil.which("inspect", path=str(Path(sys.executable).parent))
 
 pytestmark = pytest.mark.skipif(INSPECT is None or find_spec("inspect_ai") is None,
