@@ -3,7 +3,8 @@ tests: each sample's row of PATTERN says, epoch by epoch, whether the `echo` mod
 is asked a question it answers right (the prompt ends in "yes", the target is "YES"), so that
 Inspect's epoch reducers (mean, median, mode, max, at_least_k, pass_at_k) each give another
 accuracy. `-T graded=true` scores with GRADES instead (values between 0 and 1), where the mean
-and the median of an item's epochs differ too."""
+and the median of an item's epochs differ too; `-T target=NOPE` asks for another answer (other
+data: another suite)."""
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
@@ -36,8 +37,8 @@ def graded_by_epoch() -> Scorer:
 
 
 @task
-def epochs_task(graded: bool = False) -> Task:
-    questions = [Sample(input=f"question {i}", target="YES", id=f"s{i}") for i in range(6)]
+def epochs_task(graded: bool = False, target: str = "YES") -> Task:
+    questions = [Sample(input=f"question {i}", target=target, id=f"s{i}") for i in range(6)]
     return Task(dataset=questions, solver=[by_epoch()],
                 scorer=graded_by_epoch() if graded else includes(),
                 metrics=None if graded else [accuracy(), stderr()])
