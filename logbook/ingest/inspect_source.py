@@ -69,9 +69,9 @@ def check_headline(path: Path, run: dict[str, Any]) -> None:
     if abs(mine - value) > 1e-9:
         raise fail(path, f"field results.scores.{reported.get('scorer')}.metrics."
                          f"{reported.get('metric')} is {value!r}, but logbook's own figure, "
-                         f"the mean over its {len(items)} scored items each reduced by "
-                         f"{name}, is {mine!r}: an edited file or a misread one, so it is "
-                         "not recorded")
+                         f"the mean over its {len(items)} scored items is {mine!r} (each "
+                         f"item's epochs reduced by {name}): an edited file or a misread one, "
+                         "so it is not recorded")
 
 
 def reported_figures(path: Path, status: str, message: str | None, results: dict[str, Any],
