@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from logbook.capture.redact import redact_value
-from logbook.format.reducers import known
 from logbook.ingest._common import (
     as_dict,
     as_list,
@@ -45,6 +44,7 @@ from logbook.ingest.adapter import Adapter
 from logbook.ingest.inspect_source import (
     metric_name,
     reported_figures,
+    run_reducer,
     sample_digests,
     suite_identity,
     with_source,
@@ -260,7 +260,7 @@ def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], 
         reported = reported_figures(path, status, message, results, name)
         outcomes = _outcomes(name, keys, logged)
         outcomes["metric"] = metric_name(name, ev, reported, outcomes["metric"])
-        outcomes["reducer"] = _reducer(path, ev, reported)
+        outcomes["reducer"] = run_reducer(path, ev, reported)
         body: dict[str, Any] = {
             "status": _STATUS[status],
             "task": task,
@@ -275,19 +275,6 @@ def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], 
             body["reason"] = message or _REASON[status]
         runs.append(prune(body))
     return runs
-
-
-def _reducer(path: Path, ev: dict[str, Any], reported: dict[str, Any]) -> str | None:
-    """The epochs reducer of the scorer's reported figure (else the first the eval's config
-    lists; None when the log names none: Inspect's default, the mean)."""
-    name, field = reported.get("reducer"), f"results.scores.{reported.get('scorer')}.reducer"
-    if name is None and "metrics" not in reported:
-        listed = as_list(as_dict(ev.get("config")).get("epochs_reducer"))
-        name, field = (listed[0] if listed else None), "eval.config.epochs_reducer[0]"
-    if name is not None and not (isinstance(name, str) and known(name)):
-        raise fail(path, f"field {field} is {shown(name)}, an epochs reducer logbook cannot "
-                         "apply (it applies mean, median, mode, max, at_least_K, pass_at_K)")
-    return name
 
 
 def _scorers(ev: dict[str, Any], results: dict[str, Any], samples: list[Any]) -> list[str]:

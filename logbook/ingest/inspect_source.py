@@ -1,5 +1,6 @@
-"""An Inspect log's identity and figures: where a run came from, what its metric is called,
-Inspect's own figures, and the check that logbook's per-item figure is Inspect's own."""
+"""An Inspect log's identity and figures: where a run came from, the suite's identity (its
+samples' ids, inputs and targets), what its metric is called, Inspect's own figures, its epochs
+reducer, and the check that logbook's figure over the reduced items is Inspect's own."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from logbook.format.reducers import known
 from logbook.ingest._common import as_dict, as_list, fail, field_name, number, shown
 
 
@@ -103,6 +105,19 @@ def reported_figures(path: Path, status: str, message: str | None, results: dict
         if len(entries) > 1:
             out["scores"] = entries
     return out
+
+
+def run_reducer(path: Path, ev: dict[str, Any], reported: dict[str, Any]) -> str | None:
+    """The epochs reducer of the scorer's reported figure (else the first the eval's config
+    lists; None when the log names none: Inspect's default, the mean)."""
+    name, field = reported.get("reducer"), f"results.scores.{reported.get('scorer')}.reducer"
+    if name is None and "metrics" not in reported:
+        listed = as_list(as_dict(ev.get("config")).get("epochs_reducer"))
+        name, field = (listed[0] if listed else None), "eval.config.epochs_reducer[0]"
+    if name is not None and not (isinstance(name, str) and known(name)):
+        raise fail(path, f"field {field} is {shown(name)}, an epochs reducer logbook cannot "
+                         "apply (it applies mean, median, mode, max, at_least_K, pass_at_K)")
+    return name
 
 
 def _metrics(path: Path, raw: Any, at: tuple[str | int, ...]) -> dict[str, Any]:
