@@ -46,6 +46,11 @@ REDUCERS: dict[str, tuple[str | None, Fraction]] = {
 }
 
 
+def python_path() -> str:
+    """The test provider's folder, then whatever PYTHONPATH already says (a checkout first)."""
+    return os.pathsep.join(p for p in [str(DATA / "site"), os.environ.get("PYTHONPATH")] if p)
+
+
 def inspect_eval(where: Path, *args: str, env: dict[str, str] | None = None
                  ) -> subprocess.CompletedProcess[str]:
     """`inspect eval` of the epochs task in ``where``, its log in ``where/logs``; the hook
@@ -54,8 +59,7 @@ def inspect_eval(where: Path, *args: str, env: dict[str, str] | None = None
     where.mkdir(parents=True, exist_ok=True)
     shutil.copy(DATA / "epochs_task.py", where / "epochs_task.py")
     environ = {k: v for k, v in os.environ.items() if not k.startswith("LOGBOOK_")}
-    environ |= {"PYTHONPATH": os.pathsep.join([str(DATA / "site"),
-                                               os.environ.get("PYTHONPATH", "")]), **(env or {})}
+    environ |= {"PYTHONPATH": python_path(), **(env or {})}
     done = subprocess.run([INSPECT, "eval", "epochs_task.py", "--log-dir", "logs",
                            "--display", "none", *args], cwd=where, env=environ,
                           capture_output=True, text=True, timeout=300, check=False)
@@ -245,7 +249,7 @@ def test_the_model_as_named_by_append_run_and_hook(made: dict[str, Path],
     wrapped.mkdir()
     shutil.copy(DATA / "epochs_task.py", wrapped / "epochs_task.py")
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOGBOOK_")}
-    env |= {"PYTHONPATH": os.pathsep.join([str(DATA / "site"), env.get("PYTHONPATH", "")]),
+    env |= {"PYTHONPATH": python_path(),
             "PATH": os.pathsep.join([str(Path(sys.executable).parent), env["PATH"]])}
     done = subprocess.run([sys.executable, "-m", "logbook", "--ledger", str(ledger), "run",
                            "--from", "inspect", "logs", "--", "inspect", "eval",
