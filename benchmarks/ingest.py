@@ -18,6 +18,12 @@ where the time goes, measured in-process.
 Then the Inspect AI hook's cost (issue 20): the hook's append of a real Inspect log (what it
 does at a task's end, in a fresh process) against `logbook append --from inspect` of the same
 log, each into a fresh ledger, median of 5; budget <= 1.5.
+
+Then Inspect's reader (issue 32): `logbook append --from inspect` of a real Inspect log here,
+where inspect_ai is installed, against the same command in a process where inspect_ai cannot be
+imported (``sys.modules["inspect_ai"] = None``), so logbook's own reader is the only one; each
+into a fresh ledger, median of 5; budget <= 1.2. The time of inspect_ai's own reader
+(``reader="inspect_ai"``, in-process) is printed beside it.
 """
 
 from __future__ import annotations
@@ -153,6 +159,48 @@ def hook_cost(ledgers: Ledgers, env: dict[str, str]) -> None:
            f"of {REPEAT})")
 
 
+WITHOUT_INSPECT = """import sys
+sys.modules["inspect_ai"] = None  # import inspect_ai now fails, as where it is not installed
+from logbook.cli.main import run
+sys.exit(run(["append", "--from", "inspect", sys.argv[1]]))
+"""
+READER_BUDGET = 1.2
+
+
+def reader_cost(ledgers: Ledgers, env: dict[str, str]) -> None:
+    from importlib.util import find_spec
+
+    from logbook.ingest.inspect import read_runs
+
+    if find_spec("inspect_ai") is None:
+        print("inspect reader: inspect_ai is not installed here; nothing to compare", flush=True)
+        return
+    ledgers.prepare(2 * (REPEAT + 1))
+
+    def installed() -> None:
+        run_checked([str(BIN / "logbook"), "append", "--from", "inspect", str(INSPECT_LOG)],
+                    env=env, cwd=ledgers.take())
+
+    def without() -> None:
+        run_checked([sys.executable, "-c", WITHOUT_INSPECT, str(INSPECT_LOG)], env=env,
+                    cwd=ledgers.take())
+
+    installed()
+    without()
+    t_with, t_without = median_time(installed, REPEAT), median_time(without, REPEAT)
+    t0 = time.perf_counter()
+    theirs = read_runs(INSPECT_LOG, reader="inspect_ai")
+    t1 = time.perf_counter()
+    ours = read_runs(INSPECT_LOG)
+    t2 = time.perf_counter()
+    assert theirs == ours, "inspect_ai's reader and logbook's give other runs"
+    records = len(ours[0]["outcomes"]["id"])
+    report("inspect reader", t_with / t_without, f"<= {READER_BUDGET}",
+           f"append --from inspect {t_with:.2f} s with inspect_ai installed, {t_without:.2f} s "
+           f"without ({records} records, median of {REPEAT}); in-process, inspect_ai's reader "
+           f"{t1 - t0:.2f} s (its import included), logbook's {t2 - t1:.2f} s (the same runs)")
+
+
 def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="logbook-bench-ingest-"))
     try:
@@ -186,6 +234,7 @@ def main() -> None:
         if ratio > BUDGET:
             print(f"ingest: over budget; {breakdown(output, tmp)}", flush=True)
         hook_cost(ledgers, env)
+        reader_cost(ledgers, env)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

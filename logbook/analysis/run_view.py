@@ -239,20 +239,27 @@ class RunView:
     def item_arrays(self) -> tuple[list[str], Any]:
         """(item ids, numpy array of each item's score; NaN when no sample was scored).
 
-        An item sampled several times (Inspect epochs) scores the mean of its scored samples,
-        or, in a pass@k plan (``pass_k`` set by the plan's view), the unbiased pass@k of its
-        scored samples (NaN when fewer than k were scored).
+        An item sampled several times (Inspect epochs) scores what the run's reducer
+        (``outcomes.reducer``, logbook.format.reducers: the mean when it names none) makes of
+        its scored samples, or, in a pass@k plan (``pass_k`` set by the plan's view), the
+        unbiased pass@k of its scored samples (NaN when fewer than k were scored). A reducer
+        other than the mean applies to an item scored once too (``at_least_2`` makes it 0).
         """
         import numpy as np
+
+        from logbook.format.reducers import MEAN, reducer, reducer_of
 
         oc = self.body.get("outcomes") or {}
         ids = list(oc.get("id") or [])
         raw = oc.get("score") or []
         values = np.array(raw, dtype=float)  # None (a missing score) becomes NaN
-        if not oc.get("sample") and not self.pass_k:
+        name = reducer_of(oc)
+        if not oc.get("sample") and not self.pass_k and name == MEAN:
             return ids, values  # ids are unique without a sample column (checked at append)
-        from logbook.stats.items import sample_means, sample_passes
+        from logbook.stats.items import sample_means, sample_passes, sample_reduced
 
+        if name != MEAN and not self.pass_k:
+            return sample_reduced(ids, values, reducer(name))
         order, means, counts = sample_means(ids, values)
         if self.pass_k:
             from logbook.stats import pass_at_k_items
@@ -264,7 +271,7 @@ class RunView:
 
     @property
     def item_scores(self) -> dict[str, float | None]:
-        """Each item's score: its mean over scored samples; None when no sample was scored."""
+        """Each item's score (`item_arrays`: its samples reduced); None when it has none."""
         ids, values = self.item_arrays
         return {i: (None if v != v else float(v)) for i, v in zip(ids, values.tolist(),
                                                                   strict=True)}

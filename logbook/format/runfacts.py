@@ -10,8 +10,9 @@ of the ledger (logbook.storage.sqlite.checked), and the analysis reads them from
 
 The figures are the ones the analysis would compute from the body: the score is the correctly
 rounded mean (math.fsum, as logbook.stats._exact does), the variance the population variance
-from that mean. A run whose items carry samples (Inspect epochs) keeps its apparatus here and
-its figures in its body: its per-item means need the sample column.
+from that mean. A run whose items carry samples (Inspect epochs), or whose outcomes name a
+reducer other than the mean, keeps its apparatus here and its figures in its body: its item
+scores need the sample column and the reducer (logbook.format.reducers).
 
 Pure Python; no numpy, nothing heavy: the check that computes these imports nothing heavy.
 A caller that holds a long run's score column as an array already (the analysis, which needs
@@ -32,6 +33,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from logbook.format.apparatus import flatten, is_identity, system_gaps
+from logbook.format.reducers import MEAN, reducer_of
 
 # the layout of the facts (a checked copy of another version is made again)
 FACTS_VERSION = 1
@@ -44,7 +46,7 @@ BY_VALUE_FROM = 2048
 @dataclass(frozen=True, slots=True)
 class RunFacts:
     """One run's facts (see the module's docstring); ``figures`` False for a run whose item
-    figures must come from its body (samples), when score and the counts are None."""
+    figures must come from its body (samples, a reducer), when score and the counts are None."""
 
     apparatus: dict[str, Any]  # the apparatus flattened (logbook.format.apparatus.flatten)
     # the fields that describe the system measured (not `is_identity`), sorted by name, as
@@ -109,7 +111,8 @@ def _facts(body: Any, figures: Callable[[list[Any]], Figures] | None) -> RunFact
         return None
     items = items_digest(ids)
     gaps = tuple(system_gaps(body))
-    if figures is not None and len(raw) >= BY_VALUE_FROM and not oc.get("sample"):
+    reduced = bool(oc.get("sample")) or reducer_of(oc) != MEAN  # item scores need a reducer
+    if figures is not None and len(raw) >= BY_VALUE_FROM and not reduced:
         if not set(map(type, raw)) <= _SCORES:
             return None
         n, score, variance, binary = figures(raw)
@@ -120,7 +123,7 @@ def _facts(body: Any, figures: Callable[[list[Any]], Figures] | None) -> RunFact
     few = head if len(raw) <= 256 else set(raw) if len(head) <= 16 else None
     # (more than 16 distinct scores among the first 256 are not 0, 1 and missing alone)
     binary = few is not None and bool(raw) and all(s in (0, 1, None) for s in few)
-    if oc.get("sample"):
+    if reduced:
         return RunFacts(flat, system, metric, gaps, False, None, 0.0, 0, len(raw), binary, items)
     if not set(map(type, raw if few is None else few)) <= _SCORES:
         return None

@@ -128,6 +128,9 @@ class EvalArchive:
         except OSError as exc:
             raise fail(self.path, f"member {name}: cannot be read ({exc.strerror or exc})") \
                 from None
+        if len(data) > info.file_size:  # decompression stopped once past it: never inflated
+            raise fail(self.path, f"member {name}: it inflates to more than the "
+                                  f"{info.file_size} bytes the zip directory gives it (corrupt)")
         if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
             raise fail(self.path, f"{where}: size or CRC does not match the zip directory "
                                   "(corrupt)")

@@ -1,13 +1,17 @@
 """Inspect AI logs (``.eval`` zip archives and ``.json``) -> one run per task and scorer.
 
-Epochs become the outcome's ``sample`` column, so the mean over items of each item's mean over
-its scored epochs is Inspect's own accuracy. Errored samples stay in as missing (Inspect drops
-them from its denominator; ``reported`` keeps its figures verbatim), and every planned
-(sample id, epoch) the log never wrote is missing with ``NOT_RUN`` as its error.
+Epochs become the outcome's ``sample`` column and the log's epochs reducer the outcome's
+``reducer``, so the mean over items of each item's reduced score is Inspect's own accuracy.
+Errored samples stay in as missing (Inspect drops them from its denominator; ``reported`` keeps
+its figures verbatim), and every planned (sample id, epoch) the log never wrote is missing with
+``NOT_RUN`` as its error. The suite's identity (``apparatus.dataset_hash``) is the samples'
+ids, inputs and targets (inspect_source.suite_identity).
 
 ``.eval`` members are Zstandard-compressed (zip method 93), which :mod:`zipfile` cannot
-decompress: ``inspect_ai.log.read_eval_log`` is used when importable, else a small reader that
-takes names, offsets and sizes from the zip directory and decompresses with ``zstandard``.
+decompress: logbook's own reader (logbook.ingest._eval_zip) takes names, offsets and sizes from
+the zip directory and decompresses with ``zstandard``; it reads every log version this adapter
+takes, ten times faster than ``inspect_ai.log.read_eval_log``, which is used only when asked
+for (``reader="inspect_ai"``, to hold the two to the same runs).
 """
 
 from __future__ import annotations
@@ -37,7 +41,14 @@ from logbook.ingest._common import (
 )
 from logbook.ingest._eval_zip import INSTALL_HINT, EvalArchive, check_before_reading
 from logbook.ingest.adapter import Adapter
-from logbook.ingest.inspect_source import metric_name, reported_figures, with_source
+from logbook.ingest.inspect_source import (
+    metric_name,
+    reported_figures,
+    run_reducer,
+    sample_digests,
+    suite_identity,
+    with_source,
+)
 
 SUPPORTED_VERSIONS = frozenset({2})
 NOT_RUN = "not run (evaluation ended early)"
@@ -120,8 +131,9 @@ ADAPTER = Inspect()
 
 
 def read_log(path: Path, *, reader: Reader = "auto") -> Log:
-    """(header, samples) of one log; samples are reduced to id, epoch, scores and error."""
-    if reader != "zstd" and (reader == "inspect_ai" or _has_inspect_ai()):
+    """(header, samples) of one log; samples are reduced to id, epoch, scores, error and the
+    hashes of their input and target."""
+    if reader == "inspect_ai":
         header, samples = _read_with_inspect_ai(path)
     elif path.suffix == ".json":
         doc = load_json_file(path)
@@ -144,14 +156,6 @@ def _supported(version: Any) -> bool:
     return whole(version, 0, max(SUPPORTED_VERSIONS)) in SUPPORTED_VERSIONS
 
 
-def _has_inspect_ai() -> bool:
-    try:
-        import inspect_ai.log  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def _read_with_inspect_ai(path: Path) -> Log:
     try:
         from inspect_ai.log import read_eval_log
@@ -169,7 +173,9 @@ def _read_with_inspect_ai(path: Path) -> Log:
     header = log.model_dump(mode="json", exclude={"samples"})
     samples = [{"id": s.id, "epoch": s.epoch,
                 "scores": {k: {"value": v.value} for k, v in (s.scores or {}).items()},
-                "error": s.error.message if s.error else None} for s in log.samples or []]
+                "error": s.error.message if s.error else None,
+                **s.model_dump(mode="json", exclude_none=True, include={"input", "target"})}
+               for s in log.samples or []]
     check_text(header, str(path))  # as loads does for the other readers
     for i, sample in enumerate(samples):
         check_text(sample, f"{path}: sample {i}")
@@ -198,7 +204,7 @@ def _read_eval_zip(path: Path) -> Log:
 
 
 def _sample(path: Path, raw: Any, where: int | str) -> dict[str, Any]:
-    """id, epoch, scores and error message of one logged sample."""
+    """id, epoch, scores, error message and input and target hashes of one logged sample."""
     label = f"sample {where}" if isinstance(where, int) else f"member {where}"
     if not isinstance(raw, dict):
         raise fail(path, f"{label}: expected a JSON object")
@@ -207,8 +213,9 @@ def _sample(path: Path, raw: Any, where: int | str) -> dict[str, Any]:
         raise fail(path, f"{label}: field id is missing or not an id")
     if whole(epoch, 0, MAX_EPOCHS) is None:
         raise fail(path, f"{label}: field epoch is not a whole number from 0 to {MAX_EPOCHS}")
+    given, target = sample_digests(raw)
     return {"id": sid, "epoch": epoch, "scores": as_dict(raw.get("scores")),
-            "error": _error_text(raw.get("error"))}
+            "error": _error_text(raw.get("error")), "input": given, "target": target}
 
 
 def _error_text(error: Any) -> str | None:
@@ -239,6 +246,7 @@ def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], 
             raise fail(path, f"no scorer named {scorer!r} (found: {', '.join(names) or 'none'})")
         names = [scorer]
     planned, note = _planned(path, ev, samples)
+    identity = suite_identity(samples, list(dict.fromkeys(i for i, _ in planned)))
     logged: dict[tuple[str, int], dict[str, Any]] = {}
     for s in samples:
         if (s["id"], s["epoch"]) in logged:
@@ -252,10 +260,11 @@ def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], 
         reported = reported_figures(path, status, message, results, name)
         outcomes = _outcomes(name, keys, logged)
         outcomes["metric"] = metric_name(name, ev, reported, outcomes["metric"])
+        outcomes["reducer"] = run_reducer(path, ev, reported)
         body: dict[str, Any] = {
             "status": _STATUS[status],
             "task": task,
-            "apparatus": _apparatus(header, ev, name),
+            "apparatus": {**_apparatus(header, ev, name), "dataset_hash": identity},
             "outcomes": outcomes,
             "reported": reported,
             "started": rfc3339(as_dict(header.get("stats")).get("started_at") or ev.get("created")),

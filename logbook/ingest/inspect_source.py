@@ -1,13 +1,16 @@
-"""An Inspect log's identity and figures: where a run came from, what its metric is called,
-Inspect's own figures, and the check that logbook's per-item figure is Inspect's own."""
+"""An Inspect log's identity and figures: where a run came from, the suite's identity (its
+samples' ids, inputs and targets), what its metric is called, Inspect's own figures, its epochs
+reducer, and the check that logbook's figure over the reduced items is Inspect's own."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from pathlib import Path
 from typing import Any
 
+from logbook.format.reducers import known
 from logbook.ingest._common import as_dict, as_list, fail, field_name, number, shown
 
 
@@ -50,26 +53,27 @@ def metric_name(scorer: str, ev: dict[str, Any], reported: dict[str, Any],
 
 
 def check_headline(path: Path, run: dict[str, Any]) -> None:
-    """Inspect's accuracy (or mean) must be the mean over items of each item's mean over its
-    scored epochs, within 1e-9; else the log was edited or misread and is not recorded."""
+    """Inspect's accuracy (or mean) must be the mean over items of each item's score (its
+    scored epochs reduced by the run's reducer, logbook.format.reducers), within 1e-9; else the
+    log was edited or misread and is not recorded."""
+    from logbook.format.reducers import item_scores, reducer_of
+
     reported, o = run.get("reported") or {}, run["outcomes"]
     value = reported.get("value")
-    if (value is None or reported.get("metric") not in ("accuracy", "mean")
-            or reported.get("reducer") not in (None, "mean") or o.get("extra")
+    if (value is None or reported.get("metric") not in ("accuracy", "mean") or o.get("extra")
             or run["status"] != "completed"):
         return
-    per_item: dict[str, list[float]] = {}
-    for rid, score in zip(o["id"], o["score"], strict=True):
-        if score is not None:
-            per_item.setdefault(rid, []).append(score)
-    if not per_item:
+    name = reducer_of(o)
+    items = [v for v in item_scores(o["id"], o["score"], name).values() if v is not None]
+    if not items:
         return
-    mine = math.fsum(math.fsum(v) / len(v) for v in per_item.values()) / len(per_item)
+    mine = math.fsum(items) / len(items)
     if abs(mine - value) > 1e-9:
         raise fail(path, f"field results.scores.{reported.get('scorer')}.metrics."
-                         f"{reported.get('metric')} is {value!r}, but the mean over its "
-                         f"{len(per_item)} scored items is {mine!r}: an edited file or a "
-                         "misread one, so it is not recorded")
+                         f"{reported.get('metric')} is {value!r}, but logbook's own figure, "
+                         f"the mean over its {len(items)} scored items is {mine!r} (each "
+                         f"item's epochs reduced by {name}): an edited file or a misread one, "
+                         "so it is not recorded")
 
 
 def reported_figures(path: Path, status: str, message: str | None, results: dict[str, Any],
@@ -82,11 +86,13 @@ def reported_figures(path: Path, status: str, message: str | None, results: dict
     out: dict[str, Any] = {"status": status, "error": message, "scorer": name,
                            "total_samples": results.get("total_samples"),
                            "completed_samples": results.get("completed_samples")}
+    headline = as_dict(results.get("headline"))
+    if headline.get("scorer") == name:  # several reducers: the figure of the headline's
+        found.sort(key=lambda f: f[1].get("reducer") != headline.get("reducer"))
     if entries:
-        first = entries[0]
+        first = found[0][1]
         metrics = _metrics(path, first.get("metrics"), ("results", "scores", found[0][0],
                                                          "metrics"))
-        headline = as_dict(results.get("headline"))
         metric = headline.get("metric") if headline.get("scorer") == name else None
         if metric is not None and not isinstance(metric, str):
             raise fail(path, f"field results.headline.metric is {shown(metric)}, not a string")
@@ -99,6 +105,19 @@ def reported_figures(path: Path, status: str, message: str | None, results: dict
         if len(entries) > 1:
             out["scores"] = entries
     return out
+
+
+def run_reducer(path: Path, ev: dict[str, Any], reported: dict[str, Any]) -> str | None:
+    """The epochs reducer of the scorer's reported figure (else the first the eval's config
+    lists; None when the log names none: Inspect's default, the mean)."""
+    name, field = reported.get("reducer"), f"results.scores.{reported.get('scorer')}.reducer"
+    if name is None and "metrics" not in reported:
+        listed = as_list(as_dict(ev.get("config")).get("epochs_reducer"))
+        name, field = (listed[0] if listed else None), "eval.config.epochs_reducer[0]"
+    if name is not None and not (isinstance(name, str) and known(name)):
+        raise fail(path, f"field {field} is {shown(name)}, an epochs reducer logbook cannot "
+                         "apply (it applies mean, median, mode, max, at_least_K, pass_at_K)")
+    return name
 
 
 def _metrics(path: Path, raw: Any, at: tuple[str | int, ...]) -> dict[str, Any]:
@@ -117,3 +136,36 @@ def _metrics(path: Path, raw: Any, at: tuple[str | int, ...]) -> dict[str, Any]:
             raise fail(path, f"field {field_name(where)} is {shown(value)}, not a number")
         metrics[key] = value
     return metrics
+
+
+# -- suite identity: the data (sample ids, inputs, targets), never the prompt or the model --
+
+def canonical(value: Any) -> bytes:
+    """The canonical JSON the identity hashes: keys sorted, no spaces, UTF-8 (not escaped)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False).encode("utf-8")
+
+
+def _hex(value: Any) -> str:
+    return hashlib.sha256(canonical(value)).hexdigest()
+
+
+def sample_digests(raw: dict[str, Any]) -> tuple[str, str]:
+    """(hash of the input, hash of the target) of one logged sample: its ``input`` (a string,
+    or a list of chat messages, each without its ``id``, which Inspect draws afresh for every
+    run) and its ``target`` (a string or a list of strings), each as canonical JSON."""
+    given = raw.get("input")
+    if isinstance(given, list):
+        given = [{k: v for k, v in m.items() if k != "id"} if isinstance(m, dict) else m
+                 for m in given]
+    return _hex(given), _hex(raw.get("target"))
+
+
+def suite_identity(samples: list[dict[str, Any]], planned: list[str]) -> str | None:
+    """``sha256:`` of the sorted (sample id, input hash, target hash) of the log's samples, one
+    per sample id (epochs collapsed); None when the log lacks a sample its dataset lists (an
+    evaluation that ended early) or holds none: it cannot tell its items' data."""
+    triples = {(s["id"], s["input"], s["target"]) for s in samples}
+    if not triples or not set(planned) <= {s["id"] for s in samples}:
+        return None
+    return "sha256:" + _hex(sorted(map(list, triples)))

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from logbook.format.reducers import PATTERN as REDUCERS
 from logbook.model.base import Digest, Record, Text
 
 Status = Literal["completed", "failed", "aborted"]
@@ -23,6 +24,8 @@ class Outcomes(Record):
     error: list[str | None] | None = None
     component: list[str | None] | None = None
     extra: dict[str, list[float | None]] | None = None
+    # how an item scored several times gets its one score (logbook.format.reducers); mean
+    reducer: str | None = Field(default=None, pattern=REDUCERS)
 
     @model_validator(mode="after")
     def _columns(self) -> Outcomes:

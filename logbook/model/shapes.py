@@ -17,6 +17,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from logbook.format.reducers import known
+
 _DIGEST = re.compile(r"[0-9a-f]{64}").fullmatch
 _SHA256 = re.compile(r"sha256:[0-9a-f]{64}").fullmatch
 _SAFE = 2**53
@@ -66,11 +68,14 @@ def _str_column(col: Any, n: int, nullable: bool) -> bool:
 
 
 _OUTCOMES = frozenset(("metric", "id", "score", "cluster", "sample", "error", "component",
-                       "extra"))
+                       "extra", "reducer"))
 
 
 def _outcomes(o: Any) -> bool:
     if type(o) is not dict or not _only(o, _OUTCOMES) or not _text(o.get("metric")):
+        return False
+    reducer = o.get("reducer")
+    if reducer is not None and not (_str(reducer) and known(reducer)):
         return False
     ids, score = o.get("id"), o.get("score")
     if type(ids) is not list or not _str_column(ids, len(ids), False):

@@ -9,7 +9,7 @@ build. They know ids and numbers only: which runs count is the caller's business
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,6 +32,21 @@ def sample_means(ids: Sequence[str], values: Scores) -> tuple[list[str], Scores,
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
     return order, means, counts
+
+
+def sample_reduced(ids: Sequence[str], values: Scores,
+                   reduce: Callable[[list[float]], float | None]) -> tuple[list[str], Scores]:
+    """Items scored several times (one row per sample), each reduced to one score by
+    ``reduce`` (which takes the item's scored samples in row order and gives its score, or None
+    for none): (distinct ids in first-seen order, each item's score, NaN for None)."""
+    per_item: dict[str, list[float]] = {}
+    for rid, v in zip(ids, values.tolist(), strict=True):
+        got = per_item.setdefault(rid, [])
+        if v == v:  # not NaN: a scored sample
+            got.append(v)
+    order = list(per_item)
+    reduced = [reduce(per_item[i]) for i in order]
+    return order, np.array([np.nan if r is None else r for r in reduced], dtype=np.float64)
 
 
 def _weighted(codes: NDArray[np.intp], weights: Scores, size: int) -> Scores:

@@ -226,12 +226,16 @@ def sample_components(runs: list[RunView]) -> SampleComponents | None:
 
     ids: list[str] = []
     scores: list[float] = []
+    from logbook.format.reducers import MEAN, reducer_of
+
     if any(r.pass_k for r in runs):
         return None  # components of single samples are not those of the pass@k figure
     for r in runs:
         oc = r.body.get("outcomes") or {}
         if not oc.get("sample"):
             continue
+        if reducer_of(oc) != MEAN:
+            return None  # nor of a figure over items reduced otherwise than by their mean
         for i, s in zip(oc.get("id") or [], oc.get("score") or [], strict=False):
             if s is not None:
                 ids.append(i)
