@@ -125,11 +125,15 @@ def failed_command_run(base: Body, declared: Body, captured: Body, status: str,
 
 
 def exploratory(body: Body, why: str, taken: list[str]) -> Body:
-    """A plan's run as an exploratory one (plan and arm null), its note saying why."""
+    """A plan's run as an exploratory one (plan and arm null), its note saying why, the plan
+    and arm it named kept as ``intended`` with the refusal (docs/recording.md, "Refused runs
+    stay in view")."""
     if body.get("plan") is None:
         return body
     note = "; ".join(n for n in (body.get("note"), why) if n)
-    return scrub_run_body({**body, "plan": None, "arm": None, "note": note}, taken)
+    intended = {"plan": body["plan"], "arm": body.get("arm") or "?", "reason": why}
+    return scrub_run_body({**body, "plan": None, "arm": None, "note": note,
+                           "intended": intended}, taken)
 
 
 def drop_recorded(ledger: Ledger, drafts: list[Draft], code: int,

@@ -54,6 +54,40 @@ def admit_run(at: Standing, body: dict[str, Any]) -> None:
     intake.check_source(store, body)
 
 
+def admit_admission(at: Standing, body: dict[str, Any]) -> None:
+    """An earlier run, not counted in any plan, not retracted and not admitted before, that
+    the plan as it stands (amendments applied) accepts in the arm: every check of the door
+    (logbook.ledger.intake.check_run) again."""
+    store = at.reads
+    seq, _ = expect(store, body["run"], "run", "body.run")
+    plan_seq, _ = expect(store, body["plan"], "plan", "body.plan")
+    for digest, what in ((body["run"], f"run @{seq}"), (body["plan"], f"plan @{plan_seq}")):
+        if store.retractions_of([digest]).get(digest):
+            raise InputError(f"body.{'run' if digest == body['run'] else 'plan'}: {what} is "
+                             "retracted, and a retracted entry cannot be admitted to")
+    run = _body_of(store, body["run"])
+    if run.get("plan") is not None:
+        raise InputError(f"body.run: run @{seq} is already counted in plan "
+                         f"{str(run['plan'])[:12]}, arm {run.get('arm')!r}")
+    earlier = [a for a in store.entries_where("admission", None)
+               if _body_of(store, a.digest).get("run") == body["run"]]
+    standing = store.retractions_of([a.digest for a in earlier])
+    live = [a for a in earlier if a.digest not in standing]
+    if live:
+        raise InputError(f"body.run: run @{seq} is already admitted (by admission "
+                         f"@{live[0].seq})")
+    plan = at.plan_body(body["plan"])
+    _arm_of(plan, body.get("arm"), "body.arm")
+    counted = {**run, "plan": body["plan"], "arm": body["arm"]}
+    counted.pop("intended", None)
+    try:
+        _scores_fit(plan, run.get("outcomes"))
+        intake.check_run(store, body["plan"], plan, counted)
+    except InputError as exc:
+        raise InputError(f"body.run: plan {plan.get('slug')} as it stands still refuses run "
+                         f"@{seq} in arm {body['arm']!r} ({exc})") from None
+
+
 def admit_amendment(at: Standing, body: dict[str, Any]) -> None:
     expect(at.reads, body["plan"], "plan", "body.plan")
     from logbook.model.validate import validate_body

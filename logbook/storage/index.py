@@ -210,7 +210,7 @@ def references(env: dict[str, Any]) -> list[tuple[str, Any]]:
     spec = KINDS.get(kind) if isinstance(kind, str) else None
     refs: list[tuple[str, Any]] = []
     for ref in spec.refs if spec is not None else ():
-        value = body.get(ref.field)
+        value = ref.get(body)
         if not ref.many:
             if isinstance(value, str):
                 refs.append((ref.label, value))
