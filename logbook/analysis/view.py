@@ -115,11 +115,11 @@ class LedgerView:
     @cached_property
     def intended(self) -> dict[str, list[tuple[RunView, dict[str, Any]]]]:
         """Plan digest -> the runs that named it but were refused and are not admitted, each
-        with its ``intended`` (arm, reason). Found by one byte search over the runs, so only
-        those that carry the field are parsed."""
+        with its ``intended`` (arm, reason). Found through the index (a refused run's
+        ``target`` is its plan), so no other run is read."""
         out: dict[str, list[tuple[RunView, dict[str, Any]]]] = {}
-        for stored in self.ledger.brief_reads().entries_mentioning(("run",), -1,
-                                                                   ['"intended":{']):
+        plans = [p.digest for p in self._plan_entries]
+        for stored in self.ledger.brief_reads().entries_targeting("run", plans):
             run = self.runs_by_digest.get(stored.digest)
             if run is None or run.plan is not None:  # admitted: counted, no longer refused
                 continue

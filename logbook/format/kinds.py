@@ -7,7 +7,9 @@
   append they are resolved (prefix, @SEQ or slug to a full digest) and checked; `verify` finds
   every reference that names no earlier entry, and a single reference (not a list) that names
   another kind than its own;
-* ``indexed``: the body fields copied into the entry index (logbook.storage.index);
+* ``indexed``: the body fields copied into the entry index (logbook.storage.index), each into
+  the column of its name, or ``column=dotted.field`` (a run's ``target`` is the plan that
+  refused it, ``intended.plan``);
 * ``admission``: the check the entry must pass against the ledger as it stands, inside the
   append transaction, as ``module:function`` (logbook.ledger.admission), or None.
 
@@ -83,7 +85,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("amendment", "logbook.model.plan:Amendment", refs=(_PLAN,), indexed=("plan",),
          admission=_ADMIT + "admit_amendment"),
     Kind("run", "logbook.model.run:Run", refs=(_PLAN, Ref("intended.plan", "plan")),
-         indexed=("plan", "arm", "status", "session"), admission=_ADMIT + "admit_run"),
+         indexed=("plan", "arm", "status", "session", "target=intended.plan"),
+         admission=_ADMIT + "admit_run"),
     Kind("retraction", "logbook.model.entries:Retraction", refs=(Ref("target"),),
          indexed=("target",), admission=_ADMIT + "admit_retraction"),
     Kind("claim", "logbook.model.entries:Claim", refs=(_PLAN, Ref("runs", "run", many=True)),
@@ -91,7 +94,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("band", "logbook.model.entries:Band", refs=(Ref("runs", "run", many=True),),
          admission=_ADMIT + "admit_band"),
     Kind("admission", "logbook.model.admission:Admission",
-         refs=(Ref("run", "run"), _PLAN), indexed=("plan", "arm"),
+         refs=(Ref("run", "run"), _PLAN), indexed=("plan", "arm", "target=run"),
          admission=_ADMIT + "admit_admission"),
     Kind("note", "logbook.model.entries:Note", refs=(Ref("refs", many=True),)),
 )}

@@ -69,8 +69,7 @@ def admit_admission(at: Standing, body: dict[str, Any]) -> None:
     if run.get("plan") is not None:
         raise InputError(f"body.run: run @{seq} is already counted in plan "
                          f"{str(run['plan'])[:12]}, arm {run.get('arm')!r}")
-    earlier = [a for a in store.entries_where("admission", None)
-               if _body_of(store, a.digest).get("run") == body["run"]]
+    earlier = store.entries_targeting("admission", [body["run"]])
     standing = store.retractions_of([a.digest for a in earlier])
     live = [a for a in earlier if a.digest not in standing]
     if live:

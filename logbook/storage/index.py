@@ -91,12 +91,32 @@ INDEX_COLUMNS = ("seq", "digest", "kind", "ts", "signer", "plan", "arm", "slug",
                  "session", "target")
 OUTCOME_COLUMNS = ("seq", "metric", "n", "n_missing", "total", "columns")
 _BODY_COLUMNS = INDEX_COLUMNS[5:]  # copied from the body, by the kinds registry's `indexed`
-assert all(set(k.indexed) <= set(_BODY_COLUMNS) for k in KINDS.values())
 _NONE = object()  # no JSON object has this key: its column is NULL
-# kind -> for each body column, the body field it holds (_NONE: none for this kind)
+
+
+def _column_fields(indexed: tuple[str, ...]) -> dict[str, str]:
+    """column -> the body field it holds (``column=dotted.field``, or the column's name)."""
+    return dict(((c, f) if f else (c, c)) for c, _, f in (i.partition("=") for i in indexed))
+
+
+assert all(set(_column_fields(k.indexed)) <= set(_BODY_COLUMNS) for k in KINDS.values())
+# kind -> for each body column, the top-level body field it holds (_NONE: none for this kind)
 _INDEXED: dict[str, tuple[object, ...]] = {
-    k.name: tuple(c if c in k.indexed else _NONE for c in _BODY_COLUMNS)
+    k.name: tuple(f if (f := _column_fields(k.indexed).get(c)) and "." not in f else _NONE
+                  for c in _BODY_COLUMNS)
     for k in KINDS.values() if k.indexed}
+# kind -> (column position among the body columns, the dotted field's names) it holds
+_NESTED: dict[str, tuple[tuple[int, tuple[str, ...]], ...]] = {
+    k.name: tuple((_BODY_COLUMNS.index(c), tuple(f.split(".")))
+                  for c, f in _column_fields(k.indexed).items() if "." in f)
+    for k in KINDS.values()}
+
+
+def _nested(body: dict[str, Any], names: tuple[str, ...]) -> Any:
+    value: Any = body
+    for name in names:
+        value = value.get(name) if type(value) is dict else None
+    return value
 
 
 def _body(env: dict[str, Any]) -> dict[str, Any]:
@@ -128,6 +148,11 @@ def index_tuple(seq: int, digest: str, env: dict[str, Any]) -> tuple[Any, ...]:
         plan, arm, slug, status, session, target = map(body.get, fields)
         if type(arm) is list:
             arm = ",".join(str(a) for a in arm)
+        for pos, names in _NESTED[kind]:  # a run's target: the plan that refused it
+            if names[0] in body:
+                cols = [plan, arm, slug, status, session, target]
+                cols[pos] = _nested(body, names)
+                plan, arm, slug, status, session, target = cols
     ts, signer = env.get("ts"), env.get("signer")
     return (seq, digest, kind, ts if type(ts) is str else "",
             signer if type(signer) is str else "",

@@ -75,6 +75,11 @@ class CheckedReads:
                       last: int | None = None) -> list[StoredEntry]:
         return self.entries_at(self._checked.seqs_where(kind, plan, last))
 
+    def entries_targeting(self, kind: str, targets: list[str]) -> list[StoredEntry]:
+        """The ledger's index finds them; each is held to the digest this machine checked."""
+        return self._held(e for e in self._rows.entries_targeting(kind, targets)
+                          if e.seq < self._size)
+
     def entries_mentioning(self, kinds: tuple[str, ...], after: int,
                            needles: list[str]) -> list[StoredEntry]:
         """As the ledger's own: every candidate is read and held to its digest before its
