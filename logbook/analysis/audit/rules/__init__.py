@@ -7,6 +7,7 @@ violation scenario in `logbook/analysis/violations.py` (for `logbook audit --sel
 """
 
 from logbook.analysis.audit.rules import (
+    admissions,
     arms,
     bands,
     claims,
@@ -18,5 +19,5 @@ from logbook.analysis.audit.rules import (
     statements,
 )
 
-__all__ = ["arms", "bands", "claims", "comparisons", "plans", "repeats", "retractions", "runs",
-           "statements"]
+__all__ = ["admissions", "arms", "bands", "claims", "comparisons", "plans", "repeats",
+           "retractions", "runs", "statements"]
