@@ -51,6 +51,8 @@ def admit_run(at: Standing, body: dict[str, Any]) -> None:
         _arm_of(plan, body.get("arm"), "body.arm")
         _scores_fit(plan, body.get("outcomes"))
         intake.check_run(store, body["plan"], plan, body)
+    elif body.get("intended"):
+        expect(store, body["intended"]["plan"], "plan", "body.intended.plan")
     intake.check_source(store, body)
 
 
