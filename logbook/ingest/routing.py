@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from logbook.capture.redact import scrub_run_body
 from logbook.errors import InputError
 from logbook.ledger import intake
+from logbook.ledger.admission import refused
 
 if TYPE_CHECKING:
     from logbook.crypto.signing import SigningKey
@@ -130,10 +131,7 @@ def exploratory(body: Body, why: str, taken: list[str]) -> Body:
     stay in view")."""
     if body.get("plan") is None:
         return body
-    note = "; ".join(n for n in (body.get("note"), why) if n)
-    intended = {"plan": body["plan"], "arm": body.get("arm") or "?", "reason": why}
-    return scrub_run_body({**body, "plan": None, "arm": None, "note": note,
-                           "intended": intended}, taken)
+    return scrub_run_body(refused(body, why), taken)
 
 
 def drop_recorded(ledger: Ledger, drafts: list[Draft], code: int,

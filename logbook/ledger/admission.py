@@ -56,6 +56,15 @@ def admit_run(at: Standing, body: dict[str, Any]) -> None:
     intake.check_source(store, body)
 
 
+def refused(body: dict[str, Any], why: str) -> dict[str, Any]:
+    """A run its plan refused, as the exploratory run that keeps it in view: plan and arm null,
+    the plan and arm it named kept as ``intended`` with the refusal, its note saying why
+    (docs/recording.md, "Refused runs stay in view")."""
+    note = "; ".join(n for n in (body.get("note"), why) if n)
+    intended = {"plan": body["plan"], "arm": body.get("arm") or "?", "reason": why}
+    return {**body, "plan": None, "arm": None, "note": note, "intended": intended}
+
+
 def admit_admission(at: Standing, body: dict[str, Any]) -> None:
     """An earlier run, not counted in any plan, not retracted and not admitted before, that
     the plan as it stands (amendments applied) accepts in the arm: every check of the door
