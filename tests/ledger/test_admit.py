@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import independent_verifier as iv
 import pytest
 from builders import plan_body, write_json
 from conftest import CliResult, run_cli
@@ -114,7 +115,9 @@ def test_amend_then_admit_counts_them(ledger_dir: Path, monkeypatch: pytest.Monk
         assert arms == {"f16": 0, "q8": 2} and r.json["open_plans"][0]["refused"] == []
     found = audit()
     assert not checks(found, "A24") and not checks(found, "A25")
-    assert run_cli("verify").code == 0
+    # verify (bodies against schemas/ too), and the independent verifier of format.md §7
+    assert run_cli("verify", "--strict").code == 0
+    assert iv.verify_db(ledger_dir / ".logbook" / "ledger.db") == []
     # retracting the admission withdraws it: the run is refused again, in view
     admission = next(e for e in exported() if e["entry"]["kind"] == "admission")["digest"]
     r = run_cli("retract", admission, "--reason", "admitted by mistake", "--category", "other")
@@ -206,6 +209,9 @@ def test_verify_checks_what_admissions_and_intended_name(ledger_dir: Path,
     assert r.code == 1
     assert "body.intended.plan names a note, not a plan" in r.out + r.err
     assert "body.run names a note, not a run" in r.out + r.err
+    found = iv.verify_db(ledger_dir / ".logbook" / "ledger.db")
+    assert sorted(f["message"].split(" names ")[0] for f in found) == [
+        "entry 4: body.intended.plan", "entry 5: body.run"]
 
 
 def test_the_web_plan_page_lists_refused_runs(ledger_dir: Path) -> None:
