@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -245,3 +246,21 @@ def test_the_web_plan_page_lists_refused_runs(ledger_dir: Path) -> None:
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=15)
+
+
+def test_an_admitted_run_is_one_of_the_plans_runs_at_the_door(ledger_dir: Path) -> None:
+    """An amendment that bounds the metric to [0, 1] is checked against admitted runs too."""
+    body = plan_body("pl", n_items=2, metric={"name": "acc", "kind": "mean",
+                                              "higher_is_better": True})
+    assert run_cli("plan", str(write_json(Path("pl.json"), body))).code == 0
+    writer = ("import json\nwith open('items.jsonl', 'w') as f:\n"
+              "    for i in range(3): f.write(json.dumps({'id': i, 'score': 2.0}) + '\\n')\n")
+    r = run_cli("run", "--plan", "pl", "--arm", "q8", "--outcomes", "items.jsonl", "--",
+                sys.executable, "-c", writer)
+    assert r.code == 1, r.err
+    amend()
+    assert run_cli("admit", "@2", "--plan", "pl", "--arm", "q8").code == 0
+    before = head()
+    r = run_cli("amend", "pl", "--set", "metric.kind=proportion", "--reason", "a proportion")
+    assert r.code == 2 and "run @2 has scores outside [0, 1]" in one_sentence(r.err)
+    assert head() == before
