@@ -217,6 +217,7 @@ class Refused(Out):
     arm: str
     status: str
     reason: str
+    retracted: bool = False  # withdrawn since: listed, no longer waiting for a fix
 
 
 @dataclass(kw_only=True, eq=False)

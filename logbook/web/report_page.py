@@ -97,7 +97,8 @@ def _refused(refused: list[dict[str, Any]]) -> list[Markup]:
                 "counted: fix the plan (", tag("code", "logbook amend"), "), then count them ("
                 , tag("code", "logbook admit"), ").", cls="box error"),
             table(["run", "status", "refused because"],
-                  [[link(f"@{x['seq']}", "runs", x["digest"]), x["status"], x["reason"]]
+                  [[link(f"@{x['seq']}", "runs", x["digest"]),
+                    x["status"] + (", retracted" if x.get("retracted") else ""), x["reason"]]
                    for x in refused], cls="refused")]
 
 

@@ -178,6 +178,9 @@ def test_admit_refuses_what_the_door_would(ledger_dir: Path) -> None:
                 "harness_defect")
     assert r.code == 0, r.err
     refused("@3", "--plan", "pl", "--arm", "q8", says="body.run: run @3 is retracted")
+    rep = run_cli("report", "pl", "--json").json  # still listed, marked; no longer waiting
+    assert [(x["seq"], x["retracted"]) for x in rep["refused"]] == [(3, True)]
+    assert not checks(audit(), "A24")
     r = run_cli("run", "--plan", "pl", "--arm", "f16", "--outcomes", "items.jsonl", "--",
                 *outcomes_writer("items.jsonl", 3))
     assert r.code == 0, r.err

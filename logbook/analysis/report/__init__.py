@@ -48,7 +48,7 @@ def _excluded(view: LedgerView, arms: list[ArmReport]) -> list[Excluded]:
 def refused_rows(view: LedgerView, plan: PlanView) -> list[Refused]:
     """The runs meant for the plan that it refused, with the refusal (not in the figures)."""
     return [Refused(seq=r.seq, digest=r.digest, arm=str(want.get("arm")), status=r.status,
-                    reason=str(want.get("reason")))
+                    reason=str(want.get("reason")), retracted=r.retracted)
             for r, want in view.refused(plan.digest)]
 
 

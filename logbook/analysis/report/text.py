@@ -113,7 +113,8 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
         if refused:
             out.append(f"  {len(refused)} run(s) meant for this arm were refused, not counted "
                        "(fix the plan with `logbook amend`, then `logbook admit`):")
-            out += [f"    @{x['seq']} {x['status']}: {x['reason']}" for x in refused]
+            out += [f"    @{x['seq']} {x['status']}{' RETRACTED' if x.get('retracted') else ''}"
+                    f": {x['reason']}" for x in refused]
         out += [f"  {line}" for line in arm_summary(arm, scale)]
         if arm["differing_apparatus"]:
             out.append("  apparatus differs between runs: " + "; ".join(
