@@ -100,16 +100,18 @@ def _column_fields(indexed: tuple[str, ...]) -> dict[str, str]:
 
 
 assert all(set(_column_fields(k.indexed)) <= set(_BODY_COLUMNS) for k in KINDS.values())
+# only `target` may hold a field inside an object field (one type check on the hot path)
+assert all("." not in f for k in KINDS.values() for c, f in _column_fields(k.indexed).items()
+           if c != "target")
 # kind -> for each body column, the top-level body field it holds (_NONE: none for this kind)
 _INDEXED: dict[str, tuple[object, ...]] = {
-    k.name: tuple(f if (f := _column_fields(k.indexed).get(c)) and "." not in f else _NONE
+    k.name: tuple(_column_fields(k.indexed).get(c, "").partition(".")[0] or _NONE
                   for c in _BODY_COLUMNS)
     for k in KINDS.values() if k.indexed}
-# kind -> (column position among the body columns, the dotted field's names) it holds
-_NESTED: dict[str, tuple[tuple[int, tuple[str, ...]], ...]] = {
-    k.name: tuple((_BODY_COLUMNS.index(c), tuple(f.split(".")))
-                  for c, f in _column_fields(k.indexed).items() if "." in f)
-    for k in KINDS.values()}
+# kind -> the names below its top-level field of the `target` it holds (a run's intended.plan)
+_TARGET_IN: dict[str, tuple[str, ...]] = {
+    k.name: tuple(f.split(".")[1:]) for k in KINDS.values()
+    if "." in (f := _column_fields(k.indexed).get("target", ""))}
 
 
 def _nested(body: dict[str, Any], names: tuple[str, ...]) -> Any:
@@ -148,11 +150,8 @@ def index_tuple(seq: int, digest: str, env: dict[str, Any]) -> tuple[Any, ...]:
         plan, arm, slug, status, session, target = map(body.get, fields)
         if type(arm) is list:
             arm = ",".join(str(a) for a in arm)
-        for pos, names in _NESTED[kind]:  # a run's target: the plan that refused it
-            if names[0] in body:
-                cols = [plan, arm, slug, status, session, target]
-                cols[pos] = _nested(body, names)
-                plan, arm, slug, status, session, target = cols
+        if type(target) is dict:  # a field inside it: a run's target, the plan that refused it
+            target = _nested(target, _TARGET_IN.get(kind, ()))
     ts, signer = env.get("ts"), env.get("signer")
     return (seq, digest, kind, ts if type(ts) is str else "",
             signer if type(signer) is str else "",
