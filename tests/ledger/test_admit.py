@@ -110,6 +110,11 @@ def test_amend_then_admit_counts_them(ledger_dir: Path, monkeypatch: pytest.Monk
     assert q8["completed"] == 2 and [r["seq"] for r in q8["runs"]] == [2, 3]
     assert all(r["admitted_by"] for r in q8["runs"]) and rep["refused"] == []
     assert "completed admitted" in run_cli("report", "pl").out
+    # a claim on the arm cites them, as the plan's runs
+    r = run_cli("claim", "pl", "--arm", "q8", "--statement", "q8 scores 33", "--json")
+    assert r.code == 0, r.err
+    digests = {e["seq"]: e["digest"] for e in exported()}
+    assert r.json["entry"]["body"]["runs"] == [digests[2], digests[3]]
     quick, full = brief_both(monkeypatch, "--json")
     for r in (quick, full):
         arms = {a["arm"]: a["completed"] for a in r.json["open_plans"][0]["arms"]}
