@@ -25,13 +25,20 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 DOMAIN = b"logbook.entry.v1\n"  # section 3
 ZERO = "0" * 64
-KINDS = {"genesis", "key", "plan", "amendment", "run", "retraction", "claim", "band", "note"}
+KINDS = {"genesis", "key", "plan", "amendment", "run", "retraction", "claim", "band", "note",
+         "admission"}
 ENVELOPE = {"v", "ledger", "seq", "prev", "ts", "kind", "signer", "body"}  # section 1
 # section 5: the body fields that reference earlier entries, per kind (True: a list of them)
-REFERENCES = {"run": [("plan", False)], "amendment": [("plan", False)],
+REFERENCES = {"run": [("plan", False), ("intended.plan", False)],
+              "amendment": [("plan", False)],
               "claim": [("plan", False), ("runs", True)], "band": [("runs", True)],
-              "retraction": [("target", False)], "note": [("refs", True)]}
-MUST_BE_PLAN = {"run", "amendment", "claim"}  # section 7, step 3.6
+              "retraction": [("target", False)], "note": [("refs", True)],
+              "admission": [("run", False), ("plan", False)]}
+# section 7, step 3.6: the kind a single reference must name
+MUST_BE = {("run", "plan"): "plan", ("run", "intended.plan"): "plan",
+           ("amendment", "plan"): "plan", ("claim", "plan"): "plan",
+           ("admission", "plan"): "plan", ("admission", "run"): "run"}
+OPTIONAL = {("run", "plan"), ("claim", "plan"), ("run", "intended.plan")}  # null: names none
 
 Finding = dict[str, Any]
 
@@ -180,7 +187,9 @@ def verify(items: list[Item], trusted: str | None = None) -> list[Finding]:
                 report("signature", f"entry {position}: the signature does not verify",
                        position, here)
         for name, many in REFERENCES.get(str(kind), []):  # step 3.6
-            value = body.get(name)
+            value: Any = body
+            for part in name.split("."):  # intended.plan: a field of an object field
+                value = value.get(part) if isinstance(value, dict) else None
             if many and value is None:
                 value = []  # SPEC: section 5 does not say whether refs[] / runs[] may be absent
             refs = (value if isinstance(value, list) else None) if many else [value]
@@ -189,10 +198,11 @@ def verify(items: list[Item], trusted: str | None = None) -> list[Finding]:
                        here)
                 continue
             for ref in refs:
-                if ref is None and name == "plan" and kind in ("run", "claim"):
-                    continue  # an exploratory run, or a claim with no plan
+                if ref is None and (kind, name) in OPTIONAL:
+                    continue  # an exploratory run, a claim with no plan, a run not refused
                 got = kinds.get(ref) if isinstance(ref, str) else None
-                if got is None or (name == "plan" and kind in MUST_BE_PLAN and got != "plan"):
+                want = MUST_BE.get((str(kind), name))
+                if got is None or (want is not None and got != want):
                     report("reference", f"entry {position}: body.{name} names {ref!r}, not an "
                            "earlier entry of the right kind", position, here)
         if kind == "key" and signed:  # step 3.7

@@ -26,6 +26,7 @@ from logbook.analysis.brief_shapes import (
     Overdue,
     PlanArm,
     PreviousSession,
+    RefusedRun,
     Remeasure,
     RestingOn,
     RetractionRow,
@@ -101,14 +102,28 @@ def open_plans(store: BriefReads, retracted: set[str]) -> list[OpenPlan]:
     plans = [Entry.from_stored(s) for s in store.entries_at(maybe_open)]
     counts: dict[tuple[str, str], dict[str, int]] = {}
     last_seq: dict[tuple[str, str], int] = {}
+    last_run: dict[tuple[str, str], int] = {}
     for plan, arm, status, n, last in store.run_counts([p.digest for p in plans]):
         counts.setdefault((plan, arm), {})[status] = n
+        last_run[(plan, arm)] = max(last, last_run.get((plan, arm), -1))
         if status == "completed":  # interleaving follows the runs that counted
             last_seq[(plan, arm)] = last
+    admitted = admitted_runs(store, retracted, {p.digest for p in plans})
+    for (plan, arm), runs in admitted.items():
+        for seq, status in runs:
+            c = counts.setdefault((plan, arm), {})
+            c[status] = c.get(status, 0) + 1
+            last_run[(plan, arm)] = max(seq, last_run.get((plan, arm), -1))
+            if status == "completed":
+                last_seq[(plan, arm)] = max(seq, last_seq.get((plan, arm), -1))
+    refused = refused_runs(store, retracted, [p.digest for p in plans],
+                           {s for runs in admitted.values() for s, _ in runs})
     amendments: dict[str, list[dict[str, Any]]] = {}
+    amended_at: dict[str, int] = {}
     for a in _entries(store, "amendment"):
         if a.digest not in retracted:  # a withdrawn amendment no longer applies
             amendments.setdefault(a.body["plan"], []).append(a.body.get("changes", {}))
+            amended_at[a.body["plan"]] = a.seq
     out = []
     for p in plans:
         if p.digest in retracted:
@@ -125,13 +140,58 @@ def open_plans(store: BriefReads, retracted: set[str]) -> list[OpenPlan]:
         short = [a for a in arms if a.completed < k]
         if not short:
             continue
+        mine = refused.get(p.digest, [])
+        # an arm whose latest run was refused, the plan unchanged since: running it again
+        # would be refused again
+        since = max(amended_at.get(p.digest, -1), -1)
+        blocked = [a.arm for a in short
+                   if any(r.arm == a.arm and r.seq > max(since, last_run.get((p.digest, a.arm),
+                                                                            -1))
+                          for r in mine)]
+        runnable = [a for a in short if a.arm not in blocked] or short
         # interleave: the arm with the fewest completed runs, then the one run least recently
-        nxt = min(short, key=lambda a: (a.completed, -1 if a.last_seq is None
-                                        else a.last_seq))
+        nxt = min(runnable, key=lambda a: (a.completed, -1 if a.last_seq is None
+                                           else a.last_seq))
         out.append(OpenPlan(plan=p.digest, slug=body["slug"], title=body.get("title"),
                             seq=p.seq, arms=arms, next_arm=nxt.arm,
                             runs_done=sum(a.completed for a in arms),
-                            runs_planned=k * len(arms), due=body.get("due")))
+                            runs_planned=k * len(arms), due=body.get("due"), refused=mine,
+                            blocked=blocked))
+    return out
+
+
+def admitted_runs(store: BriefReads, retracted: set[str],
+                  plans: set[str]) -> dict[tuple[str, str], list[tuple[int, str]]]:
+    """(plan, arm) -> (seq, status) of the runs standing admissions count there (logbook
+    admit; neither the admission nor the run retracted), for these plans."""
+    found = [a for a in _entries(store, "admission")
+             if a.digest not in retracted and a.body.get("plan") in plans
+             and a.body.get("run") not in retracted]
+    seqs = {str(a.body["run"]): k[0] for a in found
+            if (k := store.kind_of(str(a.body["run"]))) is not None}
+    bodies = {s.digest: Entry.from_stored(s).body for s in store.entries_at(
+        sorted(set(seqs.values())))}
+    out: dict[tuple[str, str], list[tuple[int, str]]] = {}
+    for a in found:
+        run = bodies.get(str(a.body["run"]))
+        if run is not None:
+            out.setdefault((a.body["plan"], a.body["arm"]), []).append(
+                (seqs[a.body["run"]], str(run.get("status"))))
+    return out
+
+
+def refused_runs(store: BriefReads, retracted: set[str], plans: list[str],
+                 admitted: set[int]) -> dict[str, list[RefusedRun]]:
+    """Plan -> the runs meant for it that it refused (their ``intended``), neither retracted
+    nor admitted since, found through the index (a refused run's target is its plan)."""
+    out: dict[str, list[RefusedRun]] = {}
+    for stored in store.entries_targeting("run", plans):
+        if stored.digest in retracted or stored.seq in admitted:
+            continue
+        want = Entry.from_stored(stored).body.get("intended") or {}
+        out.setdefault(str(want.get("plan")), []).append(RefusedRun(
+            seq=stored.seq, digest=stored.digest, arm=str(want.get("arm")),
+            reason=str(want.get("reason"))))
     return out
 
 
@@ -268,8 +328,21 @@ def next_steps(b: Brief) -> list[str]:
     for f in b.beyond_band[:1]:
         steps.append(f"runs disagree beyond their band: {f['message']}")
     for p in b.open_plans:
-        steps.append(f"plan {p.slug}: run arm {p.next_arm} next "
-                     f"({p.runs_done}/{p.runs_planned} runs done)")
+        for arm in p.blocked:
+            last = [r for r in p.refused if r.arm == arm][-1]
+            steps.append(f"plan {p.slug}: runs meant for arm {arm} are being refused (@{last.seq}"
+                         f": {last.reason}): fix the plan (`logbook amend {p.slug} --set ...`) "
+                         f"and count them with `logbook admit @{last.seq} --plan {p.slug} --arm "
+                         f"{arm}`, or fix the runs; do not run arm {arm} again as it is")
+        amended = [r for r in p.refused if r.arm not in p.blocked]
+        if amended:
+            steps.append(f"plan {p.slug}: {len(amended)} run(s) it refused may fit it as "
+                         f"amended: count them with `logbook admit @{amended[0].seq} --plan "
+                         f"{p.slug} --arm {amended[0].arm}` (each one; the plan checks it "
+                         "again)")
+        if p.next_arm not in p.blocked:
+            steps.append(f"plan {p.slug}: run arm {p.next_arm} next "
+                         f"({p.runs_done}/{p.runs_planned} runs done)")
     if b.audit and b.audit.errors:
         steps.append(f"{len(b.audit.errors)} audit error(s) stand: see `logbook audit`")
     if not b.open_plans:
@@ -296,7 +369,11 @@ def brief_lines(b: Brief) -> list[str]:
         out.append("open plans:")
         for p in b.open_plans[:8]:
             arms = ", ".join(f"{a.arm} {a.completed}/{a.planned}" for a in p.arms)
-            out.append(f"  {p.slug}: {arms}; next arm {p.next_arm}")
+            out.append(f"  {p.slug}: {arms}; "
+                       + (f"next arm {p.next_arm}" if p.next_arm not in p.blocked else
+                          f"arm {p.next_arm} is being refused"))
+            out += [f"    refused @{r.seq} (arm {r.arm}, not counted): {r.reason}"
+                    for r in p.refused[-5:]]
     if b.overdue:
         out.append("past due without a verdict: " + "; ".join(
             f"{p.slug} (due {p.due}, {p.runs_done}/{p.runs_planned} runs)"

@@ -56,8 +56,20 @@ class PlanArm(Out):
 
 
 @dataclass(kw_only=True, eq=False)
+class RefusedRun(Out):
+    """A run meant for the plan's arm that the plan refused (its ``intended``), not admitted."""
+
+    seq: int
+    digest: str
+    arm: str
+    reason: str
+
+
+@dataclass(kw_only=True, eq=False)
 class OpenPlan(Out):
-    """A plan with an arm short of its planned runs, and the arm to run next."""
+    """A plan with an arm short of its planned runs, and the arm to run next (an arm whose
+    latest run was refused is ``blocked``: its runs are being refused, the plan or the runs
+    need fixing first)."""
 
     plan: str
     slug: str
@@ -68,6 +80,8 @@ class OpenPlan(Out):
     runs_done: int
     runs_planned: int
     due: str | None
+    refused: list[RefusedRun] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)
 
 
 @dataclass(kw_only=True, eq=False)
@@ -202,6 +216,6 @@ class Brief(Out):
 
 
 SHAPES: tuple[type[Out], ...] = (  # each after the shapes it holds
-    LedgerHead, Checked, LatestCheckpoint, Integrity, PlanArm, OpenPlan, Overdue,
+    LedgerHead, Checked, LatestCheckpoint, Integrity, PlanArm, RefusedRun, OpenPlan, Overdue,
     RetractionRow, RestingOn, StoredAudit, Remeasure, BandRow, ClaimRow, NoteRow, SessionRun,
     PreviousSession, SpooledRun, Brief)

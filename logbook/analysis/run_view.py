@@ -87,6 +87,7 @@ class RunView:
         "_k_score",
         "_k_system",
         "_load",
+        "admitted",
         "arm",
         "digest",
         "pass_k",
@@ -103,6 +104,7 @@ class RunView:
                  facts: RunFacts | None = None,
                  load: Callable[[int], Entry] | None = None) -> None:
         self.seq, self.digest, self.plan, self.arm = seq, digest, plan, arm
+        self.admitted: Entry | None = None  # the admission that counts it in plan and arm
         self.status, self.session = status, session
         self.retracted_by = retracted_by if retracted_by is not None else []
         self.pass_k = pass_k  # the plan's k when its metric is pass@k
@@ -121,6 +123,14 @@ class RunView:
         return cls(entry.seq, entry.digest, body.get("plan"), body.get("arm"),
                    str(body.get("status")), body.get("session"), retracted_by, pass_k,
                    entry=entry, facts=facts)
+
+    def counted_by(self, admission: Entry, pass_k: int | None) -> RunView:
+        """The same run counted in the plan and arm an admission names (its body still says
+        what it was appended as)."""
+        twin = copy.copy(self)
+        twin.plan, twin.arm = admission.body.get("plan"), admission.body.get("arm")
+        twin.pass_k, twin.admitted = pass_k, admission
+        return twin
 
     def unretracted(self) -> RunView:
         """The same run as if nothing had retracted it."""

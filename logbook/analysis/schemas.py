@@ -39,6 +39,7 @@ class RunRow(Out):
     retracted_by: list[str]
     reason: str | None
     interval: Interval | None
+    admitted_by: str | None = None  # the admission (digest) that counts it here (logbook admit)
 
 
 @dataclass(kw_only=True, eq=False)
@@ -214,6 +215,19 @@ class Excluded(Out):
 
 
 @dataclass(kw_only=True, eq=False)
+class Refused(Out):
+    """A run meant for the plan (its ``intended``) that the plan refused: not counted, not
+    admitted (docs/recording.md, "Refused runs stay in view")."""
+
+    seq: int
+    digest: str
+    arm: str
+    status: str
+    reason: str
+    retracted: bool = False  # withdrawn since: listed, no longer waiting for a fix
+
+
+@dataclass(kw_only=True, eq=False)
 class VerdictStatus(Out):
     status: str
     wording: str
@@ -284,13 +298,14 @@ class Report(Out):
     excluded: list[Excluded]
     components: list[Component] = field(default_factory=list)
     retractions: RetractionReview | None = None
+    refused: list[Refused] = field(default_factory=list)
     findings: list[Finding]  # the command adds them (last, as `report --json` prints them)
 
 
 SHAPES: tuple[type[Out], ...] = (  # each after the shapes it holds
     Interval, RunRow, RunLevel, ItemLevel, ChosenInterval, ArmBand, SampleComponents, Spread,
-    ArmReport, WorstCase, Effect, Condition, Verdict, Excluded, VerdictStatus, RetractedRun,
-    RetractionReview, Finding, ComponentArm, Component, Report)
+    ArmReport, WorstCase, Effect, Condition, Verdict, Excluded, Refused, VerdictStatus,
+    RetractedRun, RetractionReview, Finding, ComponentArm, Component, Report)
 
 
 def output_schemas() -> dict[str, dict[str, Any]]:

@@ -103,8 +103,40 @@ class LedgerView:
         return self.ledger.log(kind="plan")
 
     @cached_property
+    def admissions(self) -> dict[str, Entry]:
+        """Run digest -> the standing admission that counts it in a plan's arm (logbook
+        admit); a retracted admission counts nothing."""
+        out: dict[str, Entry] = {}
+        for a in self.ledger.log(kind="admission"):
+            if not self.retracted_by(a.digest):
+                out.setdefault(str(a.body.get("run")), a)
+        return out
+
+    @cached_property
+    def intended(self) -> dict[str, list[tuple[RunView, dict[str, Any]]]]:
+        """Plan digest -> the runs that named it but were refused and are not admitted, each
+        with its ``intended`` (arm, reason). Found through the index (a refused run's
+        ``target`` is its plan), so no other run is read."""
+        out: dict[str, list[tuple[RunView, dict[str, Any]]]] = {}
+        plans = [p.digest for p in self._plan_entries]
+        for stored in self.ledger.brief_reads().entries_targeting("run", plans):
+            run = self.runs_by_digest.get(stored.digest)
+            if run is None or run.plan is not None:  # admitted: counted, no longer refused
+                continue
+            want = Entry.from_stored(stored).body.get("intended")
+            if isinstance(want, dict) and isinstance(want.get("plan"), str):
+                out.setdefault(want["plan"], []).append((run, want))
+        return out
+
+    def refused(self, plan: str) -> list[tuple[RunView, dict[str, Any]]]:
+        """The runs meant for ``plan`` (by digest) that it refused and that are not admitted,
+        each with its ``intended`` (arm, reason), in ledger order."""
+        return self.intended.get(plan, [])
+
+    @cached_property
     def plans(self) -> dict[str, PlanView]:
-        """Every plan, by digest, in ledger order."""
+        """Every plan, by digest, in ledger order: the ONE place a plan's runs are found
+        (runs appended to it, and runs admitted to it: see ``runs``)."""
         runs_by_plan: dict[str, list[RunView]] = {}
         for run in self.runs:
             if run.plan:
@@ -117,6 +149,21 @@ class LedgerView:
 
     @cached_property
     def runs(self) -> list[RunView]:
+        """Every run, in ledger order; a run a standing admission counts in a plan's arm is
+        seen with that plan and arm (so every read of a plan's runs counts it)."""
+        runs = self._runs_read
+        if not self.admissions:
+            return runs
+        out = []
+        for run in runs:
+            admission = self.admissions.get(run.digest) if run.plan is None else None
+            if admission is not None:
+                run = run.counted_by(admission, self._pass_k.get(str(admission.body["plan"])))
+            out.append(run)
+        return out
+
+    @cached_property
+    def _pass_k(self) -> dict[str, int]:
         # a pass@k plan scores its runs' items by pass@k, so each run learns its plan's k
         # (after amendments) before anything reads its scores
         pass_k: dict[str, int] = {}
@@ -127,6 +174,11 @@ class LedgerView:
                 metric = apply_amendments(p.body, changes).get("metric") or {}
             if metric.get("kind") == "pass_at_k" and isinstance(metric.get("k"), int):
                 pass_k[p.digest] = metric["k"]
+        return pass_k
+
+    @cached_property
+    def _runs_read(self) -> list[RunView]:
+        pass_k = self._pass_k
         reads = getattr(self._checked, "runs", None)
         if reads is not None:
             # a large ledger's runs are many small objects with no reference cycles: the

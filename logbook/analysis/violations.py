@@ -255,9 +255,37 @@ def a26(book: Book, s: Shape) -> None:
                              "cluster": [f"passage-{i // size}" for i in range(s.n)]}})
 
 
+def _refused(book: Book, plan: str, s: Shape, rng: random.Random, why: str) -> str:
+    """A q8 run meant for the plan that it refused, kept as exploratory with ``intended``."""
+    return book.append("run", {
+        "plan": None, "arm": None, "status": "completed", "session": book.session,
+        "apparatus": book.apparatus("q8", "suite", s.temperature),
+        "outcomes": book.outcomes(s.p, s.n, rng, exact=True),
+        "intended": {"plan": plan, "arm": "q8", "reason": f"not counted in plan kv: {why}"}})
+
+
+def a24(book: Book, s: Shape) -> None:
+    plan = book.plan("kv", k=s.k, n=s.n)
+    rng = random.Random(s.seed)
+    for _ in range(s.k):  # every q8 run refused: the arm never fills
+        book.run(plan, "f16", s.p, s.n, rng, temperature=s.temperature)
+        _refused(book, plan, s, rng, "body.apparatus.engine_build: the run's is 'b1235', but "
+                 "plan kv pins 'b1234'")
+
+
+def a25(book: Book, s: Shape) -> None:
+    plan = book.plan("kv", k=s.k, n=s.n)
+    rng = random.Random(s.seed)
+    for _ in range(s.k - 1):
+        book.run(plan, "f16", s.p, s.n, rng, temperature=s.temperature)
+    refused = [_refused(book, plan, s, rng, "a pin spelt as the harness does not write it")
+               for _ in range(2)]
+    book.append("admission", {"run": refused[0], "plan": plan, "arm": "q8"})  # not the other
+
+
 VIOLATIONS: dict[str, Callable[[Book, Shape], Any]] = {
     "A01": a01, "A02": a02, "A03": a03, "A04": a04, "A05": a05, "A06": a06, "A07": a07,
     "A08": a08, "A09": a09, "A10": a10, "A11": a11, "A12": a12, "A13": a13, "A14": a14,
     "A15": a15, "A16": a16, "A17": a17, "A18": a18, "A19": a19, "A20": a20, "A21": a21, "A22": a22,
-    "A23": a23, "A26": a26,
+    "A23": a23, "A24": a24, "A25": a25, "A26": a26,
 }

@@ -70,6 +70,9 @@ def _summary(entry: Any) -> str:
     if k == "run":
         plan = (b.get("plan") or "exploratory")[:12]
         arm = f" arm={b['arm']}" if b.get("arm") is not None else ""
+        want = b.get("intended")
+        if isinstance(want, dict):  # refused by the plan it was meant for
+            arm = f" refused-by={str(want.get('plan'))[:12]} arm={want.get('arm')}"
         if b.get("status") != "completed":  # a failed or aborted run has a reason, no score
             return f"{b.get('status')} plan={plan}{arm}: {b.get('reason')}"
         oc = b.get("outcomes") or {}
@@ -88,4 +91,7 @@ def _summary(entry: Any) -> str:
         return f"{b.get('action')} key {b.get('name')!r}: {b.get('reason')}"
     if k == "band":
         return f"band {b.get('selector')} k={b.get('k')} band={b.get('band')}"
+    if k == "admission":
+        return (f"admits {str(b.get('run'))[:12]} to {str(b.get('plan'))[:12]} arm={b.get('arm')}"
+                + (f": {b['reason']}" if b.get("reason") else ""))
     return ""

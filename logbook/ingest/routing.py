@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from logbook.capture.redact import scrub_run_body
 from logbook.errors import InputError
 from logbook.ledger import intake
+from logbook.ledger.admission import refused
 
 if TYPE_CHECKING:
     from logbook.crypto.signing import SigningKey
@@ -125,11 +126,12 @@ def failed_command_run(base: Body, declared: Body, captured: Body, status: str,
 
 
 def exploratory(body: Body, why: str, taken: list[str]) -> Body:
-    """A plan's run as an exploratory one (plan and arm null), its note saying why."""
+    """A plan's run as an exploratory one (plan and arm null), its note saying why, the plan
+    and arm it named kept as ``intended`` with the refusal (docs/recording.md, "Refused runs
+    stay in view")."""
     if body.get("plan") is None:
         return body
-    note = "; ".join(n for n in (body.get("note"), why) if n)
-    return scrub_run_body({**body, "plan": None, "arm": None, "note": note}, taken)
+    return scrub_run_body(refused(body, why), taken)
 
 
 def drop_recorded(ledger: Ledger, drafts: list[Draft], code: int,

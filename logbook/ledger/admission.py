@@ -13,7 +13,7 @@ from logbook.errors import InputError
 from logbook.format import kinds
 from logbook.format.metrics import BOUNDED_KINDS
 from logbook.ledger import intake
-from logbook.storage.base import EntryReads
+from logbook.storage.base import EntryReads, StoredEntry
 from logbook.tlog import merkle
 
 
@@ -51,7 +51,51 @@ def admit_run(at: Standing, body: dict[str, Any]) -> None:
         _arm_of(plan, body.get("arm"), "body.arm")
         _scores_fit(plan, body.get("outcomes"))
         intake.check_run(store, body["plan"], plan, body)
+    elif body.get("intended"):
+        expect(store, body["intended"]["plan"], "plan", "body.intended.plan")
     intake.check_source(store, body)
+
+
+def refused(body: dict[str, Any], why: str) -> dict[str, Any]:
+    """A run its plan refused, as the exploratory run that keeps it in view: plan and arm null,
+    the plan and arm it named kept as ``intended`` with the refusal, its note saying why
+    (docs/recording.md, "Refused runs stay in view")."""
+    note = "; ".join(n for n in (body.get("note"), why) if n)
+    intended = {"plan": body["plan"], "arm": body.get("arm") or "?", "reason": why}
+    return {**body, "plan": None, "arm": None, "note": note, "intended": intended}
+
+
+def admit_admission(at: Standing, body: dict[str, Any]) -> None:
+    """An earlier run, not counted in any plan, not retracted and not admitted before, that
+    the plan as it stands (amendments applied) accepts in the arm: every check of the door
+    (logbook.ledger.intake.check_run) again."""
+    store = at.reads
+    seq, _ = expect(store, body["run"], "run", "body.run")
+    plan_seq, _ = expect(store, body["plan"], "plan", "body.plan")
+    for digest, what in ((body["run"], f"run @{seq}"), (body["plan"], f"plan @{plan_seq}")):
+        if store.retractions_of([digest]).get(digest):
+            raise InputError(f"body.{'run' if digest == body['run'] else 'plan'}: {what} is "
+                             "retracted, and a retracted entry cannot be admitted to")
+    run = _body_of(store, body["run"])
+    if run.get("plan") is not None:
+        raise InputError(f"body.run: run @{seq} is already counted in plan "
+                         f"{str(run['plan'])[:12]}, arm {run.get('arm')!r}")
+    earlier = store.entries_targeting("admission", [body["run"]])
+    standing = store.retractions_of([a.digest for a in earlier])
+    live = [a for a in earlier if a.digest not in standing]
+    if live:
+        raise InputError(f"body.run: run @{seq} is already admitted (by admission "
+                         f"@{live[0].seq})")
+    plan = at.plan_body(body["plan"])
+    _arm_of(plan, body.get("arm"), "body.arm")
+    counted = {**run, "plan": body["plan"], "arm": body["arm"]}
+    counted.pop("intended", None)
+    try:
+        _scores_fit(plan, run.get("outcomes"))
+        intake.check_run(store, body["plan"], plan, counted)
+    except InputError as exc:
+        raise InputError(f"body.run: plan {plan.get('slug')} as it stands still refuses run "
+                         f"@{seq} in arm {body['arm']!r} ({exc})") from None
 
 
 def admit_amendment(at: Standing, body: dict[str, Any]) -> None:
@@ -173,16 +217,27 @@ def _runs_fit(at: Standing, plan: str, body: dict[str, Any], field: str) -> None
     if kind not in BOUNDED_KINDS:
         return
     store = at.reads
-    runs = store.entries_where("run", plan)
-    withdrawn = store.retractions_of([r.digest for r in runs])
-    for r in runs:
-        if r.digest in withdrawn:
-            continue
+    for r in plan_runs(store, plan):
         try:
             _scores_fit(body, _body_of(store, r.digest).get("outcomes"))
         except InputError as exc:
             raise InputError(f"{field}: the plan's metric would be a {kind}, but run @{r.seq} "
                              f"has scores outside [0, 1] ({exc})") from None
+
+
+def plan_runs(store: EntryReads, plan: str) -> list[StoredEntry]:
+    """The plan's standing runs at the door, in ledger order: those appended to it and those
+    standing admissions count in it (neither the run nor the admission retracted)."""
+    runs = store.entries_where("run", plan)
+    admissions = store.entries_where("admission", plan)
+    withdrawn = store.retractions_of([e.digest for e in [*runs, *admissions]])
+    admitted = [str(_body_of(store, a.digest)["run"]) for a in admissions
+                if a.digest not in withdrawn]
+    if admitted:
+        more = [e for d in admitted if (e := store.entry_by_digest(d)) is not None]
+        gone = store.retractions_of([e.digest for e in more])
+        runs = sorted([*runs, *(e for e in more if e.digest not in gone)], key=lambda e: e.seq)
+    return [r for r in runs if r.digest not in withdrawn]
 
 
 def _retractable(store: EntryReads, target: str) -> tuple[int, str]:

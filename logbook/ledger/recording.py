@@ -107,10 +107,10 @@ class RecordingContext:
         try:
             run.entry = self.ledger.append("run", scrub_run_body(body), self.key)
         except NotOfPlan as refusal:  # it happened: kept, as an exploratory run saying why
+            from logbook.ledger.admission import refused
+
             why = f"not counted in plan {self.plan}: {refusal}"
-            note = "; ".join(n for n in (run.note, why) if n)
-            run.entry = self.ledger.append("run", scrub_run_body(
-                {**body, "plan": None, "arm": None, "note": note}), self.key)
+            run.entry = self.ledger.append("run", scrub_run_body(refused(body, why)), self.key)
             if exc is None:
                 raise NotOfPlan(f"{refusal}; the run was kept as exploratory run "
                                 f"@{run.entry.seq}") from None

@@ -387,11 +387,11 @@ class Ledger:
 
         spec = kinds.KINDS.get(kind)
         for ref in spec.refs if spec is not None else ():
-            value = body.get(ref.field)
-            if not ref.many and ref.field in body:
-                body[ref.field] = one(ref.label, value)
+            value = ref.get(body)
+            if not ref.many and ref.holds(body):
+                body = ref.put(body, one(ref.label, value))
             elif ref.many and isinstance(value, list):
-                body[ref.field] = [one(f"{ref.label}[{i}]", v) for i, v in enumerate(value)]
+                body = ref.put(body, [one(f"{ref.label}[{i}]", v) for i, v in enumerate(value)])
         return body
 
     def _write(self, txn: Txn, kind: str, body: dict[str, Any], key: SigningKey,

@@ -77,6 +77,15 @@ class Source(Record):
     ids: dict[Text, str] = Field(default_factory=dict)
 
 
+class Intended(Record):
+    """The plan and arm a run named but was not counted in, and the refusal's sentence (its
+    ``plan`` and ``arm`` are then null: docs/recording.md, "Refused runs stay in view")."""
+
+    plan: Digest
+    arm: Text
+    reason: Text
+
+
 class Run(Record):
     plan: Digest | None
     arm: str | None = None
@@ -93,6 +102,7 @@ class Run(Record):
     group: str | None = None
     reported: dict[str, Any] | None = None
     source: Source | None = None
+    intended: Intended | None = None
 
     @model_validator(mode="after")
     def _coherent(self) -> Run:
@@ -100,6 +110,8 @@ class Run(Record):
             raise ValueError("outcomes: a completed run needs its outcomes")
         if self.plan is not None and not self.arm:
             raise ValueError("arm: a run of a plan must name its arm")
+        if self.plan is not None and self.intended is not None:
+            raise ValueError("intended: a run counted in a plan was not refused by one")
         if self.status != "completed" and not self.reason:
             raise ValueError(f"reason: a {self.status} run must say why")
         return self

@@ -115,6 +115,7 @@ def _outcomes(o: Any) -> bool:
 
 
 _LOG = frozenset(("name", "sha256", "size", "excerpt"))
+_INTENDED = frozenset(("plan", "arm", "reason"))
 _SOURCE = frozenset(("harness", "file", "sha256", "part", "ids"))
 
 
@@ -123,6 +124,12 @@ def _log(x: Any) -> bool:
             and _str(x.get("sha256")) and _SHA256(x["sha256"]) is not None
             and type(x.get("size")) is int and 0 <= x["size"] <= _SAFE
             and _opt_str(x, "excerpt"))
+
+
+def _intended(x: Any) -> bool:
+    return (type(x) is dict and _only(x, _INTENDED) and _str(x.get("plan"))
+            and _DIGEST(x["plan"]) is not None and _text(x.get("arm"))
+            and _text(x.get("reason")))
 
 
 def _source(x: Any) -> bool:
@@ -136,7 +143,7 @@ def _source(x: Any) -> bool:
 
 _RUN = frozenset(("plan", "arm", "status", "reason", "apparatus", "outcomes", "session",
                   "started", "finished", "logs", "note", "task", "group", "reported",
-                  "source"))
+                  "source", "intended"))
 _RUN_STRINGS = ("arm", "reason", "session", "started", "finished", "note", "task", "group")
 
 
@@ -164,6 +171,8 @@ def run(b: dict[str, Any]) -> bool:
     if type(logs) is not list or not all(_log(x) for x in logs):
         return False
     if b.get("source") is not None and not _source(b["source"]):
+        return False
+    if b.get("intended") is not None and (plan is not None or not _intended(b["intended"])):
         return False
     outcomes = b.get("outcomes")
     if outcomes is None:

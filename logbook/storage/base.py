@@ -130,6 +130,8 @@ class EntryReads(TreeReads, Protocol):
     def entries_where(self, kind: str | None = None, plan: str | None = None,
                       last: int | None = None) -> list[StoredEntry]: ...
 
+    def entries_targeting(self, kind: str, targets: list[str]) -> list[StoredEntry]: ...
+
     def kind_of(self, digest: str) -> tuple[int, str] | None:
         """(seq, kind) of the entry with this digest, or None."""
         ...
@@ -278,6 +280,11 @@ class BriefReads(Protocol):
 
     def entries_mentioning(self, kinds: tuple[str, ...], after: int,
                            needles: list[str]) -> list[StoredEntry]: ...
+
+    def entries_targeting(self, kind: str, targets: list[str]) -> list[StoredEntry]:
+        """Entries of ``kind`` whose indexed ``target`` is one of ``targets``, in seq order (a
+        run's target is the plan it was refused by, an admission's the run it admits)."""
+        ...
 
     def completed_counts(self) -> dict[tuple[str, str], int]: ...
 

@@ -91,12 +91,34 @@ INDEX_COLUMNS = ("seq", "digest", "kind", "ts", "signer", "plan", "arm", "slug",
                  "session", "target")
 OUTCOME_COLUMNS = ("seq", "metric", "n", "n_missing", "total", "columns")
 _BODY_COLUMNS = INDEX_COLUMNS[5:]  # copied from the body, by the kinds registry's `indexed`
-assert all(set(k.indexed) <= set(_BODY_COLUMNS) for k in KINDS.values())
 _NONE = object()  # no JSON object has this key: its column is NULL
-# kind -> for each body column, the body field it holds (_NONE: none for this kind)
+
+
+def _column_fields(indexed: tuple[str, ...]) -> dict[str, str]:
+    """column -> the body field it holds (``column=dotted.field``, or the column's name)."""
+    return dict(((c, f) if f else (c, c)) for c, _, f in (i.partition("=") for i in indexed))
+
+
+assert all(set(_column_fields(k.indexed)) <= set(_BODY_COLUMNS) for k in KINDS.values())
+# only `target` may hold a field inside an object field (one type check on the hot path)
+assert all("." not in f for k in KINDS.values() for c, f in _column_fields(k.indexed).items()
+           if c != "target")
+# kind -> for each body column, the top-level body field it holds (_NONE: none for this kind)
 _INDEXED: dict[str, tuple[object, ...]] = {
-    k.name: tuple(c if c in k.indexed else _NONE for c in _BODY_COLUMNS)
+    k.name: tuple(_column_fields(k.indexed).get(c, "").partition(".")[0] or _NONE
+                  for c in _BODY_COLUMNS)
     for k in KINDS.values() if k.indexed}
+# kind -> the names below its top-level field of the `target` it holds (a run's intended.plan)
+_TARGET_IN: dict[str, tuple[str, ...]] = {
+    k.name: tuple(f.split(".")[1:]) for k in KINDS.values()
+    if "." in (f := _column_fields(k.indexed).get("target", ""))}
+
+
+def _nested(body: dict[str, Any], names: tuple[str, ...]) -> Any:
+    value: Any = body
+    for name in names:
+        value = value.get(name) if type(value) is dict else None
+    return value
 
 
 def _body(env: dict[str, Any]) -> dict[str, Any]:
@@ -128,6 +150,8 @@ def index_tuple(seq: int, digest: str, env: dict[str, Any]) -> tuple[Any, ...]:
         plan, arm, slug, status, session, target = map(body.get, fields)
         if type(arm) is list:
             arm = ",".join(str(a) for a in arm)
+        if type(target) is dict:  # a field inside it: a run's target, the plan that refused it
+            target = _nested(target, _TARGET_IN.get(kind, ()))
     ts, signer = env.get("ts"), env.get("signer")
     return (seq, digest, kind, ts if type(ts) is str else "",
             signer if type(signer) is str else "",
@@ -210,7 +234,7 @@ def references(env: dict[str, Any]) -> list[tuple[str, Any]]:
     spec = KINDS.get(kind) if isinstance(kind, str) else None
     refs: list[tuple[str, Any]] = []
     for ref in spec.refs if spec is not None else ():
-        value = body.get(ref.field)
+        value = ref.get(body)
         if not ref.many:
             if isinstance(value, str):
                 refs.append((ref.label, value))

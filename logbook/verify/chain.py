@@ -263,7 +263,8 @@ class ChainVerifier:
 _KIND_NAMES = {k: k for k in KINDS}
 _sha256, _loads, _dumps = hashlib.sha256, orjson.loads, orjson.dumps  # feed's, looked up once
 _SORTED = orjson.OPT_SORT_KEYS
-_REF_FIELDS = {k.name: tuple(r.field for r in k.refs) for k in KINDS.values() if k.refs}
+_REF_FIELDS = {k.name: tuple(dict.fromkeys(r.top for r in k.refs))
+               for k in KINDS.values() if k.refs}
 
 
 def _digest_key(ref: Any) -> bytes | None:

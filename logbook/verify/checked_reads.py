@@ -90,6 +90,11 @@ class CheckedReads:
                 [] if last is not None else seqs)
         return self.entries_at(seqs)
 
+    def entries_targeting(self, kind: str, targets: list[str]) -> list[StoredEntry]:
+        """The ledger's index finds them; each is held to the digest this machine checked."""
+        return self._held(e for e in self._rows.entries_targeting(kind, targets)
+                          if e.seq < self._size)
+
     def entries_mentioning(self, kinds: tuple[str, ...], after: int,
                            needles: list[str]) -> list[StoredEntry]:
         """As the ledger's own: every candidate is read and held to its digest before its

@@ -109,7 +109,8 @@ def _plan_row(src: Source, plan: PlanView) -> dict[str, Any]:
             "wording": rep["verdict"]["wording"],
             "arms": [{"name": a["name"], "role": a["role"], "completed": a["completed"],
                       "planned": a["planned_runs"], "failed": a["failed"],
-                      "aborted": a["aborted"], "retracted": a["retracted"]}
+                      "aborted": a["aborted"], "retracted": a["retracted"],
+                      "refused": sum(1 for x in rep["refused"] if x["arm"] == a["name"])}
                      for a in rep["arms"]],
             "runs_done": sum(min(a["completed"], a["planned_runs"]) for a in rep["arms"]),
             "runs_planned": sum(a["planned_runs"] for a in rep["arms"]),

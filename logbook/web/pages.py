@@ -122,6 +122,7 @@ def plans(d: dict[str, Any]) -> str:
         arms = join([f"{a['name']} ({a['role']}) {a['completed']}/{a['planned']}"
                      + (f", {a['failed']} failed" if a["failed"] else "")
                      + (f", {a['retracted']} retracted" if a["retracted"] else "")
+                     + (f", {a['refused']} refused" if a.get("refused") else "")
                      for a in p["arms"]], "; ")
         rows.append([link(p["slug"], "plans", p["digest"]), p["title"], badge(p["verdict"]),
                      arms, f"{p['runs_done']}/{p['runs_planned']}", p["due"],

@@ -66,14 +66,16 @@ def _verdict(rep: dict[str, Any], scale: float) -> list[Markup]:
     return out
 
 
-def _arm(arm: dict[str, Any], scale: float) -> list[Markup]:
+def _arm(arm: dict[str, Any], scale: float,
+         refused: list[dict[str, Any]] | None = None) -> list[Markup]:
     from logbook.analysis.report.text import arm_summary, interval_cell, score_cell
 
     rows, attrs = [], []
     for r in arm["runs"]:
         miss = "—" if r["missing_rate"] is None else f"{r['missing_rate'] * 100:.1f}%"
         rows.append([link(f"@{r['seq']}", "runs", r["digest"]), r["status"]
-                     + (", retracted" if r["retracted"] else ""),
+                     + (", retracted" if r["retracted"] else "")
+                     + (", admitted" if r.get("admitted_by") else ""),
                      tag("span", score_cell(r["score"], scale, r["interval"]), cls="score"),
                      interval_cell(r["interval"], scale), miss, r["session"], r.get("reason")])
         attrs.append({"data_seq": r["seq"], "cls": "retracted" if r["retracted"] else None})
@@ -84,8 +86,22 @@ def _arm(arm: dict[str, Any], scale: float) -> list[Markup]:
     return [tag("h3", head),
             table(["run", "status", f"score{unit}", "item-level interval", "missing",
                    "session", "reason"], rows, cls="arm-runs", row_attrs=attrs)
-            if rows else tag("p", "no runs yet"),
+            if rows else tag("p", "no runs counted yet" if refused else "no runs yet"),
+            *_refused(refused or []),
             tag("ul", [tag("li", line) for line in arm_summary(arm, scale)])]
+
+
+def _refused(refused: list[dict[str, Any]]) -> list[Markup]:
+    """The runs meant for the arm that the plan refused (not counted, not admitted)."""
+    if not refused:
+        return []
+    return [tag("p", f"{len(refused)} run(s) meant for this arm were refused and are not "
+                "counted: fix the plan (", tag("code", "logbook amend"), "), then count them ("
+                , tag("code", "logbook admit"), ").", cls="box error"),
+            table(["run", "status", "refused because"],
+                  [[link(f"@{x['seq']}", "runs", x["digest"]),
+                    x["status"] + (", retracted" if x.get("retracted") else ""), x["reason"]]
+                   for x in refused], cls="refused")]
 
 
 def _effects(rep: dict[str, Any], scale: float) -> Markup:
@@ -131,7 +147,10 @@ def plan_body(rep: dict[str, Any]) -> list[Markup]:
     out.append(forest(rep))
     out.append(tag("h2", "Runs"))
     for arm in rep["arms"]:
-        out += _arm(arm, scale)
+        out += _arm(arm, scale, [x for x in rep.get("refused") or []
+                                 if x["arm"] == arm["name"]])
+    arms = {a["name"] for a in rep["arms"]}
+    out += _refused([x for x in rep.get("refused") or [] if x["arm"] not in arms])
     if rep["effects"]:
         out += [tag("h2", "Effect (treatment − control)"), _effects(rep, scale)]
     lines = component_lines(rep, scale)

@@ -329,6 +329,9 @@ def test_python_recording_outside_the_suite_is_kept_exploratory(ledger_dir: Path
     body, _ = runs()
     assert body["plan"] is None and "n_items 2" in body["note"]
     assert body["outcomes"]["id"] == ["q0", "q1", "q2"]
+    # meant for pl's arm f16: kept in view (issue 32 item 6)
+    assert body["intended"]["arm"] == "f16" and "n_items 2" in body["intended"]["reason"]
+    assert [x["seq"] for x in run_cli("report", "pl", "--json").json["refused"]] == [2]
 
 
 def test_the_source_index_is_derived_and_verified(ledger_dir: Path) -> None:

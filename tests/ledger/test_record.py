@@ -597,7 +597,9 @@ def test_doc_commands_run(tmp_path: Path) -> None:
                            capture_output=True, text=True, timeout=120, check=False)
         assert r.returncode == 0, f"block {i} failed:\n{block}\n{r.stdout}\n{r.stderr}"
     kinds = [e["entry"]["kind"] for e in exported(work)]
-    assert kinds.count("plan") == 3 and kinds.count("run") >= 6
+    # three plans, and "tiny" whose refused run is admitted once it is amended
+    assert kinds.count("plan") == 4 and kinds.count("run") >= 7
+    assert kinds.count("admission") == 1
     plans = {e["digest"]: e["entry"]["body"]["slug"] for e in exported(work)
              if e["entry"]["kind"] == "plan"}
     arms = sorted((plans.get(e["entry"]["body"]["plan"]), e["entry"]["body"]["arm"])

@@ -1,6 +1,6 @@
 """`logbook audit`: numbered rules over the whole ledger that find how a benchmark number lies.
 
-Each rule (A01-A23) is one small function, registered with `@rule` (`registry`) in a module of
+Each rule (A01-A25) is one small function, registered with `@rule` (`registry`) in a module of
 `rules/` by theme, over a read-only `Context` (`context`) built once per audit on `LedgerView`;
 it yields `Finding`s (the shape `logbook verify` uses, with the rule id as `check`). Rules never
 judge a retracted entry as if it stood: retracted claims, plans, amendments and bands are not

@@ -16,7 +16,7 @@ from typing import Any
 from logbook.analysis.bands import band_of, latest_bands
 from logbook.analysis.components import components
 from logbook.analysis.report.figures import plan_figures
-from logbook.analysis.schemas import ABSENT, ArmReport, Excluded, Report
+from logbook.analysis.schemas import ABSENT, ArmReport, Excluded, Refused, Report
 from logbook.analysis.verdict import judge
 from logbook.analysis.view import LedgerView, PlanView, RunView, item_mean_arrays
 
@@ -43,6 +43,13 @@ def _excluded(view: LedgerView, arms: list[ArmReport]) -> list[Excluded]:
                     correction="; ".join(str(b["correction"]) for b in bodies
                                          if b.get("correction")) or None))
     return excluded
+
+
+def refused_rows(view: LedgerView, plan: PlanView) -> list[Refused]:
+    """The runs meant for the plan that it refused, with the refusal (not in the figures)."""
+    return [Refused(seq=r.seq, digest=r.digest, arm=str(want.get("arm")), status=r.status,
+                    reason=str(want.get("reason")), retracted=r.retracted)
+            for r, want in view.refused(plan.digest)]
 
 
 def _plan_header(plan: PlanView) -> dict[str, Any]:
@@ -77,4 +84,4 @@ def build_report(view: LedgerView, plan_ref: str) -> Report:
         plan=_plan_header(plan), ledger={"size": view.size}, arms=arms, effects=effects,
         verdict=verdict, line=line, excluded=_excluded(view, arms), findings=ABSENT,
         components=components(plan, confidence),
-        retractions=retraction_review(view, plan, verdict))
+        retractions=retraction_review(view, plan, verdict), refused=refused_rows(view, plan))

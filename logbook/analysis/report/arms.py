@@ -172,7 +172,8 @@ def _run_row(r: RunView, kind: str, n_items: int | None, confidence: float,
         missing=m, missing_rate=(m / total) if total else None, retracted=r.retracted,
         retracted_by=[e.digest for e in r.retracted_by], reason=r.body.get("reason"),
         interval=(run_interval(r, kind, confidence, cluster_field)
-                  if r.status == "completed" else None))
+                  if r.status == "completed" else None),
+        admitted_by=r.admitted.digest if r.admitted is not None else None)
 
 
 def arm_report(plan: PlanView, arm: dict[str, Any], confidence: float,

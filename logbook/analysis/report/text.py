@@ -152,7 +152,8 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
             out.append(f"| seq | status | score{unit} | item-level interval | missing | reason |")
             out.append("|---|---|---|---|---|---|")
         for r in arm["runs"]:
-            status = r["status"] + (" RETRACTED" if r["retracted"] else "")
+            status = (r["status"] + (" RETRACTED" if r["retracted"] else "")
+                      + (" admitted" if r.get("admitted_by") else ""))
             miss = "—" if r["missing_rate"] is None else f"{r['missing_rate'] * 100:.1f}%"
             cells = [f"@{r['seq']}", status, score_cell(r["score"], scale, r["interval"]),
                      interval_cell(r["interval"], scale), miss]
@@ -164,6 +165,12 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
                            + (f"  ({r['reason']})" if r.get("reason") else ""))
         if markdown:
             out.append("")
+        refused = [x for x in rep.get("refused", []) if x["arm"] == arm["name"]]
+        if refused:
+            out.append(f"  {len(refused)} run(s) meant for this arm were refused, not counted "
+                       "(fix the plan with `logbook amend`, then `logbook admit`):")
+            out += [f"    @{x['seq']} {x['status']}{' RETRACTED' if x.get('retracted') else ''}"
+                    f": {x['reason']}" for x in refused]
         out += [f"  {line}" for line in arm_summary(arm, scale)]
         if arm["differing_apparatus"]:
             out.append("  apparatus differs between runs: " + "; ".join(

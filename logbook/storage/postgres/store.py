@@ -270,6 +270,14 @@ class PostgresStore(Summaries, BlobRows, TailRows):
         found = self.rows(sql + " DESC LIMIT %s", [*args, last])
         return [stored_entry(r) for r in reversed(found)]
 
+    def entries_targeting(self, kind: str, targets: list[str]) -> list[StoredEntry]:
+        if not targets:
+            return []
+        return [stored_entry(r) for r in self.rows(
+            "SELECT e.seq, e.digest, e.entry, e.signature FROM entries e JOIN entry_index i "
+            "ON i.seq = e.seq WHERE i.target = ANY(%s) AND i.kind = %s ORDER BY i.seq",
+            (targets, kind))]
+
     def runs_with_source(self, keys: list[str]) -> list[tuple[int, str, bytes]]:
         if not keys:
             return []

@@ -286,6 +286,16 @@ class SQLiteStore(Summaries, BlobFiles, TailRows):
         rows = self.conn.execute(sql + " DESC LIMIT ?", [*args, last]).fetchall()
         return [stored_entry(r, self.conn) for r in reversed(rows)]
 
+    def entries_targeting(self, kind: str, targets: list[str]) -> list[StoredEntry]:
+        out: list[StoredEntry] = []
+        for i in range(0, len(targets), 500):
+            chunk = targets[i:i + 500]
+            out += [stored_entry(r, self.conn) for r in self.conn.execute(
+                "SELECT e.seq, e.digest, CAST(e.entry AS BLOB), e.signature FROM entries e "
+                "JOIN entry_index i ON i.seq = e.seq WHERE i.target IN "
+                f"({','.join('?' * len(chunk))}) AND i.kind = ?", [*chunk, kind])]
+        return sorted(out, key=lambda s: s.seq)
+
     def runs_with_source(self, keys: list[str]) -> list[tuple[int, str, bytes]]:
         """(seq, digest, bytes) of the runs recorded under any of the source ``keys``."""
         if not keys:

@@ -7,6 +7,7 @@ violation scenario in `logbook/analysis/violations.py` (for `logbook audit --sel
 """
 
 from logbook.analysis.audit.rules import (
+    admissions,
     arms,
     bands,
     claims,
@@ -19,5 +20,5 @@ from logbook.analysis.audit.rules import (
     statements,
 )
 
-__all__ = ["arms", "bands", "claims", "clusters", "comparisons", "plans", "repeats",
-           "retractions", "runs", "statements"]
+__all__ = ["admissions", "arms", "bands", "claims", "clusters", "comparisons", "plans",
+           "repeats", "retractions", "runs", "statements"]
