@@ -23,6 +23,7 @@ from logbook.cli import record_intake as intake_cli
 from logbook.cli import state
 from logbook.errors import InputError, LogbookError
 from logbook.ingest import routing
+from logbook.ingest.flags import as_apparatus, requested
 from logbook.ledger.intake import AlreadyRecorded, check_pins
 
 
@@ -46,6 +47,26 @@ def _check_plan(ledger: Any, plan: str | None, arm: str | None) -> str | None:
     from logbook.ingest.appending import check_plan
 
     return check_plan(ledger, plan, arm)
+
+
+def _within_plan(ledger: Any, digest: str | None, plan: str | None, arm: str | None,
+                 beyond: str | None) -> None:
+    """Refuse, before the command runs, a run the arm has no room for, unless --beyond-plan
+    says why it is made anyway."""
+    from logbook.ingest.appending import arm_has_its_runs
+
+    if beyond is not None and not beyond.strip():
+        raise InputError("--beyond-plan: say why the run is made beyond the plan")
+    if digest is None or arm is None:
+        if beyond is not None:
+            raise InputError("--beyond-plan needs --plan and --arm")
+        return
+    done = arm_has_its_runs(ledger, digest, arm)
+    if done is not None and beyond is None:
+        raise InputError(f"--arm {arm}: plan {plan} has {done} completed runs of arm {arm}, "
+                         "its runs_per_arm: this run would be beyond the plan and is not "
+                         "started; give --beyond-plan REASON to run it anyway (the audit "
+                         "judges it, A04), or amend the plan")
 
 
 def append_from(source: str, path: str | None, plan: str | None, arm: str | None,
@@ -90,6 +111,10 @@ def run(
                                   "the engine know (engine build, flags as applied, ...)."),
     logs: list[str] = typer.Option([], "--log", help="A log file to hash and keep (repeatable)."),
     note: str = typer.Option(None, "--note", help="A note kept with the run."),
+    beyond_plan: str = typer.Option(None, "--beyond-plan", metavar="REASON",
+                                    help="Run even though the arm has its runs_per_arm "
+                                    "completed runs, saying why (kept in the run; the audit "
+                                    "judges it, A04)."),
 ) -> None:
     """Run CMD and append its run, whatever happens to it."""
     from logbook.capture.apparatus import capture
@@ -116,6 +141,7 @@ def run(
     with state.open_ledger(write=True) as ledger:
         digest = _check_plan(ledger, plan, arm)
         plan_body = ledger.plan_body(digest) if digest else None
+        _within_plan(ledger, digest, plan, arm, beyond_plan)
         metric = routing.item_metric(kind or "jsonl", plan_body)
         # the key must be able to sign here: learn it now, not after hours of work
         ledger.check_key(key)
@@ -128,6 +154,8 @@ def run(
         taken = argv_redaction(command, os.environ)[1]  # scrubbed wherever they reappear
         if plan_body is not None:  # a pinned apparatus contradicted: refused before it runs
             check_pins(plan_body, arm, {**declared, "captured": captured}, "apparatus")
+            check_pins(plan_body, arm, as_apparatus(requested(command)),
+                       "the command line's apparatus")
         done = run_command(command, harness, target, signals, metric=metric, clock=now_rfc3339,
                            env=wrapped_env())
         log_refs, unreadable, lost = _keep_logs(done.output.data(), logs, taken)
@@ -135,7 +163,7 @@ def run(
             note = "; ".join(([note] if note else []) + unreadable)
         base = {"plan": digest, "arm": arm, "session": _session(session),
                 "started": done.started, "finished": done.finished, "logs": log_refs,
-                "note": note}
+                "note": note, "beyond_plan": beyond_plan if digest else None}
         drafts = routing.command_runs(done.bodies, plan_body, base, declared, captured,
                                       done.status, done.reason, lost, taken)
         fallback = routing.failed_command_run(base, declared, captured, done.status,

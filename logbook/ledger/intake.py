@@ -9,6 +9,7 @@ raises one InputError naming the field and both values; it runs inside the appen
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -68,15 +69,48 @@ def pins(plan: dict[str, Any], arm: str | None) -> dict[str, tuple[Any, str]]:
     return out
 
 
+_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+
+
+
+def denotes(value: Any, want: Any) -> bool:
+    """Whether a harness value means the pinned one: equal values, or a number or boolean and
+    the text a harness writes it as (lm-eval's ``"1"`` for ``--batch_size 1``, ``"True"``
+    for true, ``"0.50"`` for 0.5), element by element in lists and objects. Text that is no
+    plain number or boolean word never denotes one (``auto`` is not 8, ``"1 "`` and ``"01"``
+    are not 1)."""
+    if isinstance(want, dict) or isinstance(value, dict):
+        return isinstance(want, dict) and isinstance(value, dict) and want.keys() == \
+            value.keys() and all(denotes(value[k], want[k]) for k in want)
+    if isinstance(want, list) or isinstance(value, list):
+        return isinstance(want, list) and isinstance(value, list) and len(want) == \
+            len(value) and all(denotes(v, w) for v, w in zip(value, want, strict=True))
+    if type(value) is type(want) or (isinstance(value, int | float) and isinstance(
+            want, int | float) and not isinstance(value, bool) and not isinstance(want, bool)):
+        return bool(value == want)
+    text, other = (value, want) if isinstance(value, str) else (want, value)
+    if not isinstance(text, str):
+        return False
+    if isinstance(other, bool):
+        return text.lower() == ("true" if other else "false")
+    if isinstance(other, int | float) and _NUMBER.fullmatch(text):
+        return float(text) == other
+    return False
+
+
 def check_pins(plan: dict[str, Any], arm: str | None, apparatus: Any,
                field: str = "body.apparatus") -> None:
-    """NotOfPlan when the apparatus gives a pinned key another value (absent is no
-    contradiction: the run does not say)."""
+    """NotOfPlan when the apparatus gives a pinned key a value that does not denote the
+    pinned one (absent is no contradiction: the run does not say)."""
     for key, (want, whose) in pins(plan, arm).items():
         found, value = dotted(apparatus, key)
-        if found and value != want:
-            raise NotOfPlan(f"{field}.{key}: the run's is {_shown(value)}, but plan "
-                            f"{plan.get('slug')} pins {_shown(want)}{whose}")
+        if found and not denotes(value, want):
+            theirs, ours = _shown(value), _shown(want)
+            if theirs == ours:  # never two values that look alike
+                theirs += f" ({type(value).__name__})"
+                ours += f" ({type(want).__name__})"
+            raise NotOfPlan(f"{field}.{key}: the run's is {theirs}, but plan "
+                            f"{plan.get('slug')} pins {ours}{whose}")
 
 
 # -- suite -----------------------------------------------------------------------------

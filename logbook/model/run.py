@@ -103,6 +103,7 @@ class Run(Record):
     reported: dict[str, Any] | None = None
     source: Source | None = None
     intended: Intended | None = None
+    beyond_plan: Text | None = None  # why a run past the arm's runs_per_arm was made anyway
 
     @model_validator(mode="after")
     def _coherent(self) -> Run:

@@ -87,9 +87,12 @@ def optional_stopping(ctx: Context) -> Iterator[Finding]:
             runs = [r for r in plan.arm_runs(arm) if r.usable and (cut is None or r.seq < cut)]
             if planned and len(runs) > planned:
                 extra = runs[planned:]
+                said = [f"@{r.seq}: {r.body['beyond_plan']}" for r in extra
+                        if r.body.get("beyond_plan")]
+                why = f"; said beyond the plan: {'; '.join(said)}" if said else ""
                 yield Finding("A04", "error", f"arm {arm} of plan {plan.slug} has {len(runs)} "
                               f"completed runs, more than the {planned} the plan set "
-                              f"({at(extra)} came after)", extra[0].seq,
+                              f"({at(extra)} came after){why}", extra[0].seq,
                               [plan.digest, *(r.digest for r in extra)])
         for a in ctx.amendments(plan) if plan.runs else []:
             new = (a.body.get("changes") or {}).get("runs_per_arm")
