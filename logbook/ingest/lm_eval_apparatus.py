@@ -32,9 +32,12 @@ from logbook.ingest._common import (
 )
 
 HARNESS = "lm-evaluation-harness"
-# Task-config fields that shape the prompt; hashed as prompt_template_hash.
+# Task-config fields that shape the prompt; hashed as prompt_template_hash. num_fewshot is
+# apparatus of its own (harness_config.num_fewshot), so neither that hash nor the config's
+# (evaluator.config_hash) moves with it: a 0-shot and a k-shot arm differ in it alone.
 _PROMPT_FIELDS = ("description", "doc_to_text", "doc_to_choice", "doc_to_target", "gen_prefix",
-                  "target_delimiter", "fewshot_delimiter", "fewshot_config", "num_fewshot")
+                  "target_delimiter", "fewshot_delimiter", "fewshot_config")
+_NOT_CONFIG = ("metadata", "num_fewshot")
 
 
 def sub(doc: dict[str, Any], key: str, task: str) -> Any:
@@ -114,7 +117,7 @@ def apparatus(doc: dict[str, Any], task: str, config: dict[str, Any],
     env = doc.get("pretty_env_info")
     python = _env(env, "Python version")
     task_hash = sub(doc, "task_hashes", task)
-    task_config = {k: v for k, v in config.items() if k != "metadata"}
+    task_config = {k: v for k, v in config.items() if k not in _NOT_CONFIG}
     prompt = {k: config.get(k) for k in _PROMPT_FIELDS} | {
         k: doc.get(k) for k in ("system_instruction_sha", "chat_template_sha",
                                 "fewshot_as_multiturn")}
