@@ -36,7 +36,13 @@ from logbook.ingest._common import (
     whole,
 )
 from logbook.ingest.adapter import Adapter
-from logbook.ingest.lm_eval_apparatus import HARNESS, apparatus
+from logbook.ingest.lm_eval_apparatus import (
+    HARNESS,
+    ITEMS,
+    apparatus,
+    item_triples,
+    suite_identity,
+)
 from logbook.ingest.lm_eval_apparatus import sub as table_entry
 
 _RESULTS = re.compile(r"results_(?P<ts>.+)\.json")
@@ -148,6 +154,7 @@ def runs_of(doc: dict[str, Any], path: Path | str,
 
     runs = group_runs(Path(path), doc, groups, runs)
     for run in runs:
+        run.pop(ITEMS, None)
         check_headline(path, run)
         run["source"] = {**source, "part": run["task"]}
     return runs
@@ -218,11 +225,12 @@ def _task_run(doc: dict[str, Any], path: Path | str, task: str,
             f"no {metric} value logged" if value is None else f"{metric} is not a number")
         rows.append((did, score, error, None, None))
     extra = _extra(by_filter, ids, metric, filt, config)
-    return prune({
+    triples = item_triples(primary)
+    run: dict[str, Any] = prune({
         "status": "completed",
         "task": task,
         "group": _root(task, parents),
-        "apparatus": apparatus(doc, task, config, metric),
+        "apparatus": apparatus(doc, task, config, metric, suite_identity(ids, triples)),
         "outcomes": build_outcomes(metric_name(metric, filt), rows, extra),
         "reported": {**_reported(reported, metric, filt),
                      "aggregation": _aggregation(config, metric)},
@@ -231,6 +239,8 @@ def _task_run(doc: dict[str, Any], path: Path | str, task: str,
         "started": rfc3339(doc.get("date")),
         "note": _note(doc, task),
     })
+    run[ITEMS] = triples  # for a group's identity; runs_of takes it out
+    return run
 
 
 def metric_name(metric: str, filt: str) -> str:

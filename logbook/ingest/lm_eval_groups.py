@@ -4,7 +4,8 @@ Its items are every subtask's items, with ids ``subtask/doc_id`` (doc ids repeat
 and are never paired across them) and the subtask in the ``component`` column. The run's figure
 is the mean over all its items, which is lm-eval's size-weighted group aggregate
 (``weight_by_size: true``, its default); the group's own reported figure is kept in
-``reported`` and checked against it.
+``reported`` and checked against it. Its suite identity is the subtasks' one rule applied to
+all its items (lm_eval_apparatus): over ``[subtask/doc_id, doc_hash, target_hash]``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from logbook.ingest._common import as_dict, as_list, digest, fail, prune
+from logbook.ingest.lm_eval_apparatus import ITEMS, suite_identity
 
 
 def _leaves(group: str, groups: dict[str, Any], seen: frozenset[str]) -> list[str]:
@@ -73,15 +75,22 @@ def _merge(path: Path, doc: dict[str, Any], group: str,
     if extra:
         outcomes["extra"] = extra
     apparatus = dict(parts[0]["apparatus"])
-    hashes = {p["task"]: p["apparatus"].get("dataset_hash") for p in parts}
-    apparatus["dataset_hash"] = (digest(hashes) if all(hashes.values()) else None)
+    # the suite: the same identity over the group's items (ids subtask/doc_id)
+    triples = [None if p.get(ITEMS) is None else
+               [(f"{p['task']}/{i}", d, t) for i, d, t in p[ITEMS]] for p in parts]
+    apparatus["dataset_hash"] = suite_identity(
+        ids, None if None in triples else [t for part in triples if part for t in part])
+    prompts = {p["task"]: p["apparatus"].get("prompt_hash") for p in parts}
+    apparatus["prompt_hash"] = digest(prompts) if all(prompts.values()) else None
     apparatus["prompt_template_hash"] = digest(
         {p["task"]: p["apparatus"].get("prompt_template_hash") for p in parts})
     evaluator = dict(apparatus.get("evaluator") or {})
     evaluator["config_hash"] = digest(
         {p["task"]: (p["apparatus"].get("evaluator") or {}).get("config_hash") for p in parts})
     apparatus["evaluator"] = evaluator
+    shots = {(p["apparatus"].get("harness_config") or {}).get("num_fewshot") for p in parts}
     apparatus["harness_config"] = {**as_dict(apparatus.get("harness_config")),
+                                   "num_fewshot": shots.pop() if len(shots) == 1 else None,
                                    "components": [p["task"] for p in parts]}
     first = parts[0]["reported"]
     figures = as_dict(as_dict(doc.get("groups")).get(group)) or as_dict(

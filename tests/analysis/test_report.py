@@ -203,6 +203,25 @@ def test_reporting_line_and_apparatus_differences(ledger_dir: Path, tmp_path: Pa
     assert "3×GPU" in f16["line"]
 
 
+@pytest.mark.parametrize("machine,shown", [
+    ({}, None),  # no GPU known on the machine: the device asked for is not printed
+    ({"hardware": {"gpu": "NVIDIA H100 80GB"}}, "NVIDIA H100 80GB, cuda:0 requested"),
+    ({"captured": {"gpus": [{"name": "NVIDIA L4"}, {"name": "NVIDIA L4"}]}},
+     "2 x NVIDIA L4, cuda:0 requested"),
+])
+def test_reporting_line_prints_a_requested_device_only_beside_a_gpu_the_machine_has(
+        ledger_dir: Path, tmp_path: Path, machine: dict[str, Any], shown: str | None) -> None:
+    plan = _plan(tmp_path, slug="device", runs_per_arm=1, n_items=50)
+    d = _run_with_score(plan, "f16", 0.8, 50, 1)
+    d["body"]["apparatus"].update({"placement": {"requested": "cuda:0"}, **machine})
+    _runs(tmp_path, [d])
+    line = next(a for a in _report("device")["arms"] if a["name"] == "f16")["line"]
+    if shown is None:
+        assert "cuda" not in line and line.endswith("greedy, engine f16"), line
+    else:
+        assert line.endswith(shown), line
+
+
 def test_strict_exits_1_unless_success(ledger_dir: Path, tmp_path: Path) -> None:
     plan = _plan(tmp_path, slug="strict", runs_per_arm=3)
     _runs(tmp_path, [_run_with_score(plan, "f16", 0.7, 50, 1)])

@@ -126,9 +126,84 @@ def test_lm_eval_matches_reported(rel: str) -> None:
                                   "version": entry["harness_version"]}
         assert app["model"] == entry["model_name"] and app["engine"] == entry["model"]
         assert app["decoding"]["seed"] == entry["seed"]
-        assert app["dataset_hash"].startswith("sha256:") and len(app["dataset_hash"]) == 71
-        assert app["harness_config"]["n_shot"] == 0
+        # the suite is the data (its items' doc and target hashes), the prompt is apparatus
+        results = orjson.loads((FIXTURES / rel).read_bytes())
+        assert app["dataset_hash"] == lm_eval_suite_identity(FIXTURES / rel, run["task"])
+        assert app["prompt_hash"] == "sha256:" + results["task_hashes"][run["task"]]
+        assert app["harness_config"]["num_fewshot"] == 0
+        assert app["placement"] == {"requested": results["config"]["device"]}
         assert run["started"].startswith("2026-11-29T")
+
+
+def lm_eval_suite_identity(results: Path, task: str) -> str:
+    """docs/recording.md's lm-eval suite identity, recomputed from the samples file with the
+    standard library: SHA-256 of the JSON array of sorted [doc_id, doc_hash, target_hash]."""
+    import json
+
+    stamp = results.name.removeprefix("results_").removesuffix(".json")
+    lines = [json.loads(raw) for raw in
+             results.with_name(f"samples_{task}_{stamp}.jsonl").read_text().splitlines()]
+    triples = sorted([str(x["doc_id"]), x["doc_hash"], x["target_hash"]] for x in lines)
+    text = json.dumps(triples, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_lm_eval_suite_identity_is_the_data_not_the_prompt(tmp_path: Path) -> None:
+    """Another prompt (lm-eval's task hash, as few-shot examples change it) is another
+    prompt_hash, the same dataset_hash; another target is another suite; samples without
+    doc/target hashes are identified by their sorted ids."""
+    folder = FIXTURES / "lm_eval/run-seed1"
+    (results,) = folder.glob("results_*.json")
+    (samples,) = folder.glob("samples_*.jsonl")
+    (base,) = read_runs("lm-eval", results)
+    doc = orjson.loads(results.read_bytes())
+    lines = [orjson.loads(raw) for raw in samples.read_bytes().splitlines()]
+
+    def variant(name: str, hashes: str, edit: Any) -> dict[str, Any]:
+        where = tmp_path / name
+        where.mkdir()
+        (where / results.name).write_bytes(orjson.dumps(
+            {**doc, "task_hashes": {"synth_mc": hashes}}))
+        (where / samples.name).write_bytes(b"\n".join(
+            orjson.dumps(edit(dict(line))) for line in lines))
+        (run,) = read_runs("lm-eval", where / results.name)
+        return dict(run["apparatus"])
+
+    other_prompt = variant("prompt", "ab" * 32, lambda x: {**x, "prompt_hash": "cd" * 32})
+    assert other_prompt["dataset_hash"] == base["apparatus"]["dataset_hash"]
+    assert other_prompt["prompt_hash"] == "sha256:" + "ab" * 32 != base["apparatus"][
+        "prompt_hash"]
+    first = lines[0]["doc_id"]
+    other_target = variant("target", "ab" * 32, lambda x: {
+        **x, "target_hash": "ef" * 32 if x["doc_id"] == first else x["target_hash"]})
+    assert other_target["dataset_hash"] != base["apparatus"]["dataset_hash"]
+    bare = variant("bare", "ab" * 32, lambda x: {k: v for k, v in x.items()
+                                                 if k != "doc_hash"})
+    ids = sorted(str(line["doc_id"]) for line in lines)
+    assert bare["dataset_hash"] == "sha256:" + hashlib.sha256(
+        orjson.dumps(ids)).hexdigest()
+
+
+def test_lm_eval_group_suite_identity_is_over_its_subtasks_items() -> None:
+    """A group's identity is the same rule over its items, ids subtask/doc_id; each subtask
+    run of another output of those tasks keeps its own."""
+    import json
+
+    folder = FIXTURES / "lm_eval/run-group-seed5"
+    (results,) = folder.glob("results_*.json")
+    (group,) = read_runs("lm-eval", results)
+    stamp = results.name.removeprefix("results_").removesuffix(".json")
+    triples = []
+    for task in ("synth_mc", "synth_mc2"):
+        for raw in (folder / f"samples_{task}_{stamp}.jsonl").read_text().splitlines():
+            x = json.loads(raw)
+            triples.append([f"{task}/{x['doc_id']}", x["doc_hash"], x["target_hash"]])
+    assert len(triples) == len(group["outcomes"]["id"]) == 400
+    text = json.dumps(sorted(triples), separators=(",", ":"))
+    assert group["apparatus"]["dataset_hash"] == "sha256:" + hashlib.sha256(
+        text.encode()).hexdigest()
+    assert group["apparatus"]["harness_config"]["num_fewshot"] == 0
+    assert group["apparatus"]["prompt_hash"].startswith("sha256:")
 
 
 def test_lm_eval_directory_equals_file() -> None:

@@ -191,12 +191,15 @@ DOC = Path(__file__).parents[2] / "docs" / "recording.md"
 
 
 def test_doc_dummy_model_commands_run(ledger_dir: Path) -> None:
-    """docs/recording.md's `dummy` example: its bash block, verbatim, then its python block,
-    in the same folder with lm-evaluation-harness for real."""
+    """docs/recording.md's `dummy` example: its first bash block, verbatim, then its python
+    block, then the few-shot study's bash block, in the same folder with lm-evaluation-harness
+    for real; and the doc's recipe for the suite identity, on lm_eval's samples."""
+    import hashlib
+    import json
     import re
 
     text = DOC.read_text()
-    (shell_block,) = re.findall(r"^```bash\n(.*?)^```", text, re.M | re.S)
+    shell_block, shots_block = re.findall(r"^```bash\n(.*?)^```", text, re.M | re.S)
     (python_block,) = [b for b in re.findall(r"^```python\n(.*?)^```", text, re.M | re.S)
                        if "TaskManager" in b]
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
@@ -208,7 +211,25 @@ def test_doc_dummy_model_commands_run(ledger_dir: Path) -> None:
                           check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "True\n"
-    by_run, by_record = runs()
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", shots_block], cwd=ledger_dir,
+                          env={**env, **OFFLINE}, capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert "Arm two-shot (treatment): 2/2 completed" in done.stdout, done.stdout
+    assert "Arm zero-shot (control): 2/2 completed" in done.stdout, done.stdout
+    by_run, by_record, *shots = runs()
+    assert [r["arm"] for r in shots] == ["zero-shot", "two-shot"] * 2
+    assert all(r["plan"] for r in shots)
+    (recipe,) = re.findall(r"^    (triples = .*?\n    \"sha256:\".*?)\n", text, re.M | re.S)
+    for run, out in zip(shots, ("out-0-1", "out-2-1", "out-0-2", "out-2-2"), strict=True):
+        _, written, samples = lm_eval_wrote(ledger_dir / out, "tiny_mc")
+        local = {"samples": samples, "hashlib": hashlib, "json": json}
+        exec(recipe.replace("\n    ", "\n").replace('"sha256:" +', "found = \"sha256:\" +"),
+             local)
+        assert run["apparatus"]["dataset_hash"] == local["found"]
+        assert run["apparatus"]["prompt_hash"] == "sha256:" + written["task_hashes"]["tiny_mc"]
+    assert len({r["apparatus"]["dataset_hash"] for r in shots}) == 1
+    assert len({r["apparatus"]["prompt_hash"] for r in shots if r["arm"] == "two-shot"}) == 2
     assert by_run["arm"] == by_record["arm"] == "dummy" and by_run["plan"] == by_record["plan"]
     _, results, samples = lm_eval_wrote(ledger_dir / "out", "tiny_mc")
     assert by_run["outcomes"]["score"] == [float(s["acc"]) for s in samples]

@@ -79,7 +79,7 @@ def test_the_first_completed_run_fixes_the_suite(ledger_dir: Path) -> None:
     before = head()
     r = run_cli("append", "--from", "lm-eval", str(LM_GEN), "--plan", "mc", "--arm", "q8")
     line = refused(r, before, "apparatus.dataset_hash", fixed, "first completed run @2")
-    assert "sha256:efd17075" in line  # synth_gen's own task hash
+    assert "sha256:51d669c3" in line  # synth_gen's own suite identity (its items' hashes)
 
 
 def test_an_item_outside_the_suite_and_too_many_items(ledger_dir: Path) -> None:

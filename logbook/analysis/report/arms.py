@@ -4,8 +4,11 @@ the runs and says which interval the line uses."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from logbook.analysis.schemas import (
     ArmBand,
@@ -143,10 +146,26 @@ def describe_apparatus(runs: list[RunView]) -> str:
                                  f"{kv} KV" if kv else "") if x)
     if eng:
         parts.append(eng)
-    hw = a.get("hardware.gpu") or a.get("placement") or a.get("hardware.name")
+    gpu = a.get("hardware.gpu") or _captured_gpus(a.get("captured.gpus"))
+    hw = gpu or a.get("placement") or a.get("hardware.name")
     if hw:
         parts.append(str(hw))
+    requested = a.get("placement.requested")  # asked for, not found: only beside a GPU it has
+    if requested and gpu:
+        parts.append(f"{requested} requested")
     return ", ".join(parts)
+
+
+def _captured_gpus(listed: Any) -> str | None:
+    """The GPUs logbook found on the machine (``captured.gpus``, flattened to JSON text)."""
+    try:
+        gpus = orjson.loads(listed) if isinstance(listed, str) else None
+    except orjson.JSONDecodeError:
+        return None
+    names = [g.get("name") for g in gpus if isinstance(g, dict)] if isinstance(gpus, list) \
+        else []
+    counts = Counter(n for n in names if isinstance(n, str) and n)
+    return "; ".join(f"{k} x {n}" for n, k in counts.items()) or None
 
 
 def reporting_line(point: float, chosen: RunLevel | ItemLevel, label: str, k: int,
