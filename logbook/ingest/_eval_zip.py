@@ -67,7 +67,14 @@ class EvalArchive:
         except OSError as exc:
             self.close()
             raise fail(self.path, f"cannot be read ({exc.strerror or exc})") from None
-        self.infos = {info.filename: info for info in self._zip.infolist()}
+        listed = self._zip.infolist()
+        self.infos = {info.filename: info for info in listed}
+        if len(self.infos) != len(listed):  # two readers could each read another one
+            names = [i.filename for i in listed]
+            twice = next(n for n in names if names.count(n) > 1)
+            self.close()
+            raise fail(self.path, f"member {twice} appears twice in the archive: readers "
+                                  "disagree on which one is the log, so neither is read")
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
@@ -119,7 +126,7 @@ class EvalArchive:
             elif info.compress_type == zipfile.ZIP_STORED:
                 data = raw
             elif info.compress_type == zipfile.ZIP_DEFLATED:
-                data = self._zip.read(info)
+                data = _inflate(raw, info.file_size)
             else:
                 raise fail(self.path, f"{where}: unsupported zip compression method "
                                       f"{info.compress_type}")
@@ -144,6 +151,16 @@ class EvalArchive:
         try:
             for name in self.infos:
                 info, raw, where = self._compressed(name)
+                if info.compress_type == zipfile.ZIP_DEFLATED:
+                    try:
+                        inflated = len(_inflate(raw, info.file_size))
+                    except zlib.error as exc:
+                        raise fail(self.path, f"{where}: deflate data is corrupt ({exc})") \
+                            from None
+                    if inflated != info.file_size:
+                        raise fail(self.path, f"{where}: it inflates to more or fewer bytes "
+                                              f"than the {info.file_size} the zip directory "
+                                              "gives it")
                 if info.compress_type != ZSTD_METHOD:
                     continue
                 claimed = self._zstd.frame_content_size(raw) if len(raw) >= 18 or raw else -1
@@ -184,6 +201,20 @@ class EvalArchive:
         except self._zstd.ZstdError as exc:
             raise fail(self.path, f"{where}: zstd data is corrupt ({exc})") from None
         return bytes(out)
+
+
+def _inflate(raw: bytes, size: int) -> bytes:
+    """A deflated member's bytes, inflated in chunks and stopping past ``size``: what the zip
+    directory gives is never trusted to bound the output."""
+    inflater = zlib.decompressobj(-15)
+    out = bytearray()
+    pending = raw
+    while pending and len(out) <= size:
+        out += inflater.decompress(pending, _CHUNK)
+        pending = inflater.unconsumed_tail
+    if len(out) <= size and not inflater.eof:
+        out += inflater.flush()
+    return bytes(out)
 
 
 def check_before_reading(path: Path) -> None:
