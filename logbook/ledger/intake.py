@@ -115,14 +115,19 @@ def check_pins(plan: dict[str, Any], arm: str | None, apparatus: Any,
 
 # -- suite -----------------------------------------------------------------------------
 def _standing_runs(store: EntryReads, plan_digest: str) -> list[tuple[int, dict[str, Any]]]:
-    """(seq, body) of the plan's runs not retracted, since its suite last changed."""
+    """(seq, body) of the plan's standing runs (appended to it or admitted into it, not
+    retracted), since its suite last changed."""
+    from logbook.ledger.admission import plan_runs  # (admission reads this module)
+
     amendments = store.entries_where("amendment", plan_digest)
-    runs = store.entries_where("run", plan_digest)
-    withdrawn = store.retractions_of([s.digest for s in [*amendments, *runs]])
+    runs = plan_runs(store, plan_digest)
+    withdrawn = store.retractions_of([s.digest for s in amendments])
     cut = max((s.seq for s in amendments if s.digest not in withdrawn
                and "suite" in orjson.loads(s.entry)["body"]["changes"]), default=-1)
+    joined = {str(orjson.loads(a.entry)["body"]["run"]): a.seq  # an admitted run joins
+              for a in store.entries_where("admission", plan_digest)}  # when it is admitted
     return [(s.seq, orjson.loads(s.entry)["body"]) for s in runs
-            if s.digest not in withdrawn and s.seq > cut]
+            if joined.get(s.digest, s.seq) > cut]
 
 
 def check_suite(store: EntryReads, plan_digest: str, plan: dict[str, Any],

@@ -272,3 +272,19 @@ def test_an_admitted_run_is_one_of_the_plans_runs_at_the_door(ledger_dir: Path) 
     r = run_cli("amend", "pl", "--set", "metric.kind=proportion", "--reason", "a proportion")
     assert r.code == 2 and "run @2 has scores outside [0, 1]" in one_sentence(r.err)
     assert head() == before
+
+
+def test_admitted_runs_fix_the_suite_at_the_door(ledger_dir: Path) -> None:
+    """Once admitted, a run is one of the plan's runs for the door's suite check too: its
+    item ids fill the amended suite, and a later run with a fourth id is refused."""
+    refused_runs(1)
+    amend()
+    assert run_cli("admit", "@2", "--plan", "pl", "--arm", "q8").code == 0
+    others = [sys.executable, "-c", "import json\nwith open('other.jsonl', 'w') as f:\n"
+              "    for i in (7, 8, 9): f.write(json.dumps({'id': i, 'score': 1}) + '\\n')\n"]
+    r = run_cli("run", "--plan", "pl", "--arm", "f16", "--outcomes", "other.jsonl", "--",
+                *others)  # three items, none of the three the admitted run fixed
+    assert r.code == 1 and "not one of the 3 items" in r.err, r.err
+    r = run_cli("run", "--plan", "pl", "--arm", "f16", "--outcomes", "same.jsonl", "--",
+                *outcomes_writer("same.jsonl", 3))
+    assert r.code == 0, r.err
