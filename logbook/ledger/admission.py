@@ -13,7 +13,7 @@ from logbook.errors import InputError
 from logbook.format import kinds
 from logbook.format.metrics import BOUNDED_KINDS
 from logbook.ledger import intake
-from logbook.storage.base import EntryReads, StoredEntry
+from logbook.storage.base import EntryReads
 from logbook.tlog import merkle
 
 
@@ -217,27 +217,12 @@ def _runs_fit(at: Standing, plan: str, body: dict[str, Any], field: str) -> None
     if kind not in BOUNDED_KINDS:
         return
     store = at.reads
-    for r in plan_runs(store, plan):
+    for r in intake.plan_runs(store, plan):
         try:
             _scores_fit(body, _body_of(store, r.digest).get("outcomes"))
         except InputError as exc:
             raise InputError(f"{field}: the plan's metric would be a {kind}, but run @{r.seq} "
                              f"has scores outside [0, 1] ({exc})") from None
-
-
-def plan_runs(store: EntryReads, plan: str) -> list[StoredEntry]:
-    """The plan's standing runs at the door, in ledger order: those appended to it and those
-    standing admissions count in it (neither the run nor the admission retracted)."""
-    runs = store.entries_where("run", plan)
-    admissions = store.entries_where("admission", plan)
-    withdrawn = store.retractions_of([e.digest for e in [*runs, *admissions]])
-    admitted = [str(_body_of(store, a.digest)["run"]) for a in admissions
-                if a.digest not in withdrawn]
-    if admitted:
-        more = [e for d in admitted if (e := store.entry_by_digest(d)) is not None]
-        gone = store.retractions_of([e.digest for e in more])
-        runs = sorted([*runs, *(e for e in more if e.digest not in gone)], key=lambda e: e.seq)
-    return [r for r in runs if r.digest not in withdrawn]
 
 
 def _retractable(store: EntryReads, target: str) -> tuple[int, str]:

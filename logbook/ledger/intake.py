@@ -17,7 +17,7 @@ import orjson
 from logbook.errors import InputError
 from logbook.format.apparatus import system_gaps as system_gaps  # re-exported
 from logbook.storage import index as derive
-from logbook.storage.base import EntryReads
+from logbook.storage.base import EntryReads, StoredEntry
 
 
 class NotOfPlan(InputError):
@@ -114,11 +114,24 @@ def check_pins(plan: dict[str, Any], arm: str | None, apparatus: Any,
 
 
 # -- suite -----------------------------------------------------------------------------
+def plan_runs(store: EntryReads, plan: str) -> list[StoredEntry]:
+    """The plan's standing runs at the door, in ledger order: those appended to it and those
+    standing admissions count in it (neither the run nor the admission retracted)."""
+    runs = store.entries_where("run", plan)
+    admissions = store.entries_where("admission", plan)
+    withdrawn = store.retractions_of([e.digest for e in [*runs, *admissions]])
+    admitted = [str(orjson.loads(a.entry)["body"]["run"]) for a in admissions
+                if a.digest not in withdrawn]
+    if admitted:
+        more = [e for d in admitted if (e := store.entry_by_digest(d)) is not None]
+        gone = store.retractions_of([e.digest for e in more])
+        runs = sorted([*runs, *(e for e in more if e.digest not in gone)], key=lambda e: e.seq)
+    return [r for r in runs if r.digest not in withdrawn]
+
+
 def _standing_runs(store: EntryReads, plan_digest: str) -> list[tuple[int, dict[str, Any]]]:
     """(seq, body) of the plan's standing runs (appended to it or admitted into it, not
     retracted), since its suite last changed."""
-    from logbook.ledger.admission import plan_runs  # (admission reads this module)
-
     amendments = store.entries_where("amendment", plan_digest)
     runs = plan_runs(store, plan_digest)
     withdrawn = store.retractions_of([s.digest for s in amendments])
