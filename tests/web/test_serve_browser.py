@@ -10,6 +10,8 @@ from typing import Any
 import served
 from served import CLAIM, ERROR, ITEM, LOG, NOTE, REASON, SLUG
 
+from logbook.analysis.report.text import effect_parts, score_cell
+
 # the module's fixtures
 planted, server, browser, screens = served.planted, served.server, served.browser, served.screens
 
@@ -60,13 +62,14 @@ def test_overview_to_plan_to_run(browser: Any, server: str, planted: dict[str, A
     for arm in rep["arms"]:
         for r in arm["runs"]:
             cell = page.locator(f"table.arm-runs tr[data-seq='{r['seq']}'] .score").inner_text()
-            expected = "—" if r["score"] is None else f"{r['score'] * 100:.1f}"
+            # the digits the run's interval supports, as the text report prints them
+            expected = score_cell(r["score"], 100, r["interval"])
             assert cell == expected, (r["seq"], cell, r["score"])
             retracted = page.locator(f"table.arm-runs tr[data-seq='{r['seq']}']")\
                 .get_attribute("class") == "retracted"
             assert retracted == r["retracted"]
     effect = rep["effects"][0]
-    assert page.locator("table.effects .effect").inner_text() == f"{effect['point'] * 100:+.2f}"
+    assert page.locator("table.effects .effect").inner_text() == effect_parts(effect, 100)[0]
     page.screenshot(path=str(screens / "plan.png"), full_page=True)
 
     first = rep["arms"][0]["runs"][0]
