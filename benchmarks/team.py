@@ -5,7 +5,7 @@ Starts a private cluster (logbook.storage.postgres.local: initdb, fsync on, the 
 synchronous_commit = on) and makes a ledger in it. Each writer is a process with its own
 signing key (registered by a `key` entry of the genesis key, as `logbook keys add` does); the
 writers are released together by a barrier and each appends the same mix of drafts (notes and
-exploratory runs of 50 items, two notes to a run) through the Python API, timing each
+runs of 50 items counted in one plan, two notes to a run) through the Python API, timing each
 transaction: first one draft a transaction (`logbook note`, `logbook append`), then batches of
 BATCH drafts a transaction (`append --jsonl`, the spool's drain, `Ledger.append_many`).
 
@@ -50,8 +50,21 @@ BUDGET, GOAL = 0.3, 0.5
 N_ITEMS = 50
 
 
-def drafts(writer: int, count: int) -> list[tuple[str, dict[str, Any]]]:
-    """Two notes to a run, as an agent writes them."""
+PLAN = {
+    "slug": "team-bench", "title": "runs of one plan from every writer",
+    "decision": "ship or not", "hypothesis": "no difference", "runs_per_arm": 10 ** 6,
+    "min_effect": 0.05, "variable": ["kv_cache_precision"],
+    "metric": {"name": "acc", "kind": "proportion", "higher_is_better": True},
+    "suite": {"name": "suite", "version": "1", "n_items": N_ITEMS},
+    "arms": [{"name": "f16", "role": "control"}, {"name": "q8", "role": "treatment"}],
+    "success": [{"stat": "effect_low", "op": ">", "value": -0.05}],
+    "failure": [{"stat": "effect_high", "op": "<", "value": -0.05}],
+}
+
+
+def drafts(writer: int, count: int, plan: str) -> list[tuple[str, dict[str, Any]]]:
+    """Two notes to a run, as an agent writes them; every writer's runs count in one plan
+    (the door checks each against the plan's suite state, which every run of it moves)."""
     import random
 
     rng = random.Random(writer)
@@ -59,8 +72,10 @@ def drafts(writer: int, count: int) -> list[tuple[str, dict[str, Any]]]:
     for i in range(count):
         if i % 3 == 2:
             ids = [f"item-{k:03d}" for k in range(N_ITEMS)]
-            out.append(("run", {"plan": None, "status": "completed",
+            arm = ("f16", "q8")[(i // 3) % 2]
+            out.append(("run", {"plan": plan, "arm": arm, "status": "completed",
                                 "apparatus": {"model": "m-7b", "engine": "vllm",
+                                              "kv_cache_precision": arm,
                                               "decoding": {"temperature": 0.0, "seed": i}},
                                 "outcomes": {"metric": "acc", "id": ids,
                                              "score": [float(rng.random() < 0.7)
@@ -71,7 +86,7 @@ def drafts(writer: int, count: int) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _writer(url: str, password: str, seed: bytes, worker: int, count: int, batch: int,
-            barrier: Any, out: Any) -> None:
+            plan: str, barrier: Any, out: Any) -> None:
     os.environ["PGPASSWORD"] = password
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -80,7 +95,7 @@ def _writer(url: str, password: str, seed: bytes, worker: int, count: int, batch
     from logbook.model.validate import validate_body
 
     key = SigningKey(Ed25519PrivateKey.from_private_bytes(seed))
-    work = drafts(worker, count)
+    work = drafts(worker, count, plan)
     for kind, body in work[:3]:  # the body models load on first use: not in the timing
         validate_body(kind, body)
     with Ledger.open(url) as ledger:
@@ -156,15 +171,16 @@ def main() -> None:
             for i, key in enumerate(keys):
                 ledger.append("key", {"action": "add", "name": f"writer-{i}",
                                       "public": key.public.b64, "reason": "benchmark"}, genesis)
+            plan = ledger.append("plan", PLAN, genesis).digest
         print(f"team ledger on PostgreSQL (synchronous_commit = {setting}, fsync on), "
-              f"{per_writer} appends a writer", flush=True)
+              f"{per_writer} appends a writer (notes and runs of one plan)", flush=True)
         ratio_at: dict[tuple[int, int], float] = {}
 
         def one_round(batch: int, n: int) -> tuple[float, list[float], float, list[float]]:
             with Ledger.open(url) as ledger:
                 first = ledger.size()
             ours, took = _released_together(_writer, [
-                (url, password, keys[w].seed(), w, per_writer, batch) for w in range(n)])
+                (url, password, keys[w].seed(), w, per_writer, batch, plan) for w in range(n)])
             with Ledger.open(url) as ledger:
                 appended = [ledger.entry_at(s) for s in range(first, ledger.size())]
             rows = [(e.seq, e.digest, e.raw, e.signature) for e in appended if e is not None]

@@ -13,6 +13,7 @@ from logbook.errors import InputError
 from logbook.format import kinds
 from logbook.format.metrics import BOUNDED_KINDS
 from logbook.ledger import intake
+from logbook.ledger.suites import Suites
 from logbook.storage.base import EntryReads
 from logbook.tlog import merkle
 
@@ -22,13 +23,14 @@ class Standing:
     its standing amendments (``plan_body(digest, without)``), and its size. A plain class:
     a dataclass would cost every cold append about 0.7 ms to build."""
 
-    __slots__ = ("plan_body", "reads", "size")
+    __slots__ = ("plan_body", "reads", "size", "suites")
 
     def __init__(self, reads: EntryReads, plan_body: Callable[..., dict[str, Any]],
-                 size: int) -> None:
+                 size: int, suites: Suites) -> None:
         self.reads = reads
         self.plan_body = plan_body
         self.size = size
+        self.suites = suites
 
 
 Rule = Callable[[Standing, dict[str, Any]], None]
@@ -50,7 +52,7 @@ def admit_run(at: Standing, body: dict[str, Any]) -> None:
         plan = at.plan_body(body["plan"])
         _arm_of(plan, body.get("arm"), "body.arm")
         _scores_fit(plan, body.get("outcomes"))
-        intake.check_run(store, body["plan"], plan, body)
+        intake.check_run(at.suites, body["plan"], plan, body)
     elif body.get("intended"):
         expect(store, body["intended"]["plan"], "plan", "body.intended.plan")
     intake.check_source(store, body)
@@ -92,7 +94,7 @@ def admit_admission(at: Standing, body: dict[str, Any]) -> None:
     counted.pop("intended", None)
     try:
         _scores_fit(plan, run.get("outcomes"))
-        intake.check_run(store, body["plan"], plan, counted)
+        intake.check_run(at.suites, body["plan"], plan, counted)
     except InputError as exc:
         raise InputError(f"body.run: plan {plan.get('slug')} as it stands still refuses run "
                          f"@{seq} in arm {body['arm']!r} ({exc})") from None

@@ -21,6 +21,7 @@ import orjson
 
 from logbook.errors import CheckFailed, EnvironmentProblem, InputError, StorageDamaged
 from logbook.format import canonical
+from logbook.ledger import suites
 from logbook.ledger.entry import Entry
 from logbook.ledger.service import DB_NAME, LEDGER_DIR, Ledger, find_db, is_url
 from logbook.storage import index as derive
@@ -63,13 +64,16 @@ def copy_in(ledger: Ledger, entries: list[Entry]) -> None:
     store = ledger._store  # the ledger package's own store: this module is part of it
     with store.transaction() as txn:
         size, prev = store.head()
+        states = suites.Suites(store)
         for e in entries:
             if (e.seq != size or canonical.digest_bytes(e.raw).hex() != e.digest
                     or e.envelope.get("prev") != (prev or canonical.ZERO_DIGEST)):
                 raise StorageDamaged(f"entry {e.seq} does not follow entry {size - 1} of "
                                      f"{ledger.location}; nothing was copied")
             txn.insert_entry(StoredEntry(e.seq, e.digest, e.raw, e.signature))
-            derive.index_entry(txn, e.seq, e.digest, orjson.loads(e.raw))
+            env = orjson.loads(e.raw)
+            derive.index_entry(txn, e.seq, e.digest, env)
+            suites.advance(txn, states, e.seq, e.digest, env)
             size, prev = size + 1, e.digest
 
 

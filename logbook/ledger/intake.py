@@ -16,6 +16,7 @@ import orjson
 
 from logbook.errors import InputError
 from logbook.format.apparatus import system_gaps as system_gaps  # re-exported
+from logbook.ledger.suites import Suites
 from logbook.storage import index as derive
 from logbook.storage.base import EntryReads, StoredEntry
 
@@ -129,64 +130,54 @@ def plan_runs(store: EntryReads, plan: str) -> list[StoredEntry]:
     return [r for r in runs if r.digest not in withdrawn]
 
 
-def _standing_runs(store: EntryReads, plan_digest: str) -> list[tuple[int, dict[str, Any]]]:
-    """(seq, body) of the plan's standing runs (appended to it or admitted into it, not
-    retracted), since its suite last changed."""
-    amendments = store.entries_where("amendment", plan_digest)
-    runs = plan_runs(store, plan_digest)
-    withdrawn = store.retractions_of([s.digest for s in amendments])
-    cut = max((s.seq for s in amendments if s.digest not in withdrawn
-               and "suite" in orjson.loads(s.entry)["body"]["changes"]), default=-1)
-    joined = {str(orjson.loads(a.entry)["body"]["run"]): a.seq  # an admitted run joins
-              for a in store.entries_where("admission", plan_digest)}  # when it is admitted
-    return [(s.seq, orjson.loads(s.entry)["body"]) for s in runs
-            if joined.get(s.digest, s.seq) > cut]
-
-
-def check_suite(store: EntryReads, plan_digest: str, plan: dict[str, Any],
+def check_suite(suites: Suites, plan_digest: str, plan: dict[str, Any],
                 body: dict[str, Any]) -> None:
+    """The run is of the plan's suite: its dataset hash is the one the plan declares, or else
+    the one its first completed run fixed, and its item ids keep the plan's runs within
+    ``n_items``. Reads the plan's suite state (logbook.ledger.suites), not its runs."""
     slug, suite = plan.get("slug"), plan.get("suite") or {}
     mine = (body.get("apparatus") or {}).get("dataset_hash")
     completed = body.get("status") == "completed"
     declared = suite.get("dataset_hash")
     field = "body.apparatus.dataset_hash"
-    runs = _standing_runs(store, plan_digest)
+    state = suites.view(plan_digest)
     if declared:
         if (mine or completed) and mine != declared:
             raise NotOfPlan(f"{field}: the run gives {_shown(mine) if mine else 'none'}, but "
                             f"plan {slug}'s suite declares {declared!r}")
-    else:
-        first = next(((seq, b) for seq, b in runs if b.get("status") == "completed"), None)
-        fixed = (first[1].get("apparatus") or {}).get("dataset_hash") if first else None
+    elif state.first_seq is not None:
+        fixed = state.first_hash
         if fixed and (mine or completed) and mine != fixed:
             raise NotOfPlan(f"{field}: the run gives {_shown(mine) if mine else 'none'}, but "
                             f"plan {slug}'s suite is {fixed!r}, fixed by its first "
-                            f"completed run @{first[0]}")  # type: ignore[index]
+                            f"completed run @{state.first_seq}")
     ids = (body.get("outcomes") or {}).get("id") or []
     if not ids:
         return
     n_items = int(suite.get("n_items") or 0)
-    known: set[str] = set()
-    for _, b in runs:
-        known.update((b.get("outcomes") or {}).get("id") or [])
-    new = [i for i in dict.fromkeys(ids) if i not in known]
-    if len(known) + len(new) <= n_items:
+    unique = list(dict.fromkeys(i for i in ids if isinstance(i, str)))
+    n_known = int(state.n_known)
+    if n_known + len(unique) <= n_items:
         return
-    if len(known) >= n_items:
+    held = state.known(unique)
+    new = [i for i in unique if i not in held]
+    if n_known + len(new) <= n_items:
+        return
+    if n_known >= n_items:
         raise NotOfPlan(f"body.outcomes.id: item {new[0]!r} is not one of the {n_items} items "
                         f"of plan {slug}'s suite {suite.get('name')!r}, which its runs have "
                         f"fixed ({len(new)} of the run's ids are new)")
-    raise NotOfPlan(f"body.outcomes.id: the plan's runs would hold {len(known) + len(new)} "
+    raise NotOfPlan(f"body.outcomes.id: the plan's runs would hold {n_known + len(new)} "
                     f"distinct item ids, but plan {slug}'s suite {suite.get('name')!r} has "
                     f"n_items {n_items}")
 
 
-def check_run(store: EntryReads, plan_digest: str, plan: dict[str, Any],
+def check_run(suites: Suites, plan_digest: str, plan: dict[str, Any],
               body: dict[str, Any]) -> None:
     """Everything a run must be to count in the plan."""
     slug = str(plan.get("slug"))
     check_metric(slug, plan, body)
-    check_suite(store, plan_digest, plan, body)
+    check_suite(suites, plan_digest, plan, body)
     check_pins(plan, body.get("arm"), body.get("apparatus"))
 
 

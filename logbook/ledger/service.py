@@ -8,9 +8,10 @@ The store stays private: callers read through the methods here and the narrow re
 from __future__ import annotations
 
 import base64
+import copy
 import re
 import uuid as uuidlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,8 @@ from logbook import config
 from logbook.crypto.signing import SigningKey, load_key
 from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
 from logbook.format import canonical, kinds
-from logbook.ledger import admission
+from logbook.format.suite import SuiteFold
+from logbook.ledger import admission, suites
 from logbook.ledger.entry import Entry, now_rfc3339, parse_stored
 from logbook.storage import describe, is_url, open_store
 from logbook.storage import index as derive
@@ -336,6 +338,8 @@ class Ledger:
         lid = ledger_id or self.uuid
         out: list[Entry] = []
         with self._store.transaction() as txn:
+            at = _InTxn(self._store, self.plan_body)
+            self._store.prefetch(_plans_named(resolved), [key.public.fingerprint])
             if once is not None:
                 prior = self._store.once_digest(once)
                 if prior is not None:  # another process won the race
@@ -343,7 +347,7 @@ class Ledger:
             for i, (kind, body) in enumerate(resolved):
                 where = f"draft {i + 1}: " if len(resolved) > 1 else ""
                 try:
-                    out.append(self._write(txn, kind, body, key, lid))
+                    out.append(self._write(txn, at, kind, body, key, lid))
                 except InputError as exc:
                     raise type(exc)(where + str(exc)) from None
             if once is not None:
@@ -394,7 +398,7 @@ class Ledger:
                 body = ref.put(body, [one(f"{ref.label}[{i}]", v) for i, v in enumerate(value)])
         return body
 
-    def _write(self, txn: Txn, kind: str, body: dict[str, Any], key: SigningKey,
+    def _write(self, txn: Txn, at: _InTxn, kind: str, body: dict[str, Any], key: SigningKey,
                ledger_id: str) -> Entry:
         size, prev = self._store.head()  # inside the transaction: this batch's writes too
         if kind == "genesis" and size != 0:
@@ -403,7 +407,8 @@ class Ledger:
             raise EnvironmentProblem("ledger has no genesis entry")
         if kind != "genesis":
             self.check_key(key)
-        admission.check_state(kind, body, admission.Standing(self._store, self.plan_body, size))
+        admission.check_state(kind, body, admission.Standing(self._store, at.plan_body, size,
+                                                             at.suites))
         envelope = {"v": 1, "ledger": ledger_id, "seq": size,
                     "prev": prev or canonical.ZERO_DIGEST, "ts": now_rfc3339(), "kind": kind,
                     "signer": key.public.fingerprint, "body": body}
@@ -418,6 +423,9 @@ class Ledger:
         envelope = loads_bounded(raw)
         txn.insert_entry(StoredEntry(size, digest, raw, signature))
         derive.index_entry(txn, size, digest, envelope)
+        suites.advance(txn, at.suites, size, digest, envelope)
+        if kind in ("amendment", "retraction"):
+            at.plans.clear()  # a plan's body may have changed
         return Entry(size, digest, envelope, signature, raw)
 
     def check_key(self, key: SigningKey) -> None:
@@ -451,6 +459,7 @@ class Ledger:
         """Rebuild every derived table from the stored bytes, in one transaction."""
 
         def rows(txn: Txn) -> None:
+            fold, last = SuiteFold(), -1
             for stored in self._store.entries():
                 env = parse_stored(stored)
                 if canonical.digest_bytes(stored.entry).hex() != stored.digest:
@@ -459,7 +468,39 @@ class Ledger:
                         "digest, so the derived tables cannot be rebuilt from it (`logbook "
                         "verify` lists what is wrong)")
                 derive.index_entry(txn, stored.seq, stored.digest, env)
+                fold.add(stored.seq, stored.digest, env)
+                last = stored.seq
+            suites.rebuild(txn, fold, last)
 
         self._store.rebuild_derived(rows)
         return self._store.table_counts()
 
+
+def _plans_named(drafts: list[tuple[str, dict[str, Any]]]) -> dict[str, list[str]]:
+    """The plans runs among ``drafts`` are counted in, each with their item ids."""
+    out: dict[str, dict[str, None]] = {}
+    for kind, body in drafts:
+        plan = body.get("plan") if kind == "run" else None
+        if isinstance(plan, str):
+            ids = (body.get("outcomes") or {}).get("id") or []
+            out.setdefault(plan, {}).update(dict.fromkeys(i for i in ids if isinstance(i, str)))
+    return {plan: list(ids) for plan, ids in out.items()}
+
+
+class _InTxn:
+    """What one append transaction remembers between its drafts: plans' bodies as amended
+    (until an amendment or retraction is written) and plans' suite states (logbook.ledger.
+    suites.Suites), so that a batch of runs of one plan reads each once."""
+
+    __slots__ = ("_amended", "plans", "suites")
+
+    def __init__(self, store: Store, amended: Callable[..., dict[str, Any]]) -> None:
+        self._amended = amended
+        self.plans: dict[tuple[str, str | None], dict[str, Any]] = {}
+        self.suites = suites.Suites(store)
+
+    def plan_body(self, plan_digest: str, without: str | None = None) -> dict[str, Any]:
+        key = (plan_digest, without)
+        if key not in self.plans:
+            self.plans[key] = self._amended(plan_digest, without)
+        return copy.deepcopy(self.plans[key])

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from logbook.errors import EnvironmentProblem
+from logbook.errors import EnvironmentProblem, StorageDamaged
 from logbook.storage.index import IndexRow
 
 KeyRow = tuple[str, str, str, int, int | None]  # fingerprint, name, public, added, revoked
@@ -107,6 +107,28 @@ class Txn(TreeReads, Protocol):
 
     def remember_once(self, key: str, digest: str) -> None: ...
 
+    def insert_suite(self, plan: str, seq: int, row: SuiteRow) -> None:
+        """A plan's suite state as entry ``seq`` left it (logbook.format.suite)."""
+        ...
+
+    def insert_suite_items(self, plan: str, items_key: int, items: Iterable[str]) -> None: ...
+
+
+# A plan's suite state as stored: (since, first_seq, first_hash, n_known, items_key)
+SuiteRow = tuple[int, int | None, str | None, int, int]
+
+
+def suite_row(row: tuple[Any, ...], plan: str) -> SuiteRow:
+    """A stored state row, its types checked (an altered file may hold anything): the door
+    compares its numbers."""
+    since, first_seq, first_hash, n_known, items_key = row
+    if (type(since) is int and type(n_known) is int and type(items_key) is int
+            and (first_seq is None or type(first_seq) is int)
+            and (first_hash is None or type(first_hash) is str)):
+        return since, first_seq, first_hash, n_known, items_key
+    raise StorageDamaged(f"the suite state of plan {plan[:12]} is stored with the wrong types "
+                         "(`logbook verify` lists what is wrong; `logbook reindex` rebuilds it)")
+
 
 class EntryReads(TreeReads, Protocol):
     """Entries by place, digest, prefix, kind and plan; what admission checks a draft against."""
@@ -148,6 +170,15 @@ class EntryReads(TreeReads, Protocol):
 
     def signing_keys(self) -> list[KeyRow]: ...
 
+    def suite_state(self, plan: str) -> SuiteRow | None:
+        """The plan's latest suite state row, or None when none is kept (a ledger made before
+        the rows were: the door then folds the plan's entries once)."""
+        ...
+
+    def known_items(self, plan: str, items_key: int, ids: list[str]) -> set[str]:
+        """Those of ``ids`` in the plan's item set ``items_key``."""
+        ...
+
 
 class VerifyReads(Protocol):
     """What the auditor reads (logbook.verify): raw rows, every derived table, checkpoints."""
@@ -176,6 +207,14 @@ class VerifyReads(Protocol):
     def signing_keys(self) -> list[KeyRow]: ...
 
     def all_tree_nodes(self) -> Iterable[tuple[int, int, bytes]]: ...
+
+    def latest_suites(self) -> list[tuple[Any, ...]]:
+        """Each plan's latest suite state row: (plan, seq, *SuiteRow), by plan."""
+        ...
+
+    def suite_items(self, plan: str, items_key: Any, limit: int) -> list[Any]:
+        """The item ids of one set, sorted, at most ``limit`` of them."""
+        ...
 
     def checkpoints(self, checked: bool = True) -> list[CheckpointRow]:
         """The checkpoints kept, oldest first; ``checked=False`` returns rows whose columns
@@ -318,6 +357,12 @@ class Store(EntryReads, TailReads, BriefReads, Protocol):
         ...
 
     def once_digest(self, key: str) -> str | None: ...
+
+    def prefetch(self, plans: Mapping[str, list[str]], fingerprints: list[str]) -> None:
+        """Inside the append transaction, before its first draft: what its drafts will ask of
+        the ``plans`` they name (with their runs' item ids) and of the signing keys, asked
+        at once where a read costs a round trip."""
+        ...
 
     def key_is_valid(self, fingerprint: str) -> bool: ...
 

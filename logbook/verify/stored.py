@@ -23,6 +23,7 @@ import orjson
 from logbook.errors import StorageDamaged
 from logbook.findings import Finding
 from logbook.format.runfacts import items_digest, shared_ids
+from logbook.format.suite import SuiteFold
 from logbook.storage import index as derive
 from logbook.storage.base import KeyRow, VerifyReads, checkpoint_type_problems, sql_type
 from logbook.tlog import merkle
@@ -42,6 +43,7 @@ from logbook.verify.derived import (
 )
 from logbook.verify.logs import LogRefs
 from logbook.verify.signatures import SignatureBatch, worth_a_pool
+from logbook.verify.suites import check_suites
 
 
 class ExpectedRows(ExpectedKeys):
@@ -178,6 +180,7 @@ def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool,
                       source_entry_of, digests),
     ]
     rows = ExpectedRows(*tables)
+    suites = SuiteFold()
     upto, pending = -1, 0
     feed, derive_rows = chain.feed, derive.derive
     for seq, stored_digest, raw, signature, stored_as in store.raw_entries():
@@ -200,6 +203,7 @@ def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool,
         if logs is not None:
             logs.add(seq, stored_digest, env)
         derive_rows(rows, seq, chain.prev, env)  # chain.prev: the digest of these bytes
+        suites.add(seq, chain.prev, env)
     for table in tables:
         table.flush(None)
     if on_progress is not None:
@@ -217,6 +221,9 @@ def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool,
         result.findings += table.findings
     compare_rows(result, "signing_keys", [tuple(v) for v in rows.keys.values()],
                  store.signing_keys(), digests)
+    if not found and not result.findings:  # a fold of a sound chain only: a damaged entry
+        result.checks += 1  # is found as itself, not again as every plan state it feeds
+        result.findings += check_suites(store, suites, digests)
     stored_checkpoints(result, store, digests)
     if logs is not None:
         checks, later = logs.check(store)

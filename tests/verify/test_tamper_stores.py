@@ -280,7 +280,8 @@ def test_db_wrong_type_is_a_finding_not_a_crash(name: str, store: Target) -> Non
 
 def test_empty_database_fails(store: Target) -> None:
     a = store.attacker()
-    for table in ("entries", "entry_index", "outcomes", "signing_keys", "tree"):
+    for table in ("entries", "entry_index", "outcomes", "signing_keys", "tree", "plan_suites",
+                  "plan_items"):
         a.sql(f"DELETE FROM {table}")
     a.close()
     r = store.verify()

@@ -111,11 +111,32 @@ MIGRATIONS: list[str] = [
     CREATE TRIGGER blobs_no_truncate BEFORE TRUNCATE ON blobs
         FOR EACH STATEMENT EXECUTE FUNCTION logbook_refuse();
     """,
+    # 5: each plan's suite as its standing runs fixed it (derived; logbook.format.suite), so
+    # the door looks it up instead of reading the plan's runs (issue 32): a state row an entry
+    # that changed it, the item ids of each set (``items_key``: the seq it began at);
+    # insert-only like the other derived tables
+    """
+    CREATE TABLE plan_suites (
+        plan TEXT COLLATE "C" NOT NULL, seq BIGINT NOT NULL, since BIGINT NOT NULL,
+        first_seq BIGINT, first_hash TEXT, n_known BIGINT NOT NULL, items_key BIGINT NOT NULL,
+        PRIMARY KEY (plan, seq)
+    );
+    CREATE TABLE plan_items (
+        plan TEXT COLLATE "C" NOT NULL, items_key BIGINT NOT NULL, item TEXT COLLATE "C" NOT NULL,
+        PRIMARY KEY (plan, items_key, item)
+    );
+    CREATE TRIGGER plan_suites_append_only BEFORE UPDATE OR DELETE ON plan_suites
+        FOR EACH ROW EXECUTE FUNCTION logbook_refuse();
+    CREATE TRIGGER plan_items_append_only BEFORE UPDATE OR DELETE ON plan_items
+        FOR EACH ROW EXECUTE FUNCTION logbook_refuse();
+    CREATE INDEX entry_index_plan_kind ON entry_index(plan, kind, seq) WHERE plan IS NOT NULL;
+    """,
 ]
 
 # the derived tables `reindex` empties (TRUNCATE: their owner's right, not an agent's) and
 # writes again from the entries' bytes
-DERIVED_TABLES = ("entry_index", "outcomes", "signing_keys", "tree", "run_sources")
+DERIVED_TABLES = ("entry_index", "outcomes", "signing_keys", "tree", "run_sources",
+                  "plan_suites", "plan_items")
 
 
 # information_schema's data_type for the types the migrations write

@@ -11,7 +11,7 @@ the head and commits: any number of writers on any number of machines keep one c
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import count
 from pathlib import Path
@@ -25,7 +25,9 @@ from logbook.storage.base import AuditRow, CheckpointRow, KeyRow, RawEntry, Stor
 from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
 from logbook.storage.postgres.blobs import BlobRows
 from logbook.storage.postgres.conn import connect, display, lock_wait_ms, problem
+from logbook.storage.postgres.prefetch import prefetch
 from logbook.storage.postgres.schema import DERIVED_TABLES, MIGRATIONS
+from logbook.storage.postgres.suites import SuiteRows
 from logbook.storage.postgres.summaries import Summaries, stored_entry
 from logbook.storage.postgres.tail import TailRows
 from logbook.storage.postgres.txn import PostgresTxn
@@ -38,7 +40,7 @@ _MIGRATION_LOCK = 0x6C6F67626F6F6B  # "logbook": the advisory lock migrations ta
 _CURSORS = count()  # server-side cursors' names: scans may interleave (verify's do)
 
 
-class PostgresStore(Summaries, BlobRows, TailRows):
+class PostgresStore(Summaries, SuiteRows, BlobRows, TailRows):
     """One ledger in a PostgreSQL database, its logs in it (blobs.py). Open for writing
     (migrates) or read-only (never migrates; every transaction is READ ONLY)."""
 
@@ -226,6 +228,8 @@ class PostgresStore(Summaries, BlobRows, TailRows):
         return stored_entry(found[0]) if found else None
 
     def entry_by_digest(self, digest: str) -> StoredEntry | None:
+        if self._txn is not None and digest in self._txn.prefetched.entries:
+            return self._txn.prefetched.entries[digest]
         found = self.rows(f"SELECT {_ENTRY} FROM entries WHERE digest = %s", (digest,))
         return stored_entry(found[0]) if found else None
 
@@ -255,13 +259,18 @@ class PostgresStore(Summaries, BlobRows, TailRows):
 
     def entries_where(self, kind: str | None = None, plan: str | None = None,
                       last: int | None = None) -> list[StoredEntry]:
+        if (self._txn is not None and kind == "amendment" and last is None
+                and plan in self._txn.prefetched.amendments):
+            return list(self._txn.prefetched.amendments[plan])
         clauses, args = [], []
         if kind:
             clauses.append("i.kind = %s")
             args.append(kind)
-        if plan:
-            clauses.append("(i.plan = %s OR e.digest = %s)")
-            args += [plan, plan]
+        if plan:  # two indexed lookups; with a kind, the (plan, kind) index
+            same = " AND kind = %s" if kind else ""
+            clauses.append(f"e.seq IN (SELECT seq FROM entry_index WHERE plan = %s{same} "
+                           "UNION ALL SELECT seq FROM entries WHERE digest = %s)")
+            args += [plan, *([kind] if kind else []), plan]
         where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
         sql = ("SELECT e.seq, e.digest, e.entry, e.signature FROM entries e "
                f"JOIN entry_index i ON i.seq = e.seq{where} ORDER BY i.seq")
@@ -314,11 +323,23 @@ class PostgresStore(Summaries, BlobRows, TailRows):
         return str(found[0][0]) if found else None
 
     def kind_of(self, digest: str) -> tuple[int, str] | None:
+        """(seq, kind) of an entry; inside an append transaction, each digest is asked once
+        (an entry's place and kind never change: a batch of runs of one plan, each naming it,
+        then waits on one round trip, not one a run, while the other writers wait)."""
+        txn = self._txn
+        if txn is not None and digest in txn.kinds:
+            return txn.kinds[digest]
         found = self.rows("SELECT i.seq, i.kind FROM entries e JOIN entry_index i "
                           "ON i.seq = e.seq WHERE e.digest = %s", (digest,))
-        return (int(found[0][0]), str(found[0][1])) if found else None
+        out = (int(found[0][0]), str(found[0][1])) if found else None
+        if txn is not None and out is not None:
+            txn.kinds[digest] = out
+        return out
 
     def retractions_of(self, digests: list[str]) -> dict[str, list[str]]:
+        known = None if self._txn is None else self._txn.prefetched.retractions_of(digests)
+        if known is not None:
+            return known
         out: dict[str, list[str]] = {}
         if digests:
             for target, digest in self.rows(
@@ -326,6 +347,17 @@ class PostgresStore(Summaries, BlobRows, TailRows):
                     "AND target = ANY(%s) ORDER BY seq", (digests,)):
                 out.setdefault(target, []).append(digest)
         return out
+
+    def prefetch(self, plans: Mapping[str, list[str]], fingerprints: list[str]) -> None:
+        """Inside the append transaction, before its first draft: ask at once what its drafts
+        will ask of the plans they name and of their signers (prefetch.py)."""
+        txn = self._txn
+        if txn is None or txn.pending:
+            return
+        try:
+            prefetch(self.conn, txn.prefetched, txn.valid_keys, txn.kinds, plans, fingerprints)
+        except psycopg.Error as exc:
+            raise self._problem(exc) from None
 
     def key_is_valid(self, fingerprint: str) -> bool:
         """Whether the key may sign now; read once per append transaction (until the

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import psycopg
 from psycopg import errors
 
 from logbook.errors import InputError
-from logbook.storage.base import StoredEntry, TreeReads
+from logbook.storage.base import StoredEntry, SuiteRow, TreeReads
 from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
+from logbook.storage.postgres.prefetch import Prefetched
 from logbook.tlog.merkle import leaf_hash
 
 _ENTRY_SQL = "INSERT INTO entries (seq, digest, entry, signature) VALUES (%s,%s,%s,%s)"
@@ -33,6 +35,9 @@ _REVOKE_SQL = ("UPDATE signing_keys SET revoked_seq = %s WHERE fingerprint = %s 
                "AND revoked_seq IS NULL")
 _SOURCE_SQL = "INSERT INTO run_sources (key, seq) VALUES (%s,%s)"
 _ONCE_SQL = "INSERT INTO once_keys (key, digest) VALUES (%s,%s)"
+_SUITE_SQL = ("INSERT INTO plan_suites (plan, seq, since, first_seq, first_hash, n_known, "
+              "items_key) VALUES (%s,%s,%s,%s,%s,%s,%s)")
+_ITEM_SQL = "INSERT INTO plan_items (plan, items_key, item) VALUES (%s,%s,%s)"
 _TREE_SQL = "INSERT INTO tree (level, idx, hash) VALUES (%s,%s,%s)"
 _HEAD_SQL = "UPDATE head SET size = %s, digest = %s WHERE id = 1"
 _LAST_ENTRY = "SELECT seq, digest FROM entries ORDER BY seq DESC LIMIT 1"
@@ -42,6 +47,7 @@ _LAST_ENTRY = "SELECT seq, digest FROM entries ORDER BY seq DESC LIMIT 1"
 _FRONTIER = ("SELECT t.level, t.idx, t.hash FROM (SELECT coalesce(max(seq) + 1, 0) AS n "
              "FROM entries) s CROSS JOIN generate_series(1, 62) AS l(level) JOIN tree t ON "
              "t.level = l.level AND t.idx = (s.n >> l.level) - 1 WHERE (s.n >> l.level) & 1 = 1")
+_KIND, _PLAN = INDEX_COLUMNS.index("kind"), INDEX_COLUMNS.index("plan")
 _TAKEN = re.compile(r"Key \(slug\)=\((.*)\) already exists", re.S)
 
 
@@ -66,6 +72,8 @@ class PostgresTxn:
         self.head: tuple[int, str | None] = (0, None)  # (size, digest) as written so far
         self._moved = False
         self.valid_keys: dict[str, bool] = {}  # fingerprint -> valid, as read in this txn
+        self.kinds: dict[str, tuple[int, str]] = {}  # digest -> (seq, kind), as read in it
+        self.prefetched = Prefetched()  # what the drafts will ask, asked at once (prefetch.py)
 
     def begin(self, lock_ms: int) -> None:
         """BEGIN, take the head's row lock (waiting at most ``lock_ms``), and read the head
@@ -111,6 +119,7 @@ class PostgresTxn:
     def insert_index(self, row: tuple[Any, ...]) -> None:
         """One entry_index row, in INDEX_COLUMNS order (a slug taken: see ``send``)."""
         self._writes.append((_INDEX_SQL, row))
+        self.prefetched.wrote(row[_KIND], row[_PLAN])
 
     def insert_outcome(self, row: tuple[Any, ...]) -> None:
         self._writes.append((_OUTCOME_SQL, row))
@@ -133,6 +142,13 @@ class PostgresTxn:
 
     def insert_sources(self, seq: int, keys: list[str]) -> None:
         self._writes.extend((_SOURCE_SQL, (k, seq)) for k in keys)
+
+    def insert_suite(self, plan: str, seq: int, row: SuiteRow) -> None:
+        self._writes.append((_SUITE_SQL, (plan, seq, *row)))
+        self.prefetched.wrote_suite(plan)
+
+    def insert_suite_items(self, plan: str, items_key: int, items: Iterable[str]) -> None:
+        self._writes.extend((_ITEM_SQL, (plan, items_key, i)) for i in items)
 
     def remember_once(self, key: str, digest: str) -> None:
         self._writes.append((_ONCE_SQL, (key, digest)))

@@ -76,7 +76,26 @@ MIGRATIONS: list[str] = [
     CREATE TABLE IF NOT EXISTS run_sources (key TEXT NOT NULL, seq INTEGER NOT NULL);
     CREATE INDEX IF NOT EXISTS run_sources_key ON run_sources(key);
     """,
+    # 8: each plan's suite as its standing runs fixed it (derived; logbook.format.suite), so
+    # the door looks it up instead of reading the plan's runs (issue 32): a state row an
+    # entry that changed it, and the item ids of each set (``items_key``: the seq it began at)
+    """
+    CREATE TABLE IF NOT EXISTS plan_suites (
+        plan TEXT NOT NULL, seq INTEGER NOT NULL, since INTEGER NOT NULL, first_seq INTEGER,
+        first_hash TEXT, n_known INTEGER NOT NULL, items_key INTEGER NOT NULL,
+        PRIMARY KEY (plan, seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS plan_items (
+        plan TEXT NOT NULL, items_key INTEGER NOT NULL, item TEXT NOT NULL,
+        PRIMARY KEY (plan, items_key, item)
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS entry_index_plan_kind ON entry_index(plan, kind, seq)
+        WHERE plan IS NOT NULL;
+    """,
 ]
+
+DERIVED_TABLES = ("entry_index", "outcomes", "signing_keys", "tree", "run_sources",
+                  "plan_suites", "plan_items")
 
 # The derived tables as the migrations leave them, for `reindex` to make again when a damaged
 # file lost one (each statement is a no-op when its table or index exists).
@@ -108,6 +127,17 @@ DERIVED_SCHEMA: list[str] = [
     ) WITHOUT ROWID""",
     "CREATE TABLE IF NOT EXISTS run_sources (key TEXT NOT NULL, seq INTEGER NOT NULL)",
     "CREATE INDEX IF NOT EXISTS run_sources_key ON run_sources(key)",
+    "CREATE INDEX IF NOT EXISTS entry_index_plan_kind ON entry_index(plan, kind, seq) "
+    "WHERE plan IS NOT NULL",
+    """CREATE TABLE IF NOT EXISTS plan_suites (
+        plan TEXT NOT NULL, seq INTEGER NOT NULL, since INTEGER NOT NULL, first_seq INTEGER,
+        first_hash TEXT, n_known INTEGER NOT NULL, items_key INTEGER NOT NULL,
+        PRIMARY KEY (plan, seq)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS plan_items (
+        plan TEXT NOT NULL, items_key INTEGER NOT NULL, item TEXT NOT NULL,
+        PRIMARY KEY (plan, items_key, item)
+    ) WITHOUT ROWID""",
 ]
 
 

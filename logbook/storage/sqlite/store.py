@@ -11,7 +11,7 @@ the source of truth; every other table is derived from those bytes and can be re
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
@@ -35,13 +35,14 @@ from logbook.storage.sqlite.conn import (
     lock_timeout,
     opening_cause,
 )
-from logbook.storage.sqlite.schema import DERIVED_SCHEMA, MIGRATIONS
+from logbook.storage.sqlite.schema import DERIVED_SCHEMA, DERIVED_TABLES, MIGRATIONS
+from logbook.storage.sqlite.suites import SuiteRows
 from logbook.storage.sqlite.summaries import Summaries, stored_entry
 from logbook.storage.sqlite.tail import TailRows
 from logbook.storage.sqlite.txn import SQLiteTxn
 from logbook.tlog.merkle import leaf_hash
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
 # the stored bytes whatever SQLite type they were stored as (TEXT in an altered file)
@@ -49,7 +50,7 @@ ENTRY_COLUMNS = "seq, digest, CAST(entry AS BLOB), signature"
 READ_BATCH = 2000  # rows fetched at a time by the whole-table reads (`_rows`)
 
 
-class SQLiteStore(Summaries, BlobFiles, TailRows):
+class SQLiteStore(Summaries, SuiteRows, BlobFiles, TailRows):
     """One ledger database and its logs (blobs.py). Open for writing (migrates) or read-only."""
 
     # Called after a transaction's writes, just before its COMMIT. A test seam, installed only
@@ -273,10 +274,12 @@ class SQLiteStore(Summaries, BlobFiles, TailRows):
             clauses.append("i.kind = ?")
             args.append(kind)
         if plan:
-            # two indexed lookups (an OR of the two columns would scan the whole index)
-            clauses.append("i.seq IN (SELECT seq FROM entry_index WHERE plan = ? UNION ALL "
-                           "SELECT seq FROM entries WHERE digest = ?)")
-            args += [plan, plan]
+            # two indexed lookups (an OR of the two columns would scan the whole index); with
+            # a kind, the (plan, kind) index reads only that kind's rows of a large plan
+            same = " AND kind = ?" if kind else ""
+            clauses.append(f"i.seq IN (SELECT seq FROM entry_index WHERE plan = ?{same} "
+                           "UNION ALL SELECT seq FROM entries WHERE digest = ?)")
+            args += [plan, *([kind] if kind else []), plan]
         where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
         # ORDER BY i.seq (the same number): by e.seq SQLite would sort instead of walk an index
         sql = ("SELECT e.seq, e.digest, CAST(e.entry AS BLOB), e.signature FROM entries e "
@@ -327,6 +330,9 @@ class SQLiteStore(Summaries, BlobFiles, TailRows):
                                 "ON i.seq = e.seq WHERE e.digest = ?",
                                 (digest,)).fetchone()
         return (row[0], row[1]) if row else None
+
+    def prefetch(self, plans: Mapping[str, list[str]], fingerprints: list[str]) -> None:
+        """Nothing to do: every read is local (the PostgreSQL store asks them at once)."""
 
     def once_digest(self, key: str) -> str | None:
         row = self.conn.execute("SELECT digest FROM once_keys WHERE key = ?", (key,)).fetchone()
@@ -396,14 +402,13 @@ class SQLiteStore(Summaries, BlobFiles, TailRows):
         with self.transaction() as txn:
             for statement in DERIVED_SCHEMA:  # a derived table the file lost is made again
                 txn.execute(statement)
-            for table in ("entry_index", "outcomes", "signing_keys", "tree", "run_sources"):
+            for table in DERIVED_TABLES:
                 txn.execute(f"DELETE FROM {table}")
             rows(txn)
 
     def table_counts(self) -> dict[str, int]:
         return {t: int(self.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
-                for t in ("entries", "entry_index", "outcomes", "signing_keys", "tree",
-                          "run_sources")}
+                for t in ("entries", *DERIVED_TABLES)}
 
 
 class TreeDamaged(StorageDamaged, LookupError):

@@ -4,10 +4,11 @@ lives only in storage/sqlite/."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from typing import Any
 
 from logbook.errors import InputError
-from logbook.storage.base import StoredEntry, TreeReads
+from logbook.storage.base import StoredEntry, SuiteRow, TreeReads
 from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
 
 _SLUG = INDEX_COLUMNS.index("slug")
@@ -78,6 +79,14 @@ class SQLiteTxn:
     def insert_sources(self, seq: int, keys: list[str]) -> None:
         self.conn.executemany("INSERT INTO run_sources (key, seq) VALUES (?,?)",
                               [(k, seq) for k in keys])
+
+    def insert_suite(self, plan: str, seq: int, row: SuiteRow) -> None:
+        self.conn.execute("INSERT INTO plan_suites (plan, seq, since, first_seq, first_hash, "
+                          "n_known, items_key) VALUES (?,?,?,?,?,?,?)", (plan, seq, *row))
+
+    def insert_suite_items(self, plan: str, items_key: int, items: Iterable[str]) -> None:
+        self.conn.executemany("INSERT INTO plan_items (plan, items_key, item) VALUES (?,?,?)",
+                              [(plan, items_key, i) for i in items])
 
     def remember_once(self, key: str, digest: str) -> None:
         self.conn.execute("INSERT INTO once_keys (key, digest) VALUES (?,?)", (key, digest))

@@ -1,0 +1,42 @@
+"""Each plan's suite state rows (logbook.format.suite; SQL lives only in storage/sqlite/): the
+latest row a plan's entries left, the item ids of a set, and every plan's latest row for
+`verify`. Mixed into SQLiteStore, which owns the connection."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from logbook.storage.base import SuiteRow, suite_row
+
+CHUNK = 500  # ids a query asks about at a time (SQLite's bound on host parameters is higher)
+
+
+class SuiteRows:
+    conn: sqlite3.Connection
+
+    def suite_state(self, plan: str) -> SuiteRow | None:
+        row = self.conn.execute(
+            "SELECT since, first_seq, first_hash, n_known, items_key FROM plan_suites "
+            "WHERE plan = ? ORDER BY seq DESC LIMIT 1", (plan,)).fetchone()
+        return None if row is None else suite_row(row, plan)
+
+    def known_items(self, plan: str, items_key: int, ids: list[str]) -> set[str]:
+        out: set[str] = set()
+        for i in range(0, len(ids), CHUNK):
+            chunk = ids[i:i + CHUNK]
+            out.update(r[0] for r in self.conn.execute(
+                "SELECT item FROM plan_items WHERE plan = ? AND items_key = ? AND item IN "
+                f"({','.join('?' * len(chunk))})", (plan, items_key, *chunk)))
+        return out
+
+    def latest_suites(self) -> list[tuple[Any, ...]]:
+        return self.conn.execute(
+            "SELECT plan, seq, since, first_seq, first_hash, n_known, items_key FROM "
+            "plan_suites s WHERE seq = (SELECT max(seq) FROM plan_suites WHERE plan = s.plan) "
+            "ORDER BY plan").fetchall()
+
+    def suite_items(self, plan: str, items_key: Any, limit: int) -> list[Any]:
+        return [r[0] for r in self.conn.execute(
+            "SELECT item FROM plan_items WHERE plan = ? AND items_key = ? ORDER BY item "
+            "LIMIT ?", (plan, items_key, limit))]
