@@ -14,8 +14,14 @@ fires (at any severity) on at least 95% of its violations. The script prints bot
 exits 0 either way, like the other benchmarks; tests/analysis/test_audit_calibration.py holds
 the bounds.
 
+Then the adversary (`logbook.analysis.adversary`): strategies that adapt to the rules, on data
+of persistent item difficulty, run noise and run-varying missingness, each flagged (any warning
+or error) on at least 95% of its ledgers, and their honest twins (a fix re-run, missingness
+varying by run, greedy reruns, a smoke test, a failure said, one judge), on which every rule
+raises a warning or an error on at most 1%. tests/analysis/test_adversary.py holds those bounds.
+
     python benchmarks/audit_calibration.py [--honest 250] [--violations 25] [--seed 1]
-                                           [--workers CORES]
+                                           [--workers CORES] [--twins 40] [--attacks 25]
 """
 
 from __future__ import annotations
@@ -130,6 +136,92 @@ def merged(honest_parts: list[dict[str, Any]], violations: dict[str, dict[str, i
     return {"rules": out, "examples": examples, "first": first}
 
 
+def adversarial(n_twins: int, n_attacks: int, seed: int,
+                names: list[str] | None = None) -> dict[str, Any]:
+    """{"strategies": {name: [flagged, ledgers, {rule: count}]}, "twins": {name: ledgers},
+    "false_alarms": {rule: honest ledgers it warned or erred on}, "examples": {rule: message},
+    "honest": ledgers}: each strategy's ledgers and each honest twin's, worlds drawn from
+    ``seed`` (``names``: only those strategies and twins)."""
+    from logbook.analysis.adversary import ADVERSARY, HONEST, Sim, worlds
+
+    out: dict[str, Any] = {"strategies": {}, "twins": {}, "false_alarms": {}, "examples": {},
+                           "honest": 0}
+    with tempfile.TemporaryDirectory(prefix="logbook-adversary-") as tmp:
+        for name, play in HONEST.items():
+            if names and name not in names:
+                continue
+            for j, world in enumerate(worlds(n_twins, seed)):
+                with Book(Path(tmp) / f"twin-{name}-{j}") as book:
+                    play(Sim(book, world))
+                    found = [f for f in book.audit() if f.severity in ("warning", "error")]
+                out["honest"] += 1
+                out["twins"][name] = out["twins"].get(name, 0) + 1
+                for r in sorted({f.check for f in found}):
+                    out["false_alarms"][r] = out["false_alarms"].get(r, 0) + 1
+                    out["examples"].setdefault(r, f"{name}: " + next(
+                        f.message for f in found if f.check == r))
+        for name, play in ADVERSARY.items():
+            if names and name not in names:
+                continue
+            row: list[Any] = [0, 0, {}]
+            for j, world in enumerate(worlds(n_attacks, seed + 104_729)):
+                with Book(Path(tmp) / f"attack-{name}-{j}") as book:
+                    play(Sim(book, world))
+                    rules = {f.check for f in book.audit() if f.severity in ("warning", "error")}
+                row[0] += bool(rules)
+                row[1] += 1
+                for r in rules:
+                    row[2][r] = row[2].get(r, 0) + 1
+            out["strategies"][name] = row
+    return out
+
+
+def adversarial_parts(n_twins: int, n_attacks: int, seed: int, workers: int) -> dict[str, Any]:
+    """`adversarial` worked out a strategy or a twin per task on ``workers`` processes."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from logbook.analysis.adversary import ADVERSARY, HONEST
+
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        parts = [pool.submit(adversarial, n_twins, n_attacks, seed, [name])
+                 for name in [*HONEST, *ADVERSARY]]
+        done = [f.result() for f in parts]
+    out: dict[str, Any] = {"strategies": {}, "twins": {}, "false_alarms": {}, "examples": {},
+                           "honest": 0}
+    for part in done:
+        out["strategies"].update(part["strategies"])
+        out["twins"].update(part["twins"])
+        out["honest"] += part["honest"]
+        for r, n in part["false_alarms"].items():
+            out["false_alarms"][r] = out["false_alarms"].get(r, 0) + n
+        for r, m in part["examples"].items():
+            out["examples"].setdefault(r, m)
+    return out
+
+
+def adversary_lines(result: dict[str, Any]) -> list[str]:
+    rows = ["strategy                 flagged (its ledgers)   by rule                     holds"]
+    for name, (flagged, n, by) in result["strategies"].items():
+        rate = flagged / n if n else 0.0
+        rules = ", ".join(f"{r} {c}" for r, c in sorted(by.items()))
+        rows.append(f"{name:24} {flagged:>3}/{n:<4} {rate:>6.1%}   {rules:27} "
+                    f"{'yes' if rate >= POWER_MIN else 'NO'}")
+    n = result["honest"]
+    twins = ", ".join(f"{k} {v}" for k, v in result["twins"].items())
+    rows.append(f"honest twins: {n} ledgers ({twins})")
+    for r in rule_ids():
+        fa = result["false_alarms"].get(r, 0)
+        if fa:
+            rows.append(f"  {r} warned or erred on {fa}/{n} ({fa / n:.1%}) "
+                        f"{'' if fa / n <= FALSE_ALARM_MAX else 'NO'}  e.g. "
+                        f"{result['examples'][r][:140]}")
+    if not result["false_alarms"]:
+        rows.append("  no rule warned or erred on any of them")
+    return rows
+
+
 def lines(result: dict[str, Any]) -> list[str]:
     rows = ["rule  false alarms (honest)   power (its violation)   holds"]
     for r, x in result["rules"].items():
@@ -150,6 +242,8 @@ def main() -> None:
     ap.add_argument("--violations", type=int, default=25)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
+    ap.add_argument("--twins", type=int, default=40)
+    ap.add_argument("--attacks", type=int, default=25)
     args = ap.parse_args()
     t = time.perf_counter()
     result = (calibrated(args.honest, args.violations, args.seed, args.workers)
@@ -158,6 +252,14 @@ def main() -> None:
     print(f"({args.honest} honest ledgers, {args.violations} violations per rule, seed "
           f"{args.seed}, {time.perf_counter() - t:.0f} s; bounds: false alarms <= "
           f"{FALSE_ALARM_MAX:.0%}, power >= {POWER_MIN:.0%})")
+    sys.stdout.flush()
+    t = time.perf_counter()
+    adv = (adversarial_parts(args.twins, args.attacks, args.seed, args.workers)
+           if args.workers > 1 else adversarial(args.twins, args.attacks, args.seed))
+    print("\n".join(adversary_lines(adv)))
+    print(f"({args.attacks} ledgers per strategy, {args.twins} per honest twin, seed "
+          f"{args.seed}, {time.perf_counter() - t:.0f} s; bounds: flagged >= {POWER_MIN:.0%}, "
+          f"false alarms <= {FALSE_ALARM_MAX:.0%} per rule)")
     sys.stdout.flush()
 
 

@@ -41,7 +41,7 @@ class Shape:
     calibration: bool = False     # a one-arm calibration plan and band on the q8 pipeline
     recorder: str = "api"         # api | run | from | mixed (the last three need a runner)
     due: str | None = None
-    retract: bool = False         # a run withdrawn at once (a crash noticed) and re-run
+    retract: bool = False         # a run that broke mid-way, kept as failed, then withdrawn
     seed: int = 0
 
 
@@ -260,13 +260,11 @@ def honest(book: Book, shape: Shape, **plan_extra: Any) -> dict[str, Any]:
     truth = {"f16": shape.p, "q8": shape.p + shape.effect}
     for i in range(shape.k):
         for arm in (["f16", "q8"] if rng.random() < 0.5 else ["q8", "f16"]):
+            if shape.retract and i == 0 and arm == "q8":  # it broke mid-run: kept as failed,
+                book.retract(book.run(plan, arm, truth[arm], shape.n, rng,  # then withdrawn
+                                      status="failed"), "the engine lost its GPU mid-run")
             runs[arm].append(book.run(plan, arm, truth[arm], shape.n, rng, how=how_of(shape, rng),
                                       temperature=shape.temperature, missing=shape.missing))
-            if shape.retract and i == 0 and arm == "q8":  # noticed at once, re-run unchanged
-                book.retract(runs[arm].pop(), "the engine lost its GPU mid-run")
-                runs[arm].append(book.run(plan, arm, truth[arm], shape.n, rng,
-                                          temperature=shape.temperature,
-                                          missing=shape.missing))
     book.claim(plan)
     book.claim(plan, arm="q8")
     return {"plan": plan, "runs": runs, "rng": rng, "truth": truth}

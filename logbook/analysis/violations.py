@@ -283,9 +283,29 @@ def a25(book: Book, s: Shape) -> None:
     book.append("admission", {"run": refused[0], "plan": plan, "arm": "q8"})  # not the other
 
 
+def a27(book: Book, s: Shape) -> None:
+    plan = book.plan("kv", k=max(3, s.k), n=s.n)
+    rng = random.Random(s.seed)
+    for _ in range(max(3, s.k) - 1):  # a look one round before the end: claimed there
+        for arm in ("f16", "q8"):
+            book.run(plan, arm, s.p, s.n, rng, temperature=s.temperature)
+    book.claim(plan)
+
+
+def a28(book: Book, s: Shape) -> None:
+    plan = book.plan("kv", k=s.k, n=s.n)
+    rng = random.Random(s.seed)
+    for i in range(s.k):  # the judge's prompt revised after the first round
+        rubric = suite_hash(f"rubric-{min(i, 1)}")
+        judge = {"evaluator": {"model": "judge-70b", "prompt_hash": rubric}}
+        for arm in ("f16", "q8"):
+            book.run(plan, arm, s.p, s.n, rng, temperature=s.temperature, app=judge)
+    book.claim(plan)
+
+
 VIOLATIONS: dict[str, Callable[[Book, Shape], Any]] = {
     "A01": a01, "A02": a02, "A03": a03, "A04": a04, "A05": a05, "A06": a06, "A07": a07,
     "A08": a08, "A09": a09, "A10": a10, "A11": a11, "A12": a12, "A13": a13, "A14": a14,
     "A15": a15, "A16": a16, "A17": a17, "A18": a18, "A19": a19, "A20": a20, "A21": a21, "A22": a22,
-    "A23": a23, "A24": a24, "A25": a25, "A26": a26,
+    "A23": a23, "A24": a24, "A25": a25, "A26": a26, "A27": a27, "A28": a28,
 }

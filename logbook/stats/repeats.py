@@ -31,8 +31,10 @@ class RunPrediction:
 
 
 def predict_run(x: float, se_x: float, earlier: Sequence[float],
-                earlier_se: Sequence[float]) -> RunPrediction:
-    """How far run score `x` (standard error `se_x`) lies from what `earlier` predict."""
+                earlier_se: Sequence[float], tau2: float | None = None) -> RunPrediction:
+    """How far run score `x` (standard error `se_x`) lies from what `earlier` predict; the
+    between-run variance is estimated from `earlier` (method of moments), or given (``tau2``,
+    estimated from more runs than these)."""
     k = len(earlier)
     if k < 1 or len(earlier_se) != k:
         raise ValueError("earlier: need at least one earlier run, each with its se")
@@ -43,7 +45,7 @@ def predict_run(x: float, se_x: float, earlier: Sequence[float],
     m = math.fsum(earlier) / k
     q = math.fsum(s * s for s in earlier_se) / k
     s2 = math.fsum((e - m) * (e - m) for e in earlier) / (k - 1) if k > 1 else 0.0
-    tau2 = max(0.0, s2 - q)
+    tau2 = max(0.0, s2 - q) if tau2 is None else max(0.0, tau2)
     var = se_x * se_x + tau2 + (tau2 + q) / k
     sd = math.sqrt(var)
     d = x - m

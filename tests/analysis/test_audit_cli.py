@@ -30,7 +30,8 @@ SEVERITY = {"A01": "error", "A02": "error", "A03": "warning", "A04": "error", "A
             "A10": "error", "A11": "warning", "A12": "warning", "A13": "warning", "A14": "info",
             "A15": "error", "A16": "warning", "A17": "info", "A18": "warning",
             "A19": "warning", "A20": "warning", "A21": "warning", "A22": "error",
-            "A23": "warning", "A24": "warning", "A25": "error", "A26": "warning"}
+            "A23": "warning", "A24": "warning", "A25": "error", "A26": "warning",
+            "A27": "error", "A28": "error"}
 
 
 def best_of_n(tmp: Path) -> tuple[str, str]:

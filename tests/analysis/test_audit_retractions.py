@@ -60,24 +60,38 @@ def test_laundering_through_a_retraction(ledger_dir: Path, tmp_path: Path) -> No
     assert "AUDIT A22 [error]" in text
 
 
-def test_a_replacement_run_answers_the_retraction(ledger_dir: Path, tmp_path: Path) -> None:
+def test_a_rerun_with_the_fix_answers_the_retraction(ledger_dir: Path, tmp_path: Path) -> None:
     plan = laundering_plan(tmp_path)
     runs = append(tmp_path, [scored(plan, "f16", 0.40, 1, n=N), scored(plan, "q8", 0.40, 2, n=N),
                              scored(plan, "q8", 0.50, 3, n=N)])
-    for digest in runs[1:]:  # both q8 runs withdrawn, and q8 run again as it stood
+    for digest in runs[1:]:  # both q8 runs withdrawn, and q8 run again with the fix recorded
         assert run_cli("retract", digest, "--reason", "stale prompt template",
                        "--category", "harness_defect").code == 0
-    append(tmp_path, [scored(plan, "q8", 0.45, 4, n=N)], "again.jsonl")
+    append(tmp_path, [scored(plan, "q8", 0.45, 4, n=N, prompt_template="v2")], "again.jsonl")
     assert "A22" not in checks(audit())
 
 
-def test_a_prompt_retraction_is_not_judged(ledger_dir: Path, tmp_path: Path) -> None:
-    """Withdrawn before any later run of the plan: nothing better was known yet."""
+def test_the_same_apparatus_run_again_does_not(ledger_dir: Path, tmp_path: Path) -> None:
+    """Every run of q8 withdrawn and q8 run again unchanged: a redraw, whatever the reason."""
+    plan = laundering_plan(tmp_path)
+    runs = append(tmp_path, [scored(plan, "f16", 0.40, 1, n=N), scored(plan, "q8", 0.40, 2, n=N),
+                             scored(plan, "q8", 0.50, 3, n=N)])
+    for digest in runs[1:]:
+        assert run_cli("retract", digest, "--reason", "stale prompt template",
+                       "--category", "harness_defect").code == 0
+    again = append(tmp_path, [scored(plan, "q8", 0.45, 4, n=N)], "again.jsonl")
+    found = [f for f in audit(code=1)["findings"] if f["check"] == "A22"]
+    assert len(found) == 2 and all(again[0] in f["entries"] for f in found)
+
+
+def test_a_retraction_whose_fix_is_recorded_is_not_judged(ledger_dir: Path,
+                                                         tmp_path: Path) -> None:
+    """The wrong prompt template withdrawn, and q8 run again with the right one, recorded."""
     plan = laundering_plan(tmp_path)
     first = append(tmp_path, [scored(plan, "f16", 0.40, 1, n=N), scored(plan, "q8", 0.40, 2, n=N)])
     assert run_cli("retract", first[1], "--reason", "wrong prompt template",
                    "--category", "harness_defect").code == 0
-    append(tmp_path, [scored(plan, "q8", 0.50, 3, n=N)], "again.jsonl")
+    append(tmp_path, [scored(plan, "q8", 0.50, 3, n=N, prompt_template="v2")], "again.jsonl")
     result = audit(code=0)
     assert "A22" not in checks(result) and "A04" not in checks(result)
 

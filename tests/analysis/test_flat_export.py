@@ -69,7 +69,9 @@ def test_the_export_holds_what_the_report_says(demo: Path, tmp_path: Path) -> No
     assert [n["text"] for n in db.table("notes").search("crashed")]  # full-text search
     assert [r["reason"] for r in db.table("retractions").search("template")] == \
         ["wrong prompt template"]
-    audit = ok("--ledger", str(demo), "audit", "--json").json
+    r = run_cli("--ledger", str(demo), "audit", "--json")  # exit 1: the retraction of one
+    assert r.code in (0, 1), r.err  # of f16's runs while its others count is A22's error
+    audit = r.json
     assert db.table("findings").count == len(audit["findings"])
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from logbook.analysis.audit.agreement import EPS, Z, apparatus_groups, judged
+from logbook.analysis.audit.agreement import EPS, Z, apparatus_groups, judged, pooled_between
 from logbook.analysis.audit.context import Context, at
 from logbook.analysis.audit.registry import rule
 from logbook.analysis.view import RunView
@@ -29,7 +29,8 @@ A18_ALPHA = 0.01  # A18: one-sided F-test of an arm's run variance against its b
 def surprise(ctx: Context) -> Iterator[Finding]:
     """The last run of an apparatus lies outside the prediction interval of the earlier runs
     (or of the latest band's runs): its own sampling error plus the spread between runs."""
-    for key, group in apparatus_groups(ctx).items():
+    groups = apparatus_groups(ctx)
+    for key, group in groups.items():
         band, last = ctx.bands.get(key), group[-1]
         if band is not None:
             reference = [r for r in map(ctx.view.runs_by_digest.get, band.body["runs"])
@@ -40,7 +41,8 @@ def surprise(ctx: Context) -> Iterator[Finding]:
             where = f"the {len(reference)} earlier runs of the same apparatus"
         if len(reference) < (1 if band is not None else 2):
             continue
-        pred, one_item = judged(ctx, last, reference)
+        pooled = pooled_between(ctx, groups, key) if band is None else None
+        pred, one_item = judged(ctx, last, reference, pooled)
         x = ctx.score(last)
         assert x is not None
         if abs(pred.z) > Z and abs(x - pred.mean) > one_item + EPS:

@@ -1,5 +1,6 @@
 """The audit's rules about what a claim rests on: A01 (unreported runs), A09 (retracted
-support), A10 (hidden failures), A14 (unplanned claim), A16 (a single run).
+support), A10 (hidden failures), A14 (unplanned claim), A16 (a single run), A27 (a claim
+before the plan's runs were done).
 Thresholds and the reasons behind them: docs/audit.md.
 """
 
@@ -12,8 +13,24 @@ from logbook.analysis.audit.context import Claim, Context, at, short
 from logbook.analysis.audit.registry import rule
 from logbook.findings import Finding
 
-# A10: a statement that says runs failed "mentions" them.
-FAILURE_WORDS = re.compile(r"\b(fail(ed|s|ure|ures)?|abort(ed|s)?|crash(ed|es)?)\b", re.I)
+# A10: a statement "mentions" failed runs when it counts them: a number (or "a", "the") before
+# a word of failure ("1 q8 run failed", "two aborted runs", "the failed run @7"), or after one
+# ("failures: 2"), and no negation just before ("no run failed", "without a single failure"
+# deny them).
+_COUNT = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a|an|the)"
+_FAIL = r"(?:fail\w*|abort\w*|crash\w*)"
+COUNTED_FAILURES = re.compile(
+    rf"\b{_COUNT}\b(?:\s+[\w@-]+){{0,3}}?\s+{_FAIL}|{_FAIL}\w*\s*[:=(]\s*\d+", re.I)
+NEGATION = re.compile(r"\b(no|not|none|never|zero|without|nor)\b[^.;,]*$", re.I)
+
+
+def counts_failures(statement: str) -> bool:
+    """Whether the statement states how many runs failed (A10), not only the word."""
+    for m in COUNTED_FAILURES.finditer(statement):
+        before = statement[max(0, m.start() - 30):m.start()]
+        if not NEGATION.search(before) and not NEGATION.match(m.group(0)):
+            return True
+    return False
 
 
 @rule("A01", severity="error", title="unreported runs",
@@ -56,11 +73,13 @@ def hidden_failures(ctx: Context) -> Iterator[Finding]:
     for c, plan in ctx.planned_claims():
         hidden = [r for r in plan.runs if r.status in ("failed", "aborted") and not r.retracted
                   and r.arm in c.arms and r.seq < c.seq and r.digest not in set(c.cited)]
-        if hidden and not FAILURE_WORDS.search(str(c.body.get("statement", ""))):
+        if hidden and not counts_failures(str(c.body.get("statement", ""))):
             what = ", ".join(f"@{r.seq} {r.status}" for r in hidden)
             yield Finding("A10", "error", f"claim @{c.seq} does not mention the failed or aborted "
                           f"runs of {' vs '.join(c.arms)} ({what}): neither its runs nor its "
-                          "statement say so", c.seq, c.evidence(*(r.digest for r in hidden)))
+                          "statement count them (a statement says how many failed, e.g. "
+                          "\"1 q8 run failed\"; words that deny or skirt it do not count)", c.seq,
+                          c.evidence(*(r.digest for r in hidden)))
 
 
 @rule("A14", severity="info", title="unplanned claim", finds="a claim with no plan")
@@ -81,3 +100,22 @@ def single_run(ctx: Context) -> Iterator[Finding]:
             yield Finding("A16", "warning", f"claim @{c.seq} rests on a single run of "
                           f"{', '.join(single)}: a surprise, good or bad, is re-run before it "
                           "is published", c.seq, c.evidence())
+
+
+@rule("A27", severity="error", title="claimed before the plan was done",
+      finds="a claim on a plan was made while one of its arms had fewer completed runs than "
+      "runs_per_arm: a look at interim results, stopped where it looked good")
+def early_claim(ctx: Context) -> Iterator[Finding]:
+    for c, plan in ctx.planned_claims():
+        planned = int(ctx.body(plan, before=c.seq).get("runs_per_arm") or 0)
+        short_arms = []
+        for arm in c.arms:
+            done = [r for r in plan.arm_runs(arm) if r.status == "completed" and r.seq < c.seq
+                    and not any(x.seq < c.seq for x in r.retracted_by)]
+            if len(done) < planned:
+                short_arms.append(f"{arm} {len(done)} of {planned}")
+        if short_arms:
+            yield Finding("A27", "error", f"claim @{c.seq} on plan {plan.slug} was made with "
+                          f"{', '.join(short_arms)} planned runs done: a claim at an interim "
+                          "look reports the look that went well (optional stopping); finish "
+                          "the plan, or amend it before its first run", c.seq, c.evidence())

@@ -26,8 +26,8 @@ GOALPOSTS = ("metric", "success", "failure", "min_effect", "alpha", "analysis", 
 
 
 @rule("A03", severity="warning", title="plan after data",
-      finds="exploratory runs on the plan's suite with its arms' apparatus were appended "
-      "before the plan")
+      finds="exploratory runs on the plan's suite, or on part of it, with its arms' apparatus "
+      "were appended before the plan")
 def plan_after_data(ctx: Context) -> Iterator[Finding]:
     calibration = ctx.band_runs  # runs a band was measured from calibrate, not explore
     explored = [r for r in ctx.view.runs if r.plan is None and r.usable
@@ -36,12 +36,23 @@ def plan_after_data(ctx: Context) -> Iterator[Finding]:
         arms = [shared_apparatus(ctx, plan.arm_runs(a["name"])) for a in plan.arms()]
         variable = set(ctx.body(plan).get("variable") or [])
         found = [r for r in explored if r.seq < plan.seq and same_suite(plan, r)
-                 and any(agrees(ctx.apparatus(r), app, variable) for app in arms)]
+                 and any(agrees(without_suite(ctx.apparatus(r)), app, variable)
+                         for app in arms)]
         if found:
             yield Finding("A03", "warning", f"plan {plan.slug} @{plan.seq} was appended after "
-                          f"{len(found)} exploratory run(s) on its suite with the apparatus of "
-                          f"its arms ({at(found)}): it may have been written after seeing them",
+                          f"{len(found)} exploratory run(s) on its suite (or part of it) with "
+                          f"the apparatus of its arms ({at(found)}): it may have been written "
+                          "after seeing them",
                           plan.seq, [plan.digest, *(r.digest for r in found)])
+
+
+SUITE_FIELDS = ("dataset_hash", "item_ids_hash")
+
+
+def without_suite(app: dict[str, Any]) -> dict[str, Any]:
+    """An apparatus without the fields that name its dataset: `same_suite` judges those (a
+    run on part of the suite has a dataset identity of its own)."""
+    return {k: v for k, v in app.items() if k not in SUITE_FIELDS}
 
 
 def shared_apparatus(ctx: Context, runs: list[RunView]) -> dict[str, Any]:
@@ -65,15 +76,32 @@ def same_suite(plan: PlanView, run: RunView) -> bool:
     hashes = {(plan.original.get("suite") or {}).get("dataset_hash")} | set(map(hash_of,
                                                                               plan.runs))
     hashes.discard(None)
-    if hash_of(run) and hashes:
-        return hash_of(run) in hashes
+    if hash_of(run) and hashes and hash_of(run) in hashes:
+        return True
     done = [r for r in plan.runs if r.status == "completed"]
     if not done:
+        return False
+    if part_of(run, done):
+        return True
+    if hash_of(run) and hashes:
         return False
     mine, theirs = run.facts, done[0].facts
     if mine is not None and theirs is not None and mine.items == theirs.items:
         return True  # the same item ids, in the same order
     return set(run.item_scores) == set(done[0].item_scores)
+
+
+PART_MIN = 0.05  # A03: a run on at least this share of the plan's items looked at the suite
+
+
+def part_of(run: RunView, done: list[RunView]) -> bool:
+    """The run's items are part of the plan's (its dataset identity differs, as a limited run's
+    does): every one of its ids is an id of the plan's runs, not all of them (the same ids
+    under another dataset identity are another suite numbered alike), and at least PART_MIN of
+    them (and five)."""
+    mine = set(run.item_scores)
+    theirs = set().union(*(set(r.item_scores) for r in done[:3]))
+    return bool(mine) and mine < theirs and len(mine) >= max(5, PART_MIN * len(theirs))
 
 
 @rule("A04", severity="error", title="optional stopping",

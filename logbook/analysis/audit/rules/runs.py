@@ -1,17 +1,29 @@
-"""The audit's rules about what a plan's runs record: A08 (missing data) and A19 (a score
-without the system that made it). Thresholds and the reasons behind them: docs/audit.md.
+"""The audit's rules about what a plan's runs record: A08 (missing data), A19 (a score
+without the system that made it) and A28 (a scorer changed mid-plan). Thresholds and the
+reasons behind them: docs/audit.md.
+
+A08's comparison of the arms' missing items treats each run's missing rate as one
+observation (Welch's t-test over runs), not every item as independent: missingness varies from
+run to run (an endpoint flaky one day), and items pooled over runs would call that difference
+between arms. Items missing from every run of one arm and from no run of the other are counted
+apart: under missingness that strikes items independently in each run they are rare
+(Poisson, mean n x the product of the runs' rates), so more of them than chance allows means
+an arm that leaves out the same items: it chose its suite.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from logbook.analysis.audit.context import Context, missing
+from logbook.analysis.audit.context import Context, at, missing
 from logbook.analysis.audit.registry import rule
+from logbook.analysis.view import PlanView, RunView
 from logbook.findings import Finding
-from logbook.stats.significance import two_proportion_p
+from logbook.stats.significance import poisson_upper, two_proportion_p, welch_p
 
-A08_P = 0.05      # A08: two-proportion test of missing items between the arms
+A08_P = 0.05      # A08: two-proportion test of missing items between the arms (one run each)
+A08_P_RUNS = 0.01  # A08: Welch's test of the runs' missing rates between the arms
+A08_P_SAME = 1e-4  # A08: items missing from every run of one arm and none of the other
 EPS = 1e-9
 
 
@@ -30,6 +42,8 @@ def missing_data(ctx: Context) -> Iterator[Finding]:
                               f"misses {m / n:.1%} of the suite's items, more than the plan's "
                               f"limit of {limit:.1%}: re-measure it, or report the worst case",
                               r.seq, [plan.digest, r.digest])
+    for plan in ctx.scoped_plans():  # the same items left out by one arm
+        yield from same_items_missing(ctx, plan)
     for c, plan in ctx.planned_claims():  # an effect whose missing items favour one arm
         body = ctx.body(plan)
         limit = float(body.get("max_missing_rate", 0.02))
@@ -38,14 +52,59 @@ def missing_data(ctx: Context) -> Iterator[Finding]:
         if c.figure != "effect" or len(c.arms) != 2:
             continue
         miss = {r.digest: missing(r, n_items) for r in cited}
+        rates = [[miss[r.digest][0] / miss[r.digest][1] for r in cited
+                  if r.arm == arm and miss[r.digest][1]] for arm in c.arms]
         (m0, n0), (m1, n1) = ([sum(miss[r.digest][i] for r in cited if r.arm == arm)
                                for i in (0, 1)] for arm in c.arms)
-        p = two_proportion_p(m0, n0, m1, n1)
-        if p is not None and p < A08_P and abs(m0 / n0 - m1 / n1) > limit / 2:
+        if not n0 or not n1:
+            continue
+        p = welch_p(rates[0], rates[1])
+        bar = A08_P_RUNS
+        if p is None:  # one run on a side: nothing to measure run-to-run variation with
+            p, bar = two_proportion_p(m0, n0, m1, n1), A08_P
+        if p is not None and p < bar and abs(m0 / n0 - m1 / n1) > limit / 2:
             heavy = c.arms[0] if m0 / n0 > m1 / n1 else c.arms[1]
             yield Finding("A08", "warning", f"claim @{c.seq}: its missing items cluster on "
                           f"{heavy} ({m0 / n0:.1%} of {c.arms[0]} vs {m1 / n1:.1%} of "
-                          f"{c.arms[1]}, p={p:.2g})", c.seq, c.evidence())
+                          f"{c.arms[1]}, p={p:.2g} from the runs' rates)", c.seq,
+                          c.evidence())
+
+
+def same_items_missing(ctx: Context, plan: PlanView) -> Iterator[Finding]:
+    """Items missing (unscored or left out) from every run of one arm and from no run of the
+    other, beyond what independent missingness gives by chance."""
+    arms = [a["name"] for a in plan.arms()]
+    runs = {a: ctx.usable(plan.runs, a) for a in arms}
+    scored = {r.digest: {i for i, v in r.item_scores.items() if v is not None}
+              for rs in runs.values() for r in rs}
+    universe = set().union(*(set(r.item_scores) for rs in runs.values() for r in rs)) \
+        if scored else set()
+    if not universe:
+        return
+    n = len(universe)
+    for arm in arms:
+        mine = runs[arm]
+        others = [r for a in arms if a != arm for r in runs[a]]
+        if len(mine) < 2 or len(others) < 2:
+            continue
+        gone = set.intersection(*(universe - scored[r.digest] for r in mine))
+        gone -= set().union(*(universe - scored[r.digest] for r in others))
+        if len(gone) < 2:
+            continue
+        expected = float(n)
+        for r in mine:
+            expected *= (n - len(scored[r.digest])) / n
+        for r in others:
+            expected *= len(scored[r.digest]) / n
+        p = poisson_upper(len(gone), expected)
+        if p < A08_P_SAME:
+            shown = ", ".join(sorted(gone)[:5]) + (" and more" if len(gone) > 5 else "")
+            yield Finding("A08", "warning", f"plan {plan.slug}: {len(gone)} items ({shown}) "
+                          f"are missing from every run of {arm} and from no run of the other "
+                          f"arm(s), where independent missingness gives {expected:.2g} "
+                          f"(p={p:.2g}): the arm left out the same items, so its figure is of "
+                          "another suite", plan.seq,
+                          [plan.digest, *(r.digest for r in mine)])
 
 
 @rule("A19", severity="warning", title="score without its system",
@@ -58,3 +117,37 @@ def system_unsaid(ctx: Context) -> Iterator[Finding]:
                 yield Finding("A19", "warning", f"plan {plan.slug}: run @{r.seq} ({r.arm}) "
                               f"names no {' and no '.join(gaps)} in its apparatus: its score "
                               "travels without the system that made it", r.seq, [r.digest])
+
+
+# A28: apparatus fields that name what scored the runs
+SCORER_PARTS = ("judge", "grader", "scorer", "judge_model", "grader_model", "scorer_version",
+                "rubric", "rubric_hash")
+
+
+def scorer_fields(run: RunView, fields: dict[str, object]) -> dict[str, str]:
+    return {k: repr(v) for k, v in fields.items()
+            if k.startswith("evaluator.") or k.rsplit(".", 1)[-1].lower() in SCORER_PARTS}
+
+
+@rule("A28", severity="error", title="scorer changed mid-plan",
+      finds="the runs of one plan were scored by more than one judge, grader or scorer "
+      "(an evaluator.* field, or a judge/grader/scorer field, takes two values)")
+def scorer_changed(ctx: Context) -> Iterator[Finding]:
+    for plan in ctx.scoped_plans():
+        variable = set(ctx.body(plan).get("variable") or [])
+        runs = ctx.usable(plan.runs)
+        fields = [scorer_fields(r, ctx.apparatus(r)) for r in runs]
+        seen: dict[str, dict[str, list[RunView]]] = {}
+        for k in sorted(set().union(*fields)) if fields else []:
+            for r, f in zip(runs, fields, strict=True):
+                seen.setdefault(k, {}).setdefault(f.get(k, "(none)"), []).append(r)
+        for field, values in sorted(seen.items()):
+            if len(values) < 2 or field in variable:
+                continue
+            shown = "; ".join(f"{v} in {at(rs[:3])}{' and more' if len(rs) > 3 else ''}"
+                              for v, rs in values.items())
+            yield Finding("A28", "error", f"plan {plan.slug}'s runs were scored under more than "
+                          f"one {field} ({shown}): a score is the model and its scorer, and "
+                          "a plan that changes the scorer midway compares two instruments; "
+                          "re-score every run with one, or plan the scorer as the variable",
+                          plan.seq, [plan.digest, *(rs[0].digest for rs in values.values())])

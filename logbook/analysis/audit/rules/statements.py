@@ -82,6 +82,24 @@ def figures(statement: str) -> list[Figure]:
     return out
 
 
+COUNTED = re.compile(r"\s*[A-Za-z]")  # "3 runs", "200 items": a count, not a figure
+
+
+def quoted(statement: str) -> list[Figure]:
+    """Every number that may quote a score (A02): the figures, and the bare numbers that are
+    not counts: those with decimals ("88.0", "0.880") and those no word follows ("scores
+    88")."""
+    out = figures(statement)
+    seen = {f.text for f in out}
+    for m in NUMBER.finditer(statement):
+        digits = m.group(1)
+        decimals = len(digits.split(".")[1]) if "." in digits else 0
+        if m.group(0) in seen or (not decimals and COUNTED.match(statement, m.end())):
+            continue
+        out.append(Figure(m.group(0), float(digits), decimals, False))
+    return out
+
+
 def scales(ctx: Context, claim: Claim, fig: Figure) -> list[float]:
     """The scales a figure may print on: points for a proportion's figure with a unit, and
     as a fraction too when it has none."""
@@ -151,7 +169,7 @@ def best_of_n(ctx: Context) -> Iterator[Finding]:
             said = f"gives {value * plan_scale(c):.4g}"
         else:  # the statement may quote the best run whatever the value says
             targets = allowed(ctx, c)  # a figure that prints one of these is accounted for
-            for fig in figures(str(c.body.get("statement", ""))):
+            for fig in quoted(str(c.body.get("statement", ""))):
                 for scale in scales(ctx, c, fig):
                     half = half_unit(fig.decimals, scale) + EPS
                     if (any(abs(fig.value / scale - abs(p)) <= half for p in picks)
