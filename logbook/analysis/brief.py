@@ -63,8 +63,10 @@ def stored_findings(raw: object) -> list[dict[str, Any]]:
 
 def evaluator_changed(ledger: Ledger, band: Entry,
                       recent_runs: list[Entry]) -> Remeasure | None:
-    """The latest recent run of the band's apparatus scored under another evaluator config
-    hash (the band describes the old evaluator: it must be re-measured), else None."""
+    """The latest recent run of the band's apparatus (every non-identity field but the
+    evaluator's) scored under another evaluator: any `evaluator.*` field differs from the
+    band's runs' (its model, prompt, temperature, config hash...). The band describes the old
+    evaluator: it must be re-measured. Else None."""
     from logbook.analysis.view import flatten, is_identity
 
     first = band.body.get("runs") or []
@@ -72,19 +74,24 @@ def evaluator_changed(ledger: Ledger, band: Entry,
     if found is None:
         return None
 
-    def shape(e: Entry) -> dict[str, Any]:
+    def split(e: Entry) -> tuple[dict[str, Any], dict[str, Any]]:
         flat = flatten(e.body.get("apparatus") or {})
+        judge = {k: v for k, v in flat.items() if k.startswith("evaluator.")}
         return {k: v for k, v in flat.items()
-                if not is_identity(k) and k != "evaluator.config_hash"}
+                if not is_identity(k) and k not in judge}, judge
 
+    want, judge = split(found)
     stamp = band.body.get("evaluator_config_hash")
-    want = shape(found)
     for run in reversed(recent_runs):
-        if run.seq <= band.seq or run.body.get("status") != "completed":
+        if run.seq <= band.seq or run.body.get("status") != "completed" \
+                or ledger.retractions_of([run.digest]).get(run.digest):
             continue
-        other = flatten(run.body.get("apparatus") or {}).get("evaluator.config_hash")
-        if other != stamp and shape(run) == want:
-            return Remeasure(seq=run.seq, digest=run.digest, evaluator_config_hash=other)
+        shape, theirs = split(run)
+        changed = sorted(k for k in {*judge, *theirs} if judge.get(k) != theirs.get(k))
+        if shape == want and (changed or theirs.get("evaluator.config_hash") != stamp):
+            return Remeasure(seq=run.seq, digest=run.digest,
+                             evaluator_config_hash=theirs.get("evaluator.config_hash"),
+                             changed=changed or ["evaluator.config_hash"])
     return None
 
 
@@ -204,9 +211,11 @@ def _finished(digest: str, shape: str | None, completed: dict[tuple[str, str], i
                     for a in arms))
 
 
-def resting_on(store: BriefReads, retractions: list[Entry]) -> list[RestingOn]:
+def resting_on(store: BriefReads, retractions: list[Entry],
+               withdrawn: frozenset[str] = frozenset()) -> list[RestingOn]:
     """Claims and notes that rest on what these retractions withdraw (a reference always
-    points back, so only entries after the earliest target can)."""
+    points back, so only entries after the earliest target can), less those ``withdrawn``
+    themselves: a retracted claim is not one to retract."""
     targets = {str(r.body.get("target")): r for r in retractions}
     if not targets:
         return []
@@ -218,7 +227,7 @@ def resting_on(store: BriefReads, retractions: list[Entry]) -> list[RestingOn]:
         b = e.body
         refs = {*b.get("runs", []), *b.get("refs", []), b.get("plan")}
         hit = sorted(t for t in targets if t in refs)
-        if hit:
+        if hit and e.digest not in withdrawn:
             rows.append(RestingOn(seq=e.seq, digest=e.digest, kind=e.kind, rests_on=hit,
                                   text=b.get("statement") or b.get("text")))
     return rows
@@ -236,9 +245,12 @@ def build_brief(ledger: Ledger, since: int | None = None,
     retracted = {str(r.body.get("target")) for r in retractions}
     shown = [r for r in retractions if r.seq >= since] if since is not None \
         else retractions[-RECENT:]
-    rest_rows = resting_on(store, shown)
+    rest_rows = resting_on(store, shown, frozenset(retracted))
     audit = store.last_audit()
-    audit_findings = stored_findings(audit[2]) if audit else []
+    # the stored audit judged the ledger as it was: a finding about what has been retracted
+    # since (a run to re-measure, a claim to retract) is not news about the ledger now
+    audit_findings = [f for f in (stored_findings(audit[2]) if audit else [])
+                      if not retracted.intersection(f.get("entries") or [])]
     errors = [f for f in audit_findings if f.get("severity") == "error"]
     remeasure = [f for f in audit_findings if f.get("check") in ("A08", "A12", "A20")]
     beyond_band = [f for f in audit_findings if f.get("check") == "A18"]
@@ -401,8 +413,9 @@ def brief_lines(b: Brief) -> list[str]:
         for band in b.bands:
             if band.remeasure:
                 out.append(f"  ! band @{band.seq} ({band.selector}) must be re-measured: "
-                           f"@{band.remeasure.seq} ran its apparatus under evaluator hash "
-                           f"{band.remeasure.evaluator_config_hash}")
+                           f"@{band.remeasure.seq} ran its apparatus under another evaluator "
+                           f"({', '.join(band.remeasure.changed)} changed; evaluator hash "
+                           f"{band.remeasure.evaluator_config_hash})")
     if b.claims:
         out.append("claims:")
         out += [f"  @{c.seq} {c.statement} — {c.status}" for c in b.claims]

@@ -129,11 +129,13 @@ class StoredAudit(Out):
 
 @dataclass(kw_only=True, eq=False)
 class Remeasure(Out):
-    """A later run of a band's apparatus scored under another evaluator config hash."""
+    """A later run of a band's apparatus scored under another evaluator: ``changed`` names
+    the `evaluator.*` fields that differ from the band's runs'."""
 
     seq: int
     digest: str
     evaluator_config_hash: str | None
+    changed: list[str]
 
 
 @dataclass(kw_only=True, eq=False)

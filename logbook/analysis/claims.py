@@ -98,6 +98,23 @@ def check_claim(view: LedgerView, ref: str) -> dict[str, Any]:
                                     f"{high * s:.4g})")
             except InputError as exc:
                 problems.append(f"the figure cannot be recomputed now: {exc}")
+    out["findings"] = [f.as_dict() for f in audit_of(view, entry)]
+    problems += [f"the audit finds an error: {f['check']} {f['message']}"
+                 for f in out["findings"] if f["severity"] == "error"]
     out["stands"] = not problems
     out["problems"] = problems
     return out
+
+
+def audit_of(view: LedgerView, entry: Any) -> list[Any]:
+    """The audit's findings about the claim or its plan: the plan's findings, less those
+    about another claim of it (each claim answers for itself), and, for an unplanned claim,
+    those that name it. A claim does not stand while one of them is an error."""
+    from logbook.analysis.audit import findings_for_plan, run_audit
+
+    plan = entry.body.get("plan")
+    found = findings_for_plan(view, plan) if plan else list(run_audit(view).findings)
+    claims = {e.digest for e in view.ledger.log(kind="claim")}
+    return [f for f in found
+            if entry.digest in f.entries
+            or (plan and not (f.entries and f.entries[0] in claims))]

@@ -12,7 +12,7 @@ from logbook.cli import state
 from logbook.errors import InputError
 
 if TYPE_CHECKING:
-    from logbook.analysis.view import LedgerView
+    pass
 
 
 def report(
@@ -58,13 +58,6 @@ def report(
         sys.stdout.write(render(rep, chosen[0] if chosen else "text"))
     if strict and rep.verdict.status != "success":
         raise typer.Exit(1)
-
-
-def _plan_findings(view: LedgerView, plan_digest: str) -> list[dict[str, object]]:
-    """Audit findings that concern this plan."""
-    from logbook.analysis.audit import findings_for_plan
-
-    return [f.as_dict() for f in findings_for_plan(view, plan_digest)]
 
 
 def compare(
@@ -208,8 +201,6 @@ def _claim_check(ref: str, as_json: bool) -> None:
     with state.open_verified() as (ledger, checked):
         view = LedgerView(ledger, checked)
         res = check_claim(view, ref)
-        plan = ledger.get(ref).body.get("plan")
-        res["findings"] = _plan_findings(view, plan) if plan else []
     if as_json:
         state.emit_json(res)
     else:
@@ -221,10 +212,14 @@ def _claim_check(ref: str, as_json: bool) -> None:
             nlo, nhi = res["now"]["interval"]
             print(f"  now     {res['now']['value'] * s:.4g} ({nlo * s:.4g} to {nhi * s:.4g})")
         for p in res["problems"]:
-            print(f"  - {p}")
+            if not p.startswith("the audit finds an error"):  # printed below, as the audit
+                print(f"  - {p}")
         for f in res["findings"]:
             print(f"  AUDIT {f['check']} [{f['severity']}]: {f['message']}")
-        print("  STANDS" if res["stands"] else "  DOES NOT STAND")
+        errors = sum(f["severity"] == "error" for f in res["findings"])
+        print("  STANDS" if res["stands"] else
+              f"  FAILS: the audit finds {errors} error(s) about it or its plan"
+              if errors and len(res["problems"]) == errors else "  DOES NOT STAND")
     if not res["stands"]:
         raise typer.Exit(1)
 

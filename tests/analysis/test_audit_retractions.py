@@ -119,3 +119,32 @@ def test_the_html_report_shows_both_verdicts_and_the_correction(ledger_dir: Path
     page = (tmp_path / "kv.html").read_text()
     assert "re-run with the fixed scorer" in page
     assert "without the 1 retracted run(s): success | with them" in page
+
+
+def test_claim_check_fails_while_the_audit_has_an_error(ledger_dir: Path,
+                                                        tmp_path: Path) -> None:
+    """A claim whose figure still computes, on a plan one of whose runs was withdrawn while
+    its twin counts (A22): FAILS, exit 1. The same claim on the honest plan STANDS."""
+    plan = laundering_plan(tmp_path)
+    runs = append(tmp_path, [scored(plan, "f16", 0.40, 1, n=N), scored(plan, "q8", 0.40, 2, n=N),
+                             scored(plan, "q8", 0.50, 3, n=N)])
+    assert run_cli("retract", runs[1], "--reason", "scorer crashed midway",
+                   "--category", "harness_defect").code == 0
+    made = run_cli("claim", "kv", "--statement", "q8 beats f16", "--json")
+    assert made.code == 0, made.err
+    r = run_cli("claim", "check", made.json["digest"])
+    assert r.code == 1, r.out
+    assert "FAILS: the audit finds 1 error(s) about it or its plan" in r.out
+    assert "AUDIT A22 [error]" in r.out
+    js = run_cli("claim", "check", made.json["digest"], "--json")
+    assert js.code == 1 and js.json["stands"] is False
+    assert any(p.startswith("the audit finds an error: A22") for p in js.json["problems"])
+
+
+def test_claim_check_stands_on_the_honest_twin(ledger_dir: Path, tmp_path: Path) -> None:
+    plan = laundering_plan(tmp_path)
+    append(tmp_path, [scored(plan, "f16", 0.40, 1, n=N), scored(plan, "q8", 0.50, 3, n=N)])
+    made = run_cli("claim", "kv", "--statement", "q8 beats f16", "--json")
+    assert made.code == 0, made.err
+    r = run_cli("claim", "check", made.json["digest"])
+    assert r.code == 0 and "STANDS" in r.out, r.out

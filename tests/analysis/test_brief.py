@@ -344,3 +344,51 @@ def test_brief_and_report_do_not_import_pydantic(ledger_dir: Path, tmp_path: Pat
         r = subprocess.run([sys.executable, "-c", code], cwd=ledger_dir, env=dict(os.environ),
                            capture_output=True, timeout=120)
         assert r.returncode == 0, (cmd, r.stderr.decode()[-2000:])
+
+
+def test_a_band_is_remeasured_when_any_evaluator_field_changes(ledger_dir: Path,
+                                                               tmp_path: Path) -> None:
+    """The judge's model changed, its config hash (as recorded) did not: still another
+    evaluator, and the band describes the old one."""
+    from test_audit import append, scored
+
+    def judge(model: str) -> dict[str, Any]:
+        return {"evaluator": {"model": model, "config_hash": "sha256:" + "a" * 64}}
+
+    append(tmp_path, [scored(None, "q8", s, k, **judge("judge-70b")) for k, s in
+                      enumerate((0.70, 0.72, 0.70, 0.72, 0.71))])
+    assert run_cli("band", "kv_cache_precision=q8").code == 0
+    same = append(tmp_path, [scored(None, "q8", 0.71, 8, **judge("judge-70b"))], "same.jsonl")
+    assert _brief()["bands"][0]["remeasure"] is None, same
+    later = append(tmp_path, [scored(None, "q8", 0.71, 9, **judge("judge-405b"))], "l.jsonl")
+    b = _brief()["bands"][0]
+    assert b["remeasure"]["digest"] == later[0]
+    assert b["remeasure"]["changed"] == ["evaluator.model"]
+    assert "evaluator.model changed" in run_cli("brief").out
+    # withdrawn, that run says nothing about the band any more
+    assert run_cli("retract", later[0], "--reason", "wrong judge", "--category",
+                   "harness_defect").code == 0
+    assert _brief()["bands"][0]["remeasure"] is None
+
+
+def test_brief_judges_the_ledger_as_it_is_now(ledger_dir: Path, tmp_path: Path) -> None:
+    """A run the last audit said to re-measure, retracted since, is not to re-measure; a
+    claim resting on a retracted run, retracted itself, is not to retract."""
+    from test_audit import append, scored
+
+    runs = append(tmp_path, [scored(None, "q8", s, k) for k, s in
+                             enumerate((0.70, 0.71, 0.70, 0.95))])  # the last: a surprise
+    assert run_cli("audit").code == 0
+    assert any(runs[3] in f["entries"] for f in _brief()["remeasure"])
+    said = run_cli("note", "the surprise holds", "--ref", runs[3], "--json")
+    assert said.code == 0, said.err
+    assert run_cli("retract", runs[3], "--reason", "scored against the wrong key",
+                   "--category", "harness_defect").code == 0
+    b = _brief()
+    assert not any(runs[3] in f["entries"] for f in b["remeasure"]), b["remeasure"]
+    assert [r["seq"] for r in b["resting_on_retracted"]] == [said.json["seq"]]
+    assert run_cli("retract", said.json["digest"], "--reason", "rested on a withdrawn run",
+                   "--category", "analysis_error").code == 0
+    b = _brief()
+    assert b["resting_on_retracted"] == []
+    assert not any("rests on a retracted entry" in s for s in b["next"])
