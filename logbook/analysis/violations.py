@@ -303,9 +303,27 @@ def a28(book: Book, s: Shape) -> None:
     book.claim(plan)
 
 
+def a29(book: Book, s: Shape) -> None:
+    """Greedy reruns with one seed that give other answers on some items."""
+    rng = random.Random(s.seed)
+    app = {"decoding": {"temperature": 0.0, "seed": 7}}
+    first = book.run(None, "nightly", s.p, s.n, rng, suite="nightly", app=app, exact=True)
+    oc = book.ledger.get(first).body["outcomes"]
+    flipped = [None if v is None else (1.0 - v if rng.random() < 0.02 else v)
+               for v in oc["score"]]
+    if flipped == oc["score"]:
+        flipped[0] = 1.0 - float(oc["score"][0] or 0.0)
+    book.append("run", {"plan": None, "arm": None, "status": "completed",
+                        "session": book.session,
+                        "apparatus": {**book.ledger.get(first).body["apparatus"]},
+                        "outcomes": {**oc, "score": flipped}})
+    honest(book, with_shape(s, explore=0))
+
+
 VIOLATIONS: dict[str, Callable[[Book, Shape], Any]] = {
     "A01": a01, "A02": a02, "A03": a03, "A04": a04, "A05": a05, "A06": a06, "A07": a07,
     "A08": a08, "A09": a09, "A10": a10, "A11": a11, "A12": a12, "A13": a13, "A14": a14,
     "A15": a15, "A16": a16, "A17": a17, "A18": a18, "A19": a19, "A20": a20, "A21": a21, "A22": a22,
     "A23": a23, "A24": a24, "A25": a25, "A26": a26, "A27": a27, "A28": a28,
+    "A29": a29,
 }

@@ -1,9 +1,11 @@
 """Repeats of one apparatus (issue 14 item 3): A12 judged by a prediction interval, A20 (two
-runs that disagree and no third), A21 (repeats that share one fixed seed while sampling)."""
+runs that disagree and no third; same-item runs by their paired spread, issue 33 item 5), A21
+(repeats that share one fixed seed while sampling), A29 (execution variance)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_audit import append, audit, checks, documented, make_plan, no_errors, scored
@@ -109,3 +111,49 @@ def test_exploratory_band_runs_are_calibration_not_exploration(ledger_dir: Path,
     plan = make_plan(tmp_path, runs=3)
     append(tmp_path, honest_runs(plan), "kv.jsonl")
     assert ("A03" in checks(audit())) is not banded
+
+
+def _greedy(scores: list[float], seed: int = 7, temperature: float = 0.0) -> dict[str, Any]:
+    d = scored(None, "q8", 0.5, 1, n=len(scores))
+    d["body"]["outcomes"]["score"] = scores
+    d["body"]["apparatus"]["decoding"] = {"temperature": temperature, "seed": seed}
+    return d
+
+
+def test_a29_greedy_reruns_that_disagree(ledger_dir: Path, tmp_path: Path) -> None:
+    """The book's flagship case: greedy, one seed, 15 items, 80.0 then 66.7: four items flip.
+    Execution variance (info), and A20 judges the pair by its paired spread: not a warning."""
+    first = [1.0] * 12 + [0.0] * 3
+    second = [0.0, 0.0, 0.0] + [1.0] * 9 + [1.0, 0.0, 0.0]  # 3 lost, 1 gained: 10 right
+    runs = append(tmp_path, [_greedy(first), _greedy(second)])
+    result = audit(code=0)
+    f = next(x for x in result["findings"] if x["check"] == "A29")
+    assert f["severity"] == "info" and f["entries"][:2] == runs
+    assert "on 4 item(s)" in f["message"] and "execution variance" in f["message"]
+    documented(f)
+    assert "A20" not in checks(result)  # 2 of 15 net: well within the paired spread
+
+
+def test_a29_is_quiet_on_decoding_variance_and_identical_reruns(ledger_dir: Path,
+                                                                tmp_path: Path) -> None:
+    a = [1.0] * 12 + [0.0] * 3
+    b = [0.0] * 3 + [1.0] * 12
+    append(tmp_path, [_greedy(a, seed=1, temperature=0.7), _greedy(b, seed=2, temperature=0.7),
+                      _greedy(a, seed=5), _greedy(a, seed=5)])
+    assert "A29" not in checks(audit(code=0))  # different seeds sampling; identical reruns
+
+
+def test_a20_judges_same_item_runs_by_their_paired_spread(ledger_dir: Path,
+                                                          tmp_path: Path) -> None:
+    """12% of the same 400 items flip one way between two greedy runs: 5 points, which two
+    independent samples of 400 items would not tell apart (sd 3.2), but the paired spread
+    does."""
+    n = 400
+    first = [1.0 if i < 280 else 0.0 for i in range(n)]
+    second = [1.0 if i < 260 else 0.0 for i in range(n)]  # the same items, 20 of them lost
+    runs = append(tmp_path, [_greedy(first, seed=3), _greedy(second, seed=4)])
+    f = next(x for x in audit(code=0)["findings"] if x["check"] == "A20")
+    assert f["entries"][:2] == [runs[1], runs[0]]
+    assert "the spread of their per-item differences" in f["message"]
+    x, y = 0.70, 0.65
+    assert abs(disagreement(y, (y * (1 - y) / n) ** 0.5, x, (x * (1 - x) / n) ** 0.5)) < 3.5

@@ -1,5 +1,13 @@
-"""The audit's rules about repeats of one apparatus: A20 (two runs that disagree, and no third)
-and A21 (repeats that share one fixed seed while decoding samples).
+"""The audit's rules about repeats of one apparatus: A20 (two runs that disagree, and no third),
+A21 (repeats that share one fixed seed while decoding samples) and A29 (execution variance:
+repeats that should give the same answers, and do not).
+
+Three sources of variance are kept apart, as the book asks: item sampling (which items the
+suite drew), decoding (a seed at temperature > 0) and execution (the same greedy or seeded
+decode computed twice, on another batch or kernel, giving another answer). Two runs of the same
+items are judged against their paired spread: the variance of their per-item differences,
+which holds what the runs share (the items) out of the comparison; runs of different items
+against their two sampling errors.
 
 An apparatus is the suite, metric and every non-identity apparatus field (seeds, times and
 sessions set aside), as for A12. Thresholds and reasons: docs/audit.md.
@@ -7,7 +15,9 @@ sessions set aside), as for A12. Thresholds and reasons: docs/audit.md.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Any
 
 from logbook.analysis.audit.agreement import EPS, Z, apparatus_groups, judged
@@ -30,15 +40,45 @@ def two_runs_disagree(ctx: Context) -> Iterator[Finding]:
         pred, one_item = judged(ctx, second, [first])
         x, y = ctx.score(first), ctx.score(second)
         assert x is not None and y is not None
-        if abs(pred.z) > Z and abs(x - y) > one_item + EPS:
+        z, sd, what = pred.z, pred.sd, "their sampling error"
+        same = paired(first, second)
+        if same is not None:  # the same items: their paired spread, not two samples'
+            z, sd, what = same[0], same[1], "the spread of their per-item differences"
+        if abs(z) > Z and abs(x - y) > one_item + EPS:
             s = ctx.scale(first)
             yield Finding("A20", "warning", f"runs @{first.seq} ({x * s:.4g}) and "
                           f"@{second.seq} ({y * s:.4g}) of one apparatus disagree by "
-                          f"{abs(pred.z):.1f} times their sampling error (sd "
-                          f"{pred.sd * s:.2g}), and no third run says "
-                          "which to believe: run it a third time", second.seq,
+                          f"{abs(z):.1f} times {what} (sd {sd * s:.2g}), and no third run "
+                          "says which to believe: run it a third time", second.seq,
                           [second.digest, first.digest,
                            *sorted({r.plan for r in group if r.plan})])
+
+
+def paired(a: RunView, b: RunView) -> tuple[float, float] | None:
+    """(z, sd) of the mean per-item difference of two runs over the same item ids (both
+    scored), None when their ids differ or fewer than two items pair: the difference over
+    the sd of the differences' mean (infinite when every item moved by the same amount)."""
+    xa, xb = a.item_scores, b.item_scores
+    if set(xa) != set(xb):
+        return None
+    d = [float(yb) - float(ya) for i, ya in xa.items()
+         if ya is not None and (yb := xb[i]) is not None]
+    n = len(d)
+    if n < 2:
+        return None
+    m = math.fsum(d) / n
+    sd = math.sqrt(math.fsum((v - m) ** 2 for v in d) / (n - 1) / n)
+    if sd <= 0:
+        return (0.0 if m == 0 else math.copysign(math.inf, m)), 0.0
+    return m / sd, sd
+
+
+def deterministic(run: RunView) -> bool:
+    """A decode that should repeat exactly: greedy (temperature 0 recorded), or sampling with
+    a fixed seed; the caller compares the runs' seeds (reruns are "greedy and same seed": runs
+    that record different seeds are not taken for one decode)."""
+    t = temperature(run)
+    return t is not None and (t == 0 or bool(seeds(run)))
 
 
 def temperature(run: RunView) -> float | None:
@@ -75,3 +115,46 @@ def fixed_seed(ctx: Context) -> Iterator[Finding]:
                           "their agreement shows the seed, not the variance between runs; "
                           "repeat with different seeds", runs[-1].seq,
                           [*(r.digest for r in runs), *sorted({r.plan for r in runs if r.plan})])
+
+
+@rule("A29", severity="info", title="execution variance",
+      finds="repeats of one apparatus that should give the same answers (greedy, or one fixed "
+      "seed) differ on some items: the inference itself varies, apart from decoding and item "
+      "sampling")
+def execution_variance(ctx: Context) -> Iterator[Finding]:
+    """Runs of one apparatus over the same item ids, greedy (temperature 0) or sampling, with
+    the same seed (or none recorded), whose per-item scores differ: execution variance
+    (batching, kernels, retries, a judge that changes its mind), which neither the seed nor
+    the items explain."""
+    for group in apparatus_groups(ctx).values():
+        by_decode: dict[tuple[Any, ...], list[RunView]] = {}
+        for r in group:
+            if deterministic(r):
+                t = temperature(r)
+                by_decode.setdefault((t, seeds(r)), []).append(r)
+        for runs in by_decode.values():
+            if len(runs) < 2:
+                continue
+            ids = set(runs[0].item_scores)
+            same = [r for r in runs if set(r.item_scores) == ids]
+            if len(same) < 2:
+                continue
+            flips = [(a, b, _flipped(a, b)) for a, b in pairwise(same)]
+            moved = {i for _a, _b, f in flips for i in f}
+            if not moved:
+                continue
+            shown = "; ".join(f"@{a.seq} to @{b.seq}: {len(f)}" for a, b, f in flips[:4])
+            how = "greedy" if not temperature(same[0]) else "one fixed seed"
+            more = " and more" if len(same) > 6 else ""
+            yield Finding("A29", "info", f"runs {at(same[:6])}{more} "
+                          f"of one apparatus ({how}, {len(ids)} items) give different answers "
+                          f"on {len(moved)} item(s) ({shown} flipped): execution variance, not "
+                          "decoding or item sampling; one run's figure carries it unseen, so "
+                          "repeat the runs and report their spread (a band)", same[-1].seq,
+                          [*(r.digest for r in same), *sorted({r.plan for r in same if r.plan})])
+
+
+def _flipped(a: RunView, b: RunView) -> set[str]:
+    xa, xb = a.item_scores, b.item_scores
+    return {i for i, v in xa.items() if v is not None and xb.get(i) is not None
+            and abs(float(v) - float(xb[i] or 0.0)) > 1e-12}
