@@ -137,14 +137,15 @@ def test_claims_page_says_what_claim_check_says(browser: Any, server: str,
             ("stands" if check["stands"] else "does not stand")
         for problem in check["problems"]:
             assert problem in row.inner_text()
-    fallen, standing = planted["claims"]
-    assert standing["stands"] and not standing["problems"]
+    fallen, audited = planted["claims"]
+    assert not audited["stands"] and audited["problems"]
+    assert all(p.startswith("the audit finds an error: A22") for p in audited["problems"])
     assert "1 run(s) it rests on have been retracted" in fallen["problems"]
     row = page.locator(f"table.claims tr[data-seq='{fallen['seq']}']")
     assert row.locator(".statement").inner_text() == CLAIM  # markup shown as text
     assert row.locator("a", has_text="@3").count() == 1
     assert page.locator("#planted-claim").count() == 0 and page.locator("i").count() == 0
-    assert page.locator("#summary").inner_text().startswith("1 of 2 claim(s) still stand")
+    assert page.locator("#summary").inner_text().startswith("0 of 2 claim(s) still stand")
     page.screenshot(path=str(screens / "claims.png"), full_page=True)
     assert page.title() != "pwned" and not dialogs
 

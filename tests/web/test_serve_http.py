@@ -137,7 +137,7 @@ def test_the_compare_twin_is_compare_items_json(server: str, planted: dict[str, 
 
 def test_the_claims_twin_is_claim_check(server: str, planted: dict[str, Any]) -> None:
     status, d, _ = get(f"{server}/claims.json")
-    assert status == 200 and d["standing"] == 1
+    assert status == 200 and d["standing"] == 0  # the audit fails the second (A22)
     for shown, check in zip(d["claims"], planted["claims"], strict=True):
         assert shown["claim"] == check["claim"] and shown["stands"] == check["stands"]
         assert shown["problems"] == check["problems"]
