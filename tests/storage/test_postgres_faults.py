@@ -201,4 +201,15 @@ def test_the_documented_grants_let_an_agent_append_and_nothing_else(
         with psycopg.connect(agent, autocommit=True) as conn, \
                 pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute(statement)
+    # a co-agent may insert logs, but only bytes that hash to their name: a forged row under
+    # the name of a log another run will keep is refused by the server itself
+    import hashlib
+
+    real = b"the run's own output\n"
+    name = hashlib.sha256(real).hexdigest()
+    with psycopg.connect(agent, autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.CheckViolation):
+            conn.execute("INSERT INTO blobs (digest, data) VALUES (%s, %s)",
+                         (name, b"something else\n"))
+        conn.execute("INSERT INTO blobs (digest, data) VALUES (%s, %s)", (name, real))
     assert secret not in r.out + r.err

@@ -50,6 +50,8 @@ class Ledger:
         with psycopg.connect(self.url, password=cluster_fixtures.PASSWORD,
                              autocommit=True) as pg:
             pg.execute("SET session_replication_role = replica")  # no user triggers fire
+            # the owner (or a superuser) can drop the check a log's bytes hash to its name
+            pg.execute("ALTER TABLE blobs DROP CONSTRAINT IF EXISTS blobs_hash_is_name")
             for s in statements:
                 pg.execute(s.encode(), (self.digest,))
 
@@ -163,3 +165,20 @@ def test_runs_of_a_server_ledger_that_kept_no_logs_still_verify(tmp_path: Path) 
     assert run_cli("append", str(tmp_path / "run.json")).code == 0
     r = run_cli("verify", "--json")
     assert r.code == 1 and [f["check"] for f in r.json["findings"]] == ["log"], r.out
+
+
+def test_a_planted_file_under_a_logs_name_is_replaced(ledger_dir: Path) -> None:
+    """Someone wrote other bytes of the same size under the name of a log a run is about to
+    keep: the run keeps its own bytes (the file is checked, not taken for the log by its
+    size), and the ledger verifies."""
+    planted = b"loading weights\nREADY\n"
+    assert len(planted) == len(LOG)
+    folder = ledger_dir / ".logbook" / "blobs"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / hashlib.sha256(LOG).hexdigest()).write_bytes(planted)
+    (Path.cwd() / "load.log").write_bytes(LOG)
+    r = run_cli("--ledger", str(ledger_dir), "run", "--outcomes", "items.jsonl", "--log",
+                "load.log", "--", sys.executable, "-c", WRITER)
+    assert r.code == 0, r.err
+    assert (folder / hashlib.sha256(LOG).hexdigest()).read_bytes() == LOG
+    assert run_cli("--ledger", str(ledger_dir), "verify").code == 0

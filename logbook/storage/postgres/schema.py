@@ -131,6 +131,14 @@ MIGRATIONS: list[str] = [
         FOR EACH ROW EXECUTE FUNCTION logbook_refuse();
     CREATE INDEX entry_index_plan_kind ON entry_index(plan, kind, seq) WHERE plan IS NOT NULL;
     """,
+    # 6: a log's bytes hash to its name, checked by the server on every insert, whoever
+    # inserts (an agent's role may insert blobs: a row of other bytes under a log's name would
+    # otherwise stand in for it, the real one then inserting nothing); rows kept before are
+    # `verify`'s to judge (NOT VALID: not scanned now)
+    """
+    ALTER TABLE blobs ADD CONSTRAINT blobs_hash_is_name
+        CHECK (encode(sha256(data), 'hex') = digest) NOT VALID;
+    """,
 ]
 
 # the derived tables `reindex` empties (TRUNCATE: their owner's right, not an agent's) and

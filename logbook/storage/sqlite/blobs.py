@@ -24,6 +24,21 @@ def blob_dir(db: Path) -> Path:
     return db.parent / "blobs"
 
 
+def _holds(path: Path, digest: str) -> bool:
+    """Whether the file's bytes hash to ``digest`` (a file anyone could have written under
+    that name is never taken for the log without it: replaced by the bytes that do)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    try:
+        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError:
+        return False
+    return h.hexdigest() == digest
+
+
 class BlobFiles:
     """Mixed into SQLiteStore, whose ``path`` is the ledger database."""
 
@@ -38,8 +53,8 @@ class BlobFiles:
         tmp = folder / f".{digest}.{os.getpid()}.tmp"
         try:
             folder.mkdir(mode=0o755, parents=True, exist_ok=True)  # 0755 or tighter (umask)
-            if path.is_file() and path.stat().st_size == len(data):
-                return  # kept already (`verify` checks the bytes)
+            if path.is_file() and path.stat().st_size == len(data) and _holds(path, digest):
+                return  # kept already: the file's bytes hash to its name
             try:
                 with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
                           "wb") as fh:
