@@ -337,9 +337,8 @@ class Ledger:
             return self._once_again(str(once), early, resolved)
         lid = ledger_id or self.uuid
         out: list[Entry] = []
-        with self._store.transaction() as txn:
+        with self._store.transaction(_plans_named(resolved), [key.public.fingerprint]) as txn:
             at = _InTxn(self._store, self.plan_body)
-            self._store.prefetch(_plans_named(resolved), [key.public.fingerprint])
             if once is not None:
                 prior = self._store.once_digest(once)
                 if prior is not None:  # another process won the race

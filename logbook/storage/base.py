@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -352,17 +352,14 @@ class Store(EntryReads, TailReads, BriefReads, Protocol):
 
     def close(self) -> None: ...
 
-    def transaction(self) -> AbstractContextManager[Txn]:
-        """One append transaction: appenders serialise here and never fork the chain."""
+    def transaction(self, plans: Mapping[str, list[str]] | None = None,
+                    signers: Sequence[str] = ()) -> AbstractContextManager[Txn]:
+        """One append transaction: appenders serialise here and never fork the chain.
+        ``plans`` (with their runs' item ids) and ``signers``: what its drafts will ask, which
+        a store whose reads cost a round trip asks with its lock."""
         ...
 
     def once_digest(self, key: str) -> str | None: ...
-
-    def prefetch(self, plans: Mapping[str, list[str]], fingerprints: list[str]) -> None:
-        """Inside the append transaction, before its first draft: what its drafts will ask of
-        the ``plans`` they name (with their runs' item ids) and of the signing keys, asked
-        at once where a read costs a round trip."""
-        ...
 
     def key_is_valid(self, fingerprint: str) -> bool: ...
 

@@ -4,8 +4,9 @@ Every append holds the head's row lock from its first read to its COMMIT, so eac
 it makes inside is time the other writers wait (benchmarks/team.py). A batch of runs of one
 plan needs, before its first draft is checked: the signer's key, the plan's entry and its
 amendments (and their retractions), the plan's suite state row and which of the runs' item ids
-its set holds. ``prefetch`` asks all of that in one pipeline right after the lock is taken,
-and keeps the answers in the transaction's ``Prefetched``, which the store's reads answer from
+its set holds. ``statements`` asks all of that in the same round trip as the BEGIN and the
+lock (the statements run in turn, after the lock is held), ``absorb`` keeps the answers in the
+transaction's ``Prefetched``, which the store's reads answer from
 until the transaction writes something that changes them (an amendment, a retraction, a plan's
 suite row). Nobody else can append while the lock is held, so nothing else changes them.
 """
@@ -53,19 +54,18 @@ class Prefetched:
         return got[2].intersection(ids)
 
 
-def prefetch(conn: Any, cache: Prefetched, valid_keys: dict[str, bool],
-             kinds: dict[str, tuple[int, str]], plans: Mapping[str, list[str]],
-             fingerprints: list[str]) -> None:
-    """Ask, in one round trip, everything the drafts will ask (see the module's text): one
-    simple query of several statements, its values bound client-side (psycopg's ClientCursor
-    quotes them), as the transaction's BEGIN is sent. Not pipeline mode: a session left idle
-    after a pipeline is not ended by the server's idle-in-transaction timeout here, and that
-    timeout is what frees the head's lock from a writer frozen mid-append."""
-    statements: list[tuple[str, tuple[Any, ...]]] = [
+def statements(conn: Any, plans: Mapping[str, list[str]], fingerprints: list[str]) -> str:
+    """The statements that ask what the drafts will ask (see the module's text), as one text
+    of several statements, their values bound client-side (psycopg's ClientCursor quotes
+    them): sent with the transaction's BEGIN and lock, in its one round trip. Not pipeline
+    mode: a session left idle after a pipeline is not ended by the server's
+    idle-in-transaction timeout here, and that timeout is what frees the head's lock from a
+    writer frozen mid-append."""
+    asked: list[tuple[str, tuple[Any, ...]]] = [
         ("SELECT revoked_seq FROM signing_keys WHERE fingerprint = %s", (fp,))
         for fp in fingerprints]
     for plan, ids in plans.items():
-        statements += [
+        asked += [
             (f"SELECT {_ENTRY}, i.kind FROM entries e JOIN entry_index i ON i.seq = e.seq "
              "WHERE e.seq IN (SELECT seq FROM entries WHERE digest = %s UNION ALL SELECT "
              "seq FROM entry_index WHERE plan = %s AND kind = 'amendment') ORDER BY i.seq",
@@ -78,18 +78,16 @@ def prefetch(conn: Any, cache: Prefetched, valid_keys: dict[str, bool],
             ("SELECT item FROM plan_items WHERE plan = %s AND items_key = (SELECT "
              "items_key FROM plan_suites WHERE plan = %s ORDER BY seq DESC LIMIT 1) AND "
              "item = ANY(%s)", (plan, plan, ids))]
-    if not statements:
-        return
     from psycopg import ClientCursor
 
     with ClientCursor(conn) as cur:
-        text = "; ".join(cur.mogrify(q, args) for q, args in statements)
-        cur.execute(text.encode())
-        results: list[list[tuple[Any, ...]]] = []
-        while True:
-            results.append(cur.fetchall())
-            if not cur.nextset():
-                break
+        return "; ".join(cur.mogrify(q, args) for q, args in asked)
+
+
+def absorb(results: list[list[tuple[Any, ...]]], cache: Prefetched,
+           valid_keys: dict[str, bool], kinds: dict[str, tuple[int, str]],
+           plans: Mapping[str, list[str]], fingerprints: list[str]) -> None:
+    """Keep the answers to ``statements`` (their result sets, in order)."""
     for fp in fingerprints:
         found = results.pop(0)
         valid_keys[fp] = bool(found) and found[0][0] is None

@@ -11,7 +11,7 @@ the head and commits: any number of writers on any number of machines keep one c
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import count
 from pathlib import Path
@@ -25,7 +25,6 @@ from logbook.storage.base import AuditRow, CheckpointRow, KeyRow, RawEntry, Stor
 from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
 from logbook.storage.postgres.blobs import BlobRows
 from logbook.storage.postgres.conn import connect, display, lock_wait_ms, problem
-from logbook.storage.postgres.prefetch import prefetch
 from logbook.storage.postgres.schema import DERIVED_TABLES, MIGRATIONS
 from logbook.storage.postgres.suites import SuiteRows
 from logbook.storage.postgres.summaries import Summaries, stored_entry
@@ -169,17 +168,19 @@ class PostgresStore(Summaries, SuiteRows, BlobRows, TailRows):
 
     # -- the append transaction ----------------------------------------------------------
     @contextmanager
-    def transaction(self) -> Iterator[PostgresTxn]:
+    def transaction(self, plans: Mapping[str, list[str]] | None = None,
+                    signers: Sequence[str] = ()) -> Iterator[PostgresTxn]:
         """One transaction holding the head's row lock: appenders serialise here.
 
         Few round trips, since every one is made while the other writers wait: BEGIN, the
-        lock and the read of the head are one (``head()`` then answers from this
-        transaction's writes); the writes are sent together, with the COMMIT (PostgresTxn)."""
+        lock, the read of the head and what the drafts will ask of ``plans`` and ``signers``
+        (prefetch.py) are one (``head()`` then answers from this transaction's writes); the
+        writes are sent together, with the COMMIT (PostgresTxn)."""
         if not self.writable:  # pragma: no cover - a programming error
             raise RuntimeError("store opened read-only")
         txn = PostgresTxn(self.conn, self)
         try:
-            txn.begin(lock_wait_ms())
+            txn.begin(lock_wait_ms(), plans, signers)
             self._txn = txn
             yield txn
             hook = type(self).before_commit
@@ -347,17 +348,6 @@ class PostgresStore(Summaries, SuiteRows, BlobRows, TailRows):
                     "AND target = ANY(%s) ORDER BY seq", (digests,)):
                 out.setdefault(target, []).append(digest)
         return out
-
-    def prefetch(self, plans: Mapping[str, list[str]], fingerprints: list[str]) -> None:
-        """Inside the append transaction, before its first draft: ask at once what its drafts
-        will ask of the plans they name and of their signers (prefetch.py)."""
-        txn = self._txn
-        if txn is None or txn.pending:
-            return
-        try:
-            prefetch(self.conn, txn.prefetched, txn.valid_keys, txn.kinds, plans, fingerprints)
-        except psycopg.Error as exc:
-            raise self._problem(exc) from None
 
     def key_is_valid(self, fingerprint: str) -> bool:
         """Whether the key may sign now; read once per append transaction (until the

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import psycopg
@@ -21,7 +21,7 @@ from psycopg import errors
 from logbook.errors import InputError
 from logbook.storage.base import StoredEntry, SuiteRow, TreeReads
 from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
-from logbook.storage.postgres.prefetch import Prefetched
+from logbook.storage.postgres.prefetch import Prefetched, absorb, statements
 from logbook.tlog.merkle import leaf_hash
 
 _ENTRY_SQL = "INSERT INTO entries (seq, digest, entry, signature) VALUES (%s,%s,%s,%s)"
@@ -75,19 +75,28 @@ class PostgresTxn:
         self.kinds: dict[str, tuple[int, str]] = {}  # digest -> (seq, kind), as read in it
         self.prefetched = Prefetched()  # what the drafts will ask, asked at once (prefetch.py)
 
-    def begin(self, lock_ms: int) -> None:
+    def begin(self, lock_ms: int, plans: Mapping[str, list[str]] | None = None,
+              signers: Sequence[str] = ()) -> None:
         """BEGIN, take the head's row lock (waiting at most ``lock_ms``), and read the head
-        and the tree's frontier: one simple query, whose statements run in turn, each with a
-        snapshot of its own (READ COMMITTED), so both are read after the lock is held."""
+        and the tree's frontier, and what the drafts will ask of ``plans`` and ``signers``
+        (prefetch.py): one simple query, whose statements run in turn, each with a snapshot
+        of its own (READ COMMITTED), so all are read after the lock is held."""
+        plans, signers = plans or {}, list(signers)
+        ask = statements(self.conn, plans, signers) if plans or signers else ""
         cur = self.conn.execute(
             f"BEGIN; SET LOCAL lock_timeout = {lock_ms}; SELECT size FROM head WHERE id = 1 "
-            f"FOR UPDATE; {_LAST_ENTRY}; {_FRONTIER}".encode())
+            f"FOR UPDATE; {_LAST_ENTRY}; {_FRONTIER}{'; ' + ask if ask else ''}".encode())
         for _ in range(3):
             cur.nextset()
         last = cur.fetchone()
         self.head = (0, None) if last is None else (int(last[0]) + 1, str(last[1]))
         cur.nextset()
         self._know_frontier(self.head, cur.fetchall())
+        if ask:
+            results = []
+            while cur.nextset():
+                results.append(cur.fetchall())
+            absorb(results, self.prefetched, self.valid_keys, self.kinds, plans, signers)
 
     def _know_frontier(self, head: tuple[int, str | None],
                        nodes: list[tuple[Any, ...]]) -> None:

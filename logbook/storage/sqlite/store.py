@@ -11,7 +11,7 @@ the source of truth; every other table is derived from those bytes and can be re
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
@@ -157,8 +157,10 @@ class SQLiteStore(Summaries, SuiteRows, BlobFiles, TailRows):
 
     # -- the append transaction ------------------------------------------------------------
     @contextmanager
-    def transaction(self) -> Iterator[SQLiteTxn]:
-        """One BEGIN IMMEDIATE transaction: appenders serialise here and never fork the chain."""
+    def transaction(self, plans: Mapping[str, list[str]] | None = None,
+                    signers: Sequence[str] = ()) -> Iterator[SQLiteTxn]:
+        """One BEGIN IMMEDIATE transaction: appenders serialise here and never fork the chain
+        (``plans`` and ``signers`` are not asked ahead: every read here is local)."""
         if not self.writable:  # pragma: no cover - a programming error
             raise RuntimeError("store opened read-only")
         try:
@@ -330,9 +332,6 @@ class SQLiteStore(Summaries, SuiteRows, BlobFiles, TailRows):
                                 "ON i.seq = e.seq WHERE e.digest = ?",
                                 (digest,)).fetchone()
         return (row[0], row[1]) if row else None
-
-    def prefetch(self, plans: Mapping[str, list[str]], fingerprints: list[str]) -> None:
-        """Nothing to do: every read is local (the PostgreSQL store asks them at once)."""
 
     def once_digest(self, key: str) -> str | None:
         row = self.conn.execute("SELECT digest FROM once_keys WHERE key = ?", (key,)).fetchone()
