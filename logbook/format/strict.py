@@ -37,14 +37,18 @@ def repeated_key(raw: bytes, parsed: Any, sort: bool = True) -> str | None:
     ``raw`` is already the bytes its parse gives back (canonical bytes, or an export line
     logbook wrote), which a text with a repeated key can never be; otherwise the text is
     parsed again, key by key."""
-    if len(raw) < _FAST_BELOW and orjson.dumps(parsed, option=_SORTED if sort else 0) == raw:
-        return None
+    if len(raw) < _FAST_BELOW:
+        try:
+            if orjson.dumps(parsed, option=_SORTED if sort else 0) == raw:
+                return None
+        except TypeError:  # nested deeper than orjson writes: parsed again, key by key
+            pass
     import json
 
     try:
         json.loads(raw, object_pairs_hook=_no_repeats)
     except _Repeated as exc:
         return exc.key
-    except ValueError:
-        return None  # not JSON at all: the caller's own parse says so
+    except (ValueError, RecursionError):
+        return None  # not JSON at all, or too deep: the caller's own checks say so
     return None

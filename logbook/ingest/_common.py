@@ -69,12 +69,15 @@ def loads(data: bytes | str, where: str, *, strict: bool = False) -> Any:
     """
     from logbook.limits import PARSER_DEPTH, check_nesting, loads_bounded
 
-    check_nesting(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data,
-                  where, limit=PARSER_DEPTH)
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    check_nesting(raw, where, limit=PARSER_DEPTH)
     try:
-        return loads_bounded(data)
+        value = loads_bounded(data)
     except orjson.JSONDecodeError as exc:
         first = exc
+    else:
+        _no_repeated_key(raw, value, where)
+        return value
     if strict:
         raise InputError(f"{where}: not valid JSON ({first})") from None
     try:  # only the non-standard constants make orjson refuse a file the stdlib accepts
@@ -83,7 +86,20 @@ def loads(data: bytes | str, where: str, *, strict: bool = False) -> Any:
     except (ValueError, RecursionError):
         raise InputError(f"{where}: not valid JSON ({first})") from None
     check_text(value, where)  # the stdlib, unlike orjson, lets lone surrogates through
+    _no_repeated_key(raw, value, where)
     return value
+
+
+def _no_repeated_key(raw: bytes, value: Any, where: str) -> None:
+    """InputError when one object of ``raw`` gives a key twice: the harness's file would mean
+    one thing to logbook (the last value) and another to a reader keeping the first."""
+    from logbook.format.strict import repeated_key
+
+    again = repeated_key(raw, value, sort=False)
+    if again is not None:
+        name = again.encode("utf-8", "backslashreplace").decode("utf-8")
+        raise InputError(f"{where}: field {name!r} is given twice in one object, which "
+                         "readers take differently (the first or the last): not recorded")
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -101,6 +101,49 @@ def lm_eval(change: Callable[[dict[str, Any]], Any], field: str,
     return build
 
 
+def twice(data: bytes, key: str, value: Any) -> bytes:
+    """The JSON object ``data`` with ``key`` given once more, first: ``{"key": value, ...}``."""
+    assert data.startswith(b"{")
+    return b"{" + dump(key) + b": " + dump(value) + b", " + data[1:]
+
+
+def json_key_twice(tmp: Path) -> Case:
+    """An Inspect .json log saying its status twice: "error" first, "success" last."""
+    path = tmp / "log.json"
+    doc = orjson.loads(JSON_LOG.read_bytes())
+    path.write_bytes(twice(dump(doc), "status", "error"))
+    return "inspect", path, path, "field 'status' is given twice"
+
+
+def eval_key_twice(tmp: Path) -> Case:
+    members = eval_members()
+    path = write_eval(tmp / "log.eval", members | {
+        "header.json": twice(members["header.json"], "status", "error")})
+    return "inspect", path, path, "field 'status' is given twice"
+
+
+def lm_key_twice(where: str) -> Callable[[Path], Case]:
+    """lm-eval's results file giving model_name twice, or a samples line giving doc_id twice."""
+    def build(tmp: Path) -> Case:
+        _, out, named, _ = lm_eval(lambda d: None, "")(tmp)
+        if where == "results":
+            named.write_bytes(twice(named.read_bytes(), "model_name", "another-model"))
+            return "lm-eval", out, named, "field 'model_name' is given twice"
+        samples = next(out.glob("samples_*.jsonl"))
+        lines = samples.read_bytes().splitlines()
+        lines[2] = twice(lines[2], "doc_id", 999)
+        samples.write_bytes(b"\n".join(lines) + b"\n")
+        return "lm-eval", out, samples, "line 3: field 'doc_id' is given twice"
+    return build
+
+
+def jsonl_key_twice(tmp: Path) -> Case:
+    path = tmp / "items.jsonl"
+    path.write_bytes(dump({"id": "q0", "score": 1}) + b"\n"
+                     + twice(dump({"id": "q1", "score": 1}), "score", 0) + b"\n")
+    return "jsonl", path, path, "field 'score' is given twice"
+
+
 def jsonl_items(tmp: Path) -> Case:
     """Items whose sample number is beyond 2^53: no ledger entry can hold it exactly."""
     path = tmp / "items.jsonl"
@@ -186,6 +229,12 @@ CASES: dict[str, Callable[[Path], Case]] = {
                                          line=lambda first: first.update(doc={"\ud800": 1})),
     # JSON Lines items
     "jsonl-sample-beyond-2-53": jsonl_items,
+    # a key given twice in one object: the first and the last value are two readings of it
+    "json-key-twice": json_key_twice,
+    "eval-header-key-twice": eval_key_twice,
+    "lm-results-key-twice": lm_key_twice("results"),
+    "lm-samples-key-twice": lm_key_twice("samples"),
+    "jsonl-key-twice": jsonl_key_twice,
 }
 
 
