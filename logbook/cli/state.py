@@ -216,3 +216,7 @@ def print_appended(entries: list[Any], as_json: bool) -> None:
     else:
         for e in entries:
             print(f"{e.seq} {e.digest} {e.kind}")
+    if entries and all(e.earlier for e in entries):
+        seqs = ", ".join(f"@{e.seq}" for e in entries)
+        print(f"logbook: --once: that key recorded these very drafts before ({seqs}); nothing "
+              "new was appended", file=sys.stderr)

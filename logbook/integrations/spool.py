@@ -263,6 +263,10 @@ def drain(ledger: Ledger, key: SigningKey, say: Say, *,
             left.append((path, str(exc)))
             say(f"spooled run {path} stays in the spool: {exc}")
             continue
+        if entries and all(e.earlier for e in entries):
+            say(f"spooled run {path.name} was already appended by another writer "
+                f"(@{entries[0].seq}); its file is removed")
+            continue
         appended.extend(entries)
         for e in entries:
             say(f"appended run @{e.seq} {e.digest} ({e.body.get('status')}) from the spool "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,6 +21,9 @@ class Entry:
     envelope: dict[str, Any]
     signature: str
     raw: bytes
+    # True when an append gave this entry back because its --once key had recorded these
+    # very drafts before (another process, or an earlier try): nothing new was written
+    earlier: bool = field(default=False, compare=False)
 
     @property
     def kind(self) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import dataclasses
 import re
 import uuid as uuidlib
 from collections.abc import Callable, Iterator, Mapping
@@ -375,7 +376,7 @@ class Ledger:
                 raise InputError(f"--once {once}: that key already recorded another draft, "
                                  f"entry @{last.seq} ({last.digest[:12]}){where}; nothing was "
                                  "appended: give this draft a key of its own")
-            out.append(earlier)
+            out.append(dataclasses.replace(earlier, earlier=True))
         return out
 
     def _resolve_refs(self, kind: str, body: Any) -> Any:

@@ -117,6 +117,7 @@ def test_once_returns_the_first_entry(ledger_dir: Path, cli, tmp_path: Path) -> 
     b = cli("append", str(f), "--once", "job-17", "--json")
     assert a.code == 0 and b.code == 0
     assert a.json["digest"] == b.json["digest"]
+    assert "nothing new was appended" in b.err and "nothing new" not in a.err
     assert head(cli)[0] == 2
 
 
