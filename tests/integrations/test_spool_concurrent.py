@@ -44,7 +44,8 @@ def test_concurrent_spool_drains_append_each_run_once(tmp_path: Path) -> None:
     drains = [subprocess.Popen([sys.executable, "-m", "logbook", "append", "--spool"],
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
               for _ in range(DRAINS)]
-    outcomes = [(p.wait(timeout=300), p.communicate()[1].decode()) for p in drains]
+    errs = [p.communicate(timeout=300)[1].decode() for p in drains]
+    outcomes = [(p.returncode, err) for p, err in zip(drains, errs, strict=True)]
     for code, err in outcomes:  # a drain that finds the spool already emptied says so
         assert code == 0 or (code == 2 and err.strip().endswith("holds no runs")), err
     assert any(code == 0 for code, _ in outcomes)
