@@ -32,8 +32,8 @@ from logbook.reading import (
 )
 
 __all__ = ["Output", "atomic_writer", "bounded_lines", "check_writable", "max_input_bytes",
-           "on_disk", "read_bytes", "read_stdin", "read_text", "read_timeout", "write_atomic",
-           "write_error", "write_new"]
+           "on_disk", "read_bytes", "read_stdin", "read_text", "read_timeout", "sync_folder",
+           "write_atomic", "write_error", "write_new"]
 
 # errors of the machine rather than of the path the user named
 _ENVIRONMENT_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC,
@@ -189,7 +189,7 @@ class Output:
                 os.replace(self.tmp, self.target)
             except OSError as exc:
                 raise write_error(exc, self.path, self.what) from None
-            _sync_folder(self.target.parent)
+            sync_folder(self.target.parent)
         self.committed = True
 
     def close(self) -> None:
@@ -199,7 +199,7 @@ class Output:
                 os.close(fd)
 
 
-def _sync_folder(folder: Path) -> None:
+def sync_folder(folder: Path) -> None:
     """Make a rename in ``folder`` durable (best effort: some file systems cannot)."""
     try:
         fd = os.open(folder, os.O_RDONLY)

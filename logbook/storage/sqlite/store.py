@@ -10,6 +10,8 @@ the source of truth; every other table is derived from those bytes and can be re
 
 from __future__ import annotations
 
+import errno
+import os
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
+from logbook.files import sync_folder
 from logbook.storage.base import (
     AuditRow,
     CheckpointRow,
@@ -69,12 +72,35 @@ class SQLiteStore(Summaries, SuiteRows, BlobFiles, TailRows):
     # -- opening -----------------------------------------------------------------------------
     @classmethod
     def create(cls, path: Path) -> SQLiteStore:
+        """A new, empty ledger at ``path``. Its schema is built under a temporary name beside
+        it and linked into place whole, so that a creation interrupted at any point (Ctrl-C, a
+        kill, a full disk) leaves no ledger or a whole empty one, never a file that is neither
+        and that no command could open again (`init` and `clone` can always be run again)."""
         if path.exists():
             raise InputError(f"a ledger already exists at {path}")
         # 0755 or tighter whatever the umask (mkdir's mode is only ever cut by it): a ledger
         # folder others could write would let them replace the ledger
         path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-        return cls.open_write(path, create=True)
+        _remove_abandoned(path)
+        tmp = path.with_name(f".{path.name}.creating-{os.getpid()}")
+        try:
+            cls.open_write(tmp, create=True).close()  # the last close folds its WAL in
+            try:
+                os.link(tmp, path)  # never replaces: a ledger made meanwhile is kept
+            except FileExistsError:
+                raise InputError(f"a ledger already exists at {path}") from None
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV):
+                    raise EnvironmentProblem(f"cannot create the ledger {path} "
+                                             f"({exc.strerror})") from None
+                if path.exists():  # a file system without hard links: checked, then renamed
+                    raise InputError(f"a ledger already exists at {path}") from None
+                os.rename(tmp, path)
+            sync_folder(path.parent)
+        finally:
+            for leftover in _companions(tmp):
+                leftover.unlink(missing_ok=True)
+        return cls.open_write(path)
 
     @classmethod
     def open_write(cls, path: Path, create: bool = False) -> SQLiteStore:
@@ -413,3 +439,34 @@ class SQLiteStore(Summaries, SuiteRows, BlobFiles, TailRows):
 class TreeDamaged(StorageDamaged, LookupError):
     """A node of the stored Merkle tree is missing or malformed (exit 1; a LookupError for
     the callers that check a proof against the tree)."""
+
+
+def _companions(db: Path) -> list[Path]:
+    """A database file and the journal files SQLite may keep beside it."""
+    return [db, *(db.with_name(db.name + tail) for tail in ("-wal", "-shm", "-journal"))]
+
+
+def _remove_abandoned(path: Path) -> None:
+    """Remove what a creation of ``path`` killed before it finished left beside it (a
+    ``.NAME.creating-PID`` file whose process is gone): never the ledger, never a file a
+    running creation is building."""
+    prefix = f".{path.name}.creating-"
+    try:
+        names = [p for p in path.parent.iterdir() if p.name.startswith(prefix)]
+    except OSError:
+        return
+    for leftover in names:
+        pid = leftover.name.removeprefix(prefix).split("-")[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        leftover.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: alive
+    return True
