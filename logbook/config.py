@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,6 +29,10 @@ VARIABLES: dict[str, str] = {
                                "line (default 256 MiB)",
     "LOGBOOK_READ_TIMEOUT": "seconds a FIFO or device may send nothing before it is refused "
                             "(default 30)",
+    "LOGBOOK_DEADLINE": "seconds one command may run while it waits on servers, FIFOs and "
+                        "devices: a wait that would end past it is cut (default 600)",
+    "LOGBOOK_REQUEST_DEADLINE": "seconds a client of `logbook serve` or `logbook witness "
+                                "serve` has to send a whole request (default 10)",
     "LOGBOOK_PLAN": "inside a harness (the Inspect AI hook): the plan the runs belong to",
     "LOGBOOK_ARM": "inside a harness: the plan's arm the runs measure",
     "LOGBOOK_RECORD": "inside a harness: 1 records runs even with no plan (exploratory runs)",
@@ -46,6 +51,9 @@ DEFAULT_CHECK_IN_FULL_BELOW = 2000
 MAX_LOCK_WAIT = 86_400.0  # a day: longer is a typo (and SQLite needs a finite wait)
 DEFAULT_MAX_INPUT = 256 * 1024 * 1024
 DEFAULT_READ_TIMEOUT = 30.0
+DEFAULT_DEADLINE = 600.0
+DEFAULT_REQUEST_DEADLINE = 10.0
+_STARTED = [time.monotonic()]  # when the running command started (`start_command`)
 
 
 def _get(name: str) -> str | None:
@@ -151,6 +159,27 @@ def max_input_bytes() -> int:
 def read_timeout() -> float:
     """LOGBOOK_READ_TIMEOUT: seconds (default 30)."""
     return _number("LOGBOOK_READ_TIMEOUT", DEFAULT_READ_TIMEOUT, 0.001, 86400)
+
+
+def start_command() -> None:
+    """The command starts now: LOGBOOK_DEADLINE counts from here (`logbook.cli.main.run`)."""
+    _STARTED[0] = time.monotonic()
+
+
+def deadline() -> float:
+    """LOGBOOK_DEADLINE: seconds (default 600)."""
+    return _number("LOGBOOK_DEADLINE", DEFAULT_DEADLINE, 0.001, 7 * 86400, " of seconds")
+
+
+def request_deadline() -> float:
+    """LOGBOOK_REQUEST_DEADLINE: seconds (default 10)."""
+    return _number("LOGBOOK_REQUEST_DEADLINE", DEFAULT_REQUEST_DEADLINE, 0.001, 3600,
+                   " of seconds")
+
+
+def time_left() -> float:
+    """Seconds before the running command's deadline (at most 0 once it has passed)."""
+    return max(0.0, deadline() - (time.monotonic() - _STARTED[0]))
 
 
 @contextmanager

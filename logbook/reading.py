@@ -63,7 +63,8 @@ def _too_large(path: str | Path, what: str, limit: int, kind: str | None) -> Inp
 def _read_stream(fd: int, path: str | Path, what: str, limit: int,
                  kind: str | None) -> bytes:
     """A FIFO or device: at most ``limit`` bytes, none of them waited for longer than the read
-    timeout (a FIFO with no writer is refused, never waited on for ever)."""
+    timeout (a FIFO with no writer is refused, never waited on for ever), and the whole read
+    over by the command's deadline (a writer sending a byte now and then is cut there)."""
     import select
 
     timeout = read_timeout()
@@ -72,7 +73,12 @@ def _read_stream(fd: int, path: str | Path, what: str, limit: int,
     chunks: list[bytes] = []
     total = 0
     while True:
-        if not poller.poll(timeout * 1000):
+        left = config.time_left()
+        ready = left > 0 and poller.poll(min(timeout, left) * 1000)
+        if not ready:
+            if left < timeout:
+                raise InputError(f"{what} {path} was still sending when the command reached "
+                                 f"its deadline, {config.deadline():g} s (LOGBOOK_DEADLINE)")
             raise InputError(f"{what} {path} sent nothing for {timeout:g} seconds (a FIFO or "
                              "device with no writer?); LOGBOOK_READ_TIMEOUT sets the wait")
         try:

@@ -38,6 +38,7 @@ def run(argv: list[str] | None = None) -> int:
 
     # argv bytes that are not UTF-8 arrive as lone surrogates: escape them before any model
     args = [escape_text(a) for a in (sys.argv[1:] if argv is None else argv)]
+    config.start_command()
     call = lean_call(args, os.environ)
     if call is None:
         from logbook.cli.app import invoke

@@ -18,6 +18,7 @@ import threading
 import urllib.parse
 from dataclasses import dataclass
 
+from logbook import config
 from logbook.errors import EnvironmentProblem, InputError
 
 __all__ = ["Answer", "request"]
@@ -51,12 +52,21 @@ def _connection(url: str, timeout: float) -> tuple[http.client.HTTPConnection, s
 
 
 def request(url: str, shown: str, limit: int, deadline: float, *, method: str = "GET",
-            body: bytes | None = None, headers: dict[str, str] | None = None) -> Answer:
+            body: bytes | None = None, headers: dict[str, str] | None = None,
+            per: str = "LOGBOOK_READ_TIMEOUT") -> Answer:
     """``method`` ``url`` within ``deadline`` seconds in all (each read also within it), its
     answer's body read to at most ``limit`` + 1 bytes; ``shown`` names the URL in messages
-    (without its credentials). Redirects of a GET are followed, three at most."""
+    (without its credentials); ``per`` names what set ``deadline``. Redirects of a GET are
+    followed, three at most. No request waits past the command's own deadline
+    (LOGBOOK_DEADLINE, logbook.config)."""
     for _ in range(_REDIRECTS + 1):
-        answer, location = _once(url, shown, limit, deadline, method, body, headers or {})
+        left = config.time_left()
+        if left <= 0:
+            raise EnvironmentProblem(f"{shown} was not fetched: the command ran for its whole "
+                                     f"deadline, {config.deadline():g} s (LOGBOOK_DEADLINE)")
+        cause = per if deadline <= left else "LOGBOOK_DEADLINE"
+        answer, location = _once(url, shown, limit, min(deadline, left), method, body,
+                                 headers or {}, cause)
         if location is None:
             return answer
         url = urllib.parse.urljoin(url, location)
@@ -64,7 +74,8 @@ def request(url: str, shown: str, limit: int, deadline: float, *, method: str = 
 
 
 def _once(url: str, shown: str, limit: int, deadline: float, method: str,
-          body: bytes | None, headers: dict[str, str]) -> tuple[Answer, str | None]:
+          body: bytes | None, headers: dict[str, str],
+          cause: str) -> tuple[Answer, str | None]:
     conn, path = _connection(url, deadline)
     expired = threading.Event()
 
@@ -90,14 +101,14 @@ def _once(url: str, shown: str, limit: int, deadline: float, method: str,
     except (http.client.HTTPException, OSError, ValueError) as exc:
         if expired.is_set():
             raise EnvironmentProblem(f"{shown} did not answer in full within {deadline:g} s "
-                                     "(LOGBOOK_READ_TIMEOUT)") from None
+                                     f"({cause})") from None
         raise EnvironmentProblem(f"{shown} cannot be fetched: {_reason(exc)}") from None
     finally:
         timer.cancel()
         conn.close()
     if expired.is_set():
         raise EnvironmentProblem(f"{shown} did not answer in full within {deadline:g} s "
-                                 "(LOGBOOK_READ_TIMEOUT)")
+                                 f"({cause})")
     if method == "GET" and answer.status in (301, 302, 303, 307, 308) and location:
         return answer, location
     return answer, None

@@ -71,7 +71,8 @@ def _post(target: WitnessTarget, body: bytes, timeout: float) -> tuple[int, byte
 
     answer = request(target.url + "/add-checkpoint", target.shown + "/add-checkpoint",
                      _ANSWER_LIMIT, timeout, method="POST", body=body,
-                     headers={"Content-Type": "text/plain"})
+                     headers={"Content-Type": "text/plain"},
+                     per="--timeout, or LOGBOOK_READ_TIMEOUT")
     return answer.status, answer.body[:_ANSWER_LIMIT], answer.content_type
 
 

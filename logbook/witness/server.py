@@ -18,6 +18,9 @@ Checking and recording are one compare-and-swap (logbook.witness.state).
 
 from __future__ import annotations
 
+import contextlib
+import re
+import socket
 import sys
 import threading
 import time
@@ -40,6 +43,7 @@ from logbook.witness.state import Latest, WitnessState
 
 __all__ = ["MAX_REQUEST_BYTES", "Answer", "LogKey", "Witness", "parse_log", "serve"]
 
+_LENGTH = re.compile(r"[0-9]+", re.ASCII)  # not str.isdigit, which takes "²"
 # a checkpoint note is at most 64 KiB where logbook reads one; 63 proof lines are ~3 KiB
 MAX_REQUEST_BYTES = 128 * 1024
 
@@ -140,16 +144,46 @@ class Witness:
         return line.encode("utf-8")
 
 
-def _handler(witness: Witness) -> type[BaseHTTPRequestHandler]:
+def _handler(witness: Witness, deadline: float) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "logbook-witness"
         protocol_version = "HTTP/1.1"
-        timeout = 30  # seconds a client may take to send its request (a stalled one is cut)
+        timeout = deadline  # no read waits longer than a whole request may take
 
         def log_message(self, format: str, *args: object) -> None:
             pass  # one line per request would drown the startup message; errors are answered
 
+        def handle_one_request(self) -> None:
+            """One request, which must arrive whole (line, headers and body) within the
+            deadline: a client sending a byte now and then is answered 408 and cut off."""
+            # answering and cutting off exclude each other: whichever comes first, alone
+            self.gate, self.answering, self.cut_off = threading.Lock(), False, False
+            cut = threading.Timer(deadline, self._too_slow)
+            cut.daemon = True
+            cut.start()
+            try:
+                super().handle_one_request()
+            except OSError:  # the connection was cut or the client went away
+                self.close_connection = True
+            finally:
+                cut.cancel()
+
+        def _too_slow(self) -> None:
+            with self.gate:
+                if self.answering:
+                    return
+                self.cut_off = self.close_connection = True
+                with contextlib.suppress(OSError):
+                    self.connection.sendall(b"HTTP/1.1 408 Request Timeout\r\n"
+                                            b"Content-Length: 0\r\nConnection: close\r\n\r\n")
+                with contextlib.suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_RDWR)
+
         def _answer(self, answer: Answer) -> None:
+            with self.gate:
+                if self.cut_off:
+                    return
+                self.answering = True
             self.send_response(answer.status)
             self.send_header("Content-Type", answer.content_type)
             self.send_header("Content-Length", str(len(answer.body)))
@@ -166,15 +200,26 @@ def _handler(witness: Witness) -> type[BaseHTTPRequestHandler]:
                 self._answer(_text(404, f"no such call {self.path}"))
                 return
             length = self.headers.get("Content-Length")
-            if length is None or not length.isdigit():
+            if length is None:
                 self.close_connection = True
                 self._answer(_text(411, "a Content-Length is required"))
                 return
-            if int(length) > MAX_REQUEST_BYTES:
+            if not _LENGTH.fullmatch(length.strip()):
+                self.close_connection = True
+                self._answer(_text(400, "malformed Content-Length: not one decimal number"))
+                return
+            if len(length.strip()) > 9 or int(length) > MAX_REQUEST_BYTES:
                 self.close_connection = True
                 self._answer(_text(413, f"a request is at most {MAX_REQUEST_BYTES} bytes"))
                 return
             body = self.rfile.read(int(length))
+            if len(body) < int(length):  # the client stopped sending, or was cut off
+                self.close_connection = True
+                return
+            with self.gate:  # read whole in time: it is answered, however long that takes
+                if self.cut_off:
+                    return
+                self.answering = True
             try:
                 answer = witness.add_checkpoint(body)
             except LogbookError as exc:  # the state cannot be read or written: cosign nothing
@@ -193,7 +238,9 @@ def serve(witness: Witness, host: str, port: int, ready: Callable[[str], None]) 
     """Serve until SIGTERM or SIGINT; `ready` gets the URL once the socket listens."""
     import signal
 
-    server = _Server((host, port), _handler(witness))
+    from logbook.config import request_deadline
+
+    server = _Server((host, port), _handler(witness, request_deadline()))
     stop = threading.Event()
 
     def on_signal(signum: int, frame: object) -> None:

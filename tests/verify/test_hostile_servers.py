@@ -8,6 +8,7 @@ ends at its first missing tile."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import socket
 import threading
 import time
@@ -129,3 +130,85 @@ def test_a_huge_claimed_size_is_not_believed(size: int, ledger_dir: Path, tmp_pa
             r = _within(30, "verify", url, *extra)
             assert r.code == 1
         r = _within(30, "mirror", url, str(tmp_path / "copy"))
+
+
+@contextmanager
+def slow_static(root: Path, delay: float) -> Iterator[str]:
+    """A static server of ``root`` that waits ``delay`` seconds before each answer: every
+    request is answered well within the read timeout, but many of them add up."""
+    import functools
+    import http.server
+
+    class Slow(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            time.sleep(delay)
+            with contextlib.suppress(OSError):  # the client gave up waiting: nobody to answer
+                super().do_GET()
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                             functools.partial(Slow, directory=str(root)))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_command_ends_at_its_deadline_however_its_waits_add_up(
+        ledger_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each file of a published ledger comes 0.6 s late (the read timeout is 5 s): `verify URL`
+    and `mirror` read several, and stop at LOGBOOK_DEADLINE (2 s), exit 3 naming it."""
+    from test_publish import grow
+
+    grow(ledger_dir, 300)
+    pub = tmp_path / "pub"
+    assert run_cli("publish", str(pub)).code == 0
+    monkeypatch.setenv("LOGBOOK_READ_TIMEOUT", "5")
+    with slow_static(pub, 0.6) as url:
+        assert run_cli("verify", url).code == 0  # without a deadline it verifies
+        monkeypatch.setenv("LOGBOOK_DEADLINE", "2")
+        for args in (("verify", url), ("mirror", url, str(tmp_path / "copy"))):
+            r = _within(4, *args)
+            assert r.code == 3 and "LOGBOOK_DEADLINE" in r.err, r.err
+
+
+def test_a_slowly_fed_fifo_is_cut_at_the_deadline(ledger_dir: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A FIFO whose writer sends a byte every 0.2 s (never silent for the read timeout) is
+    read until the command's deadline and no longer: exit 2, naming LOGBOOK_DEADLINE, the
+    ledger unchanged."""
+    import os
+
+    fifo = tmp_path / "drafts.jsonl"
+    os.mkfifo(fifo)
+    stop = threading.Event()
+
+    def drip() -> None:
+        with open(fifo, "wb", buffering=0) as out:
+            while not stop.is_set():
+                try:
+                    out.write(b" ")
+                except OSError:
+                    return
+                time.sleep(0.2)
+
+    before = run_cli("log", "--json").out
+    monkeypatch.setenv("LOGBOOK_READ_TIMEOUT", "5")
+    monkeypatch.setenv("LOGBOOK_DEADLINE", "1.5")
+    writer = threading.Thread(target=drip, daemon=True)
+    writer.start()
+    try:
+        started = time.monotonic()
+        r = run_cli("append", "--jsonl", str(fifo))
+        assert time.monotonic() - started < 4
+    finally:
+        stop.set()
+    assert r.code == 2 and "LOGBOOK_DEADLINE" in r.err, r.err
+    monkeypatch.delenv("LOGBOOK_DEADLINE")
+    assert run_cli("log", "--json").out == before
