@@ -96,7 +96,8 @@ def _latest_checkpoint_size(store: VerifyReads) -> int:
 
 def check(store: TailReads, keep: Iterable[str] = (),
           on_progress: Callable[[int, int], None] | None = None,
-          checked: CheckedCopy | None = None, runs: bool = False) -> Verified:
+          checked: CheckedCopy | None = None, runs: bool = False,
+          before: int | None = None) -> Verified:
     """Run the check in one read transaction (the caller's, when it holds one); NotVerified
     on any finding. ``keep``: kinds whose entries the caller will compute from; they come
     back in `Verified.kept`, parsed once, from the bytes this check read. ``runs``: the
@@ -106,14 +107,21 @@ def check(store: TailReads, keep: Iterable[str] = (),
     ``checked``: this machine's checked copy of the ledger (logbook.storage.sqlite.checked):
     when it holds an earlier check of this ledger, only what was appended since is checked
     (logbook.verify.resume) and `Verified.reads` is what the analysis then reads; after a
-    full check that passes, the copy is made anew."""
+    full check that passes, the copy is made anew. ``before``: the size the copy covered
+    before the caller's read transaction began (read here when the caller holds none)."""
     from logbook.verify.stored import verify_store
 
     kept = _kept(keep, copy=checked is not None, runs=runs)
+    if before is None:
+        before = copy_size(checked)
+    renew = True
     with store.snapshot():
         state = _usable_state(store, checked)
         if state is not None and checked is not None:
-            found = _resumed(store, checked, state, kept, on_progress)
+            try:
+                found = _resumed(store, checked, state, kept, on_progress, before)
+            except _CarriedPast:
+                found, renew = None, False  # the copy is ahead of this snapshot: kept as is
             if found is not None:
                 return found
         vouched = _latest_checkpoint_size(store)
@@ -124,7 +132,7 @@ def check(store: TailReads, keep: Iterable[str] = (),
                               keep=kept if kept.kinds or kept.copy else None,
                               on_progress=on_progress, logs=False)
         _raise_on_findings(result)
-        if checked is not None:
+        if checked is not None and renew:
             checked.replace(store.all_index_rows(), store.all_tree_nodes(), result.keys,
                             store.plan_shapes(), kept.rows, _state(result))
     from logbook.verify.checked_reads import CheckedRuns
@@ -214,8 +222,25 @@ def _usable_state(store: TailReads, checked: CheckedCopy | None) -> dict[str, An
     return state if ledger is not None and ledger == state.get("ledger") else None
 
 
+class _CarriedPast(Exception):
+    """The checked copy covers more entries than the caller's snapshot holds, and covered no
+    more than it before that snapshot began: another check, whose snapshot began later and
+    saw entries appended since, carried it on meanwhile. That is no rollback: this snapshot
+    is checked in full and the copy left as it is."""
+
+
+def copy_size(checked: CheckedCopy | None) -> int | None:
+    """The size the checked copy covers now (0: none yet; None: there is no copy)."""
+    if checked is None:
+        return None
+    state = checked.state()
+    size = state.get("size") if state is not None else None
+    return size if isinstance(size, int) else 0
+
+
 def _resumed(store: TailReads, checked: CheckedCopy, state: dict[str, Any], kept: Any,
-             on_progress: Callable[[int, int], None] | None) -> Verified | None:
+             on_progress: Callable[[int, int], None] | None,
+             before: int | None) -> Verified | None:
     from logbook.verify.checked_reads import CheckedReads
     from logbook.verify.resume import StaleState, resume
 
@@ -224,6 +249,9 @@ def _resumed(store: TailReads, checked: CheckedCopy, state: dict[str, Any], kept
     except StaleState:
         return None  # checked in full instead
     result = found.result
+    if any(f.check == "rollback" for f in result.findings) and before is not None \
+            and before <= store.head()[0]:
+        raise _CarriedPast
     _raise_on_findings(result)
     if result.entries > found.start and not checked.extend(
             found.start, found.index_rows, found.tree_rows, found.keys, found.shapes,
@@ -244,5 +272,6 @@ def verified(store: TailReads, keep: Iterable[str] = (),
              checked: CheckedCopy | None = None, runs: bool = False) -> Iterator[Verified]:
     """Check the ledger (``ledger.verify_reads()``), then keep its read transaction open for
     the caller's computation: whatever is appended meanwhile is neither checked nor read."""
+    before = copy_size(checked)  # before the snapshot: see _CarriedPast
     with store.snapshot():
-        yield check(store, keep, on_progress, checked, runs)
+        yield check(store, keep, on_progress, checked, runs, before)

@@ -24,6 +24,27 @@ def _runs(tmp: Path, name: str, seeds: range) -> list[str]:
     return [e["digest"] for e in r.json]
 
 
+def _append_and_brief(ledger_dir: Path, drafts: Path, seeds: range) -> int:
+    """Another process appends runs of these seeds and runs `brief`, which carries the shared
+    checked copy on: the size its brief verified."""
+    script = (f"import sys; sys.path[:0] = {[str(Path(__file__).parents[1])]!r}\n"
+              "from conftest import run_cli\n"
+              "from builders import draft, run_body\n"
+              "import json, pathlib\n"
+              f"p = pathlib.Path({str(drafts)!r})\n"
+              "p.write_text(''.join(json.dumps(draft('run', run_body('kv-q8-vs-f16', "
+              f"'f16', seed=s))) + '\\n' for s in range({seeds.start}, {seeds.stop})))\n"
+              "assert run_cli('append', '--jsonl', str(p)).code == 0\n"
+              "r = run_cli('brief', '--json')\n"
+              "assert r.code == 0, r.err\n"
+              "print(r.json['integrity']['verified']['entries'])\n")
+    other = subprocess.run([sys.executable, "-c", script], cwd=ledger_dir,
+                           env=os.environ.copy(), capture_output=True, text=True,
+                           timeout=300, check=False)
+    assert other.returncode == 0, other.stderr
+    return int(other.stdout.strip())
+
+
 def test_a_reader_never_sees_the_copy_past_its_snapshot(ledger_dir: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LOGBOOK_CHECK_IN_FULL_BELOW", "1")
@@ -41,22 +62,7 @@ def test_a_reader_never_sees_the_copy_past_its_snapshot(ledger_dir: Path, tmp_pa
         assert checked.resumed  # read from the copy, as a brief under load is
         size = checked.entries
         # meanwhile another process appends and its brief carries the copy on past `size`
-        script = (f"import sys; sys.path[:0] = {[str(Path(__file__).parents[1])]!r}\n"
-                  "from conftest import run_cli\n"
-                  "from builders import draft, run_body\n"
-                  "import json, pathlib\n"
-                  f"p = pathlib.Path({str(tmp_path / 'c.jsonl')!r})\n"
-                  "p.write_text(''.join(json.dumps(draft('run', run_body('kv-q8-vs-f16', "
-                  "'f16', seed=s))) + '\\n' for s in range(10, 13)))\n"
-                  "assert run_cli('append', '--jsonl', str(p)).code == 0\n"
-                  "r = run_cli('brief', '--json')\n"
-                  "assert r.code == 0, r.err\n"
-                  "print(r.json['integrity']['verified']['entries'])\n")
-        other = subprocess.run([sys.executable, "-c", script], cwd=ledger_dir,
-                               env=os.environ.copy(), capture_output=True, text=True,
-                               timeout=300, check=False)
-        assert other.returncode == 0, other.stderr
-        assert int(other.stdout.strip()) == size + 3  # the copy now covers more than `size`
+        assert _append_and_brief(ledger_dir, tmp_path / "c.jsonl", range(10, 13)) == size + 3
         reads = checked.reads
         runs = reads.entries_where("run")
         assert [e.digest for e in runs] == mine
@@ -64,3 +70,45 @@ def test_a_reader_never_sees_the_copy_past_its_snapshot(ledger_dir: Path, tmp_pa
         assert all(e.seq < size for e in reads.entries_mentioning(("run",), -1, ["f16"]))
     # and the next brief sees everything
     assert run_cli("brief", "--json").json["ledger"]["size"] == size + 3
+
+
+def test_a_copy_carried_past_a_snapshot_before_its_check_is_no_rollback(
+        ledger_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other order: the reader's snapshot begins (size N), then another process appends
+    and its brief carries the copy to N + 3, and only then does the reader resume its check
+    from the copy. The copy covers more than the snapshot holds, which is what a ledger cut
+    back looks like from inside the snapshot; but the copy covered no more than N when the
+    snapshot began, so it is no rollback: the reader checks its snapshot in full, reads N
+    entries, and leaves the copy at N + 3 (it was "entries were removed" before)."""
+    from contextlib import contextmanager
+
+    from logbook.cli.state import ANALYSED_KINDS, checked_reading
+    from logbook.ledger.service import Ledger
+    from logbook.storage.sqlite.store import SQLiteStore
+
+    monkeypatch.setenv("LOGBOOK_CHECK_IN_FULL_BELOW", "1")
+    assert run_cli("plan", str(write_json(tmp_path / "p.json",
+                                          plan_body(runs_per_arm=20)))).code == 0
+    mine = _runs(tmp_path, "a.jsonl", range(4))
+    size = run_cli("brief", "--json").json["ledger"]["size"]  # the copy, at this size
+    original = SQLiteStore.snapshot
+    raced: list[int] = []
+
+    @contextmanager
+    def racing(self: SQLiteStore) -> object:
+        with original(self):
+            if not raced:  # the outermost snapshot of the reader below, once
+                self.head()  # a read: the snapshot holds the ledger as it is now
+                raced.append(_append_and_brief(ledger_dir, tmp_path / "c.jsonl", range(10, 13)))
+            yield
+
+    monkeypatch.setattr(SQLiteStore, "snapshot", racing)
+    with Ledger.open(ledger_dir) as ledger, checked_reading(ledger, ANALYSED_KINDS,
+                                                            runs=True) as checked:
+        assert checked.entries == size and not checked.resumed  # its snapshot, in full
+        assert [row[1] for row in checked.kept.get("run", [])] == mine
+    monkeypatch.setattr(SQLiteStore, "snapshot", original)
+    assert raced == [size + 3]
+    r = run_cli("brief", "--json")
+    assert r.code == 0, r.err
+    assert r.json["integrity"]["verified"]["resumed_from"] == size + 3  # the copy was kept
