@@ -167,6 +167,16 @@ def open_plans(store: BriefReads, retracted: set[str]) -> list[OpenPlan]:
     return out
 
 
+def completed_in_arm(store: BriefReads, plan: str, arm: str) -> int:
+    """The completed runs that count in a plan's arm now, as `brief` counts them: the arm's
+    own unretracted completed runs and the completed runs standing admissions count there."""
+    retracted = {str(r.body.get("target")) for r in _entries(store, "retraction")}
+    own = sum(n for p, a, status, n, _last in store.run_counts([plan])
+              if p == plan and a == arm and status == "completed")
+    admitted = admitted_runs(store, retracted, {plan}).get((plan, arm), [])
+    return own + sum(1 for _seq, status in admitted if status == "completed")
+
+
 def admitted_runs(store: BriefReads, retracted: set[str],
                   plans: set[str]) -> dict[tuple[str, str], list[tuple[int, str]]]:
     """(plan, arm) -> (seq, status) of the runs standing admissions count there (logbook

@@ -53,7 +53,7 @@ def _within_plan(ledger: Any, digest: str | None, plan: str | None, arm: str | N
                  beyond: str | None) -> None:
     """Refuse, before the command runs, a run the arm has no room for, unless --beyond-plan
     says why it is made anyway."""
-    from logbook.ingest.appending import arm_has_its_runs
+    from logbook.analysis.brief import completed_in_arm
 
     if beyond is not None and not beyond.strip():
         raise InputError("--beyond-plan: say why the run is made beyond the plan")
@@ -61,8 +61,11 @@ def _within_plan(ledger: Any, digest: str | None, plan: str | None, arm: str | N
         if beyond is not None:
             raise InputError("--beyond-plan needs --plan and --arm")
         return
-    done = arm_has_its_runs(ledger, digest, arm)
-    if done is not None and beyond is None:
+    want = ledger.plan_body(digest).get("runs_per_arm")
+    if not isinstance(want, int) or isinstance(want, bool):
+        return
+    done = completed_in_arm(ledger.brief_reads(), digest, arm)  # admitted runs too
+    if done >= want and beyond is None:
         raise InputError(f"--arm {arm}: plan {plan} has {done} completed runs of arm {arm}, "
                          "its runs_per_arm: this run would be beyond the plan and is not "
                          "started; give --beyond-plan REASON to run it anyway (the audit "

@@ -141,14 +141,3 @@ def _noted(body: Body, why: str) -> Body:
     """An exploratory run meant for a plan the ledger does not hold (no digest to keep): its
     note says why."""
     return {**body, "note": "; ".join(n for n in (body.get("note"), why) if n)}
-
-
-def arm_has_its_runs(ledger: Ledger, plan: str, arm: str) -> int | None:
-    """The number of completed, unretracted runs the arm holds when that is already the plan's
-    ``runs_per_arm`` or more (a further run would be beyond the plan), else None."""
-    want = ledger.plan_body(plan).get("runs_per_arm")
-    if not isinstance(want, int) or isinstance(want, bool):
-        return None
-    done = sum(count for p, a, status, count, _last in ledger.brief_reads().run_counts([plan])
-               if p == plan and a == arm and status == "completed")
-    return done if done >= want else None

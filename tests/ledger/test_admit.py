@@ -133,6 +133,22 @@ def test_amend_then_admit_counts_them(ledger_dir: Path, monkeypatch: pytest.Monk
     assert next(a for a in rep["arms"] if a["name"] == "q8")["completed"] == 1
 
 
+def test_admitted_runs_fill_the_arm_for_run(ledger_dir: Path) -> None:
+    """Issue 32 item 8 counts the runs admissions count: an arm whose runs_per_arm are all
+    admitted runs is full, and `logbook run` refuses before starting the command."""
+    refused_runs(3)
+    amend()
+    for ref in ("@2", "@3", "@4"):
+        r = run_cli("admit", ref, "--plan", "pl", "--arm", "q8", "--reason", "suite fixed")
+        assert r.code == 0, r.err
+    before = head()
+    r = run_cli("run", "--plan", "pl", "--arm", "q8", "--outcomes", "items.jsonl", "--",
+                *outcomes_writer("items.jsonl", 3, "open('ran-marker', 'w').close()"))
+    assert r.code == 2 and "3 completed runs of arm q8" in r.err, r.err
+    assert "--beyond-plan" in r.err and not Path("ran-marker").exists()
+    assert head() == before
+
+
 def test_a_selective_admission_is_flagged(ledger_dir: Path) -> None:
     refused_runs()
     amend()
