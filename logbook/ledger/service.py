@@ -326,6 +326,9 @@ class Ledger:
         from logbook.limits import check_value_depth
 
         resolved = []
+        # each body's canonical bytes and their parse, made before the lock is taken: the
+        # writer holding it only splices them into the envelope (see _write)
+        bodies: list[tuple[bytes, Any] | None] = []
         slugs: dict[tuple[str, str], str] = {}  # a batch names its plan once, not per draft
         for i, (kind, body) in enumerate(drafts):
             where = f"draft {i + 1}: " if len(drafts) > 1 else ""
@@ -333,12 +336,10 @@ class Ledger:
                 check_value_depth(body, "body")
                 body = self._resolve_refs(kind, body, slugs)
                 check_body(kind, body)
+                bodies.append(_canonical_body(body))
             except InputError as exc:
                 raise type(exc)(where + str(exc)) from None
             resolved.append((kind, body))
-        # each body's canonical bytes and their parse, made before the lock is taken: the
-        # writer holding it only splices them into the envelope (see _write)
-        bodies = [_canonical_body(body) for _kind, body in resolved]
         if early is not None:
             return self._once_again(str(once), early, resolved)
         lid = ledger_id or self.uuid
@@ -411,7 +412,7 @@ class Ledger:
         return body
 
     def _write(self, txn: Txn, at: _InTxn, kind: str, body: dict[str, Any], key: SigningKey,
-               ledger_id: str, canonical_body: tuple[bytes, Any] | None = None) -> Entry:
+               ledger_id: str, spliced: tuple[bytes, Any] | None = None) -> Entry:
         size, prev = self._store.head()  # inside the transaction: this batch's writes too
         if kind == "genesis" and size != 0:
             raise InputError("kind: a genesis entry can only be the first entry")
@@ -421,22 +422,23 @@ class Ledger:
             self.check_key(key)
         admission.check_state(kind, body, admission.Standing(self._store, at.plan_body, size,
                                                              at.suites))
-        body_bytes, stored_body = canonical_body or _canonical_body(body)
-        head = {"v": 1, "ledger": ledger_id, "seq": size, "prev": prev or canonical.ZERO_DIGEST,
-                "ts": now_rfc3339(), "kind": kind, "signer": key.public.fingerprint}
-        # JCS sorts the envelope's keys and "body" comes first: its canonical bytes are the
-        # body's, spliced before the rest's
-        rest = canonical.canonical_bytes(head)
-        raw = b'{"body":' + body_bytes + b"," + rest[1:]
-        from logbook.limits import check_entry_size
+        from logbook.limits import check_entry_size, loads_bounded
 
+        # in the order JCS writes them (sorted), as the envelope parses from its bytes
+        head = {"kind": kind, "ledger": ledger_id, "prev": prev or canonical.ZERO_DIGEST,
+                "seq": size, "signer": key.public.fingerprint, "ts": now_rfc3339(), "v": 1}
+        if spliced is not None:
+            # "body" sorts first: the envelope's bytes are {"body":…} made before the lock,
+            # then the rest's
+            raw = spliced[0][:-1] + b"," + canonical.canonical_bytes(head)[1:]
+        else:
+            raw = canonical.canonical_bytes({**head, "body": body})
         check_entry_size(len(raw))
         digest_b = canonical.digest_bytes(raw)
         digest = digest_b.hex()
         signature = base64.b64encode(key.sign(canonical.signing_input(digest_b))).decode()
-        # derive from the bytes as stored (JCS writes 1.0 as 1), exactly as verify will: the
-        # body as its canonical bytes parse
-        envelope = {**head, "body": stored_body}
+        # derive from the bytes as stored (JCS writes 1.0 as 1), exactly as verify will
+        envelope = {"body": spliced[1], **head} if spliced is not None else loads_bounded(raw)
         txn.insert_entry(StoredEntry(size, digest, raw, signature))
         derive.index_entry(txn, size, digest, envelope)
         suites.advance(txn, at.suites, size, digest, envelope)
@@ -503,12 +505,20 @@ def _plans_named(drafts: list[tuple[str, dict[str, Any]]]) -> dict[str, list[str
     return {plan: list(ids) for plan, ids in out.items()}
 
 
-def _canonical_body(body: Any) -> tuple[bytes, Any]:
-    """A body's canonical bytes and what they parse to (the body as an entry stores it)."""
+_SPLICE_BELOW = 1 << 20  # larger bodies are written whole under the lock, holding fewer copies
+
+
+def _canonical_body(body: Any) -> tuple[bytes, Any] | None:
+    """``{"body": body}`` as canonical bytes (what an envelope's bytes begin with, and a
+    refusal names ``body.<field>`` as the envelope's would), with the body those bytes parse
+    to (the body as its entry stores it); None for a body over a MiB, which `_write` makes
+    whole instead, so that a large note is held in as few copies as before."""
     from logbook.limits import loads_bounded
 
-    data = canonical.canonical_bytes(body)
-    return data, loads_bounded(data)
+    data = canonical.canonical_bytes({"body": body})
+    if len(data) > _SPLICE_BELOW:
+        return None
+    return data, loads_bounded(data)["body"]
 
 
 class _InTxn:
