@@ -371,13 +371,17 @@ def strict_checks(result: Result, raw_and_envs: Iterable[tuple[int, bytes, Any]]
 
 
 def verify_export_lines(lines: Iterable[bytes], trusted: str | None = None,
-                        source: str = "export", strict: bool = False) -> Result:
-    """The same chain checks on an exported JSON Lines file, with no SQLite involved."""
+                        source: str = "export", strict: bool = False,
+                        chain: ChainVerifier | None = None,
+                        keys: ExpectedKeys | None = None) -> Result:
+    """The same chain checks on an exported JSON Lines file, with no SQLite involved.
+    ``chain`` and ``keys``: carried on from entries checked before (the lines are the ones
+    after them: logbook.verify.mirror_tail), instead of starting at the genesis entry."""
     from logbook.errors import InputError
     from logbook.format.canonical import canonical_bytes
 
-    chain = ChainVerifier(trusted)
-    keys = ExpectedKeys()
+    chain = ChainVerifier(trusted) if chain is None else chain
+    keys = ExpectedKeys() if keys is None else keys
     kept: list[tuple[int, bytes, Any]] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():

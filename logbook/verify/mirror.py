@@ -187,8 +187,11 @@ def mirror_once(remote: Source, dest: Path, trusted_fp: str | None = None,
     """One round of mirroring ``remote`` into ``dest``; see the module's text. With
     ``witnessed`` (witness keys, quorum), the source's checkpoint must carry that many valid
     cosignatures by distinct given witnesses, or nothing is changed (exit 1)."""
+    from logbook.verify.mirror_tail import load_state, save_state, verify_tail
+
     note, new = read_checkpoint(remote)
     old_size = 0
+    state = None
     held = read_inside(dest, "checkpoint", 64 * 1024, "DEST's checkpoint") \
         if dest.is_dir() else None
     if held is not None:
@@ -201,13 +204,17 @@ def mirror_once(remote: Source, dest: Path, trusted_fp: str | None = None,
         old_size = old[0].size
         if new[0].size == old_size:  # same root, signed by a known key: nothing new to read
             return _unchanged(remote, dest, note, held, new, witnessed)
+        state = load_state(dest, old)  # what the check of the entries after old_size needs
     if witnessed is not None:  # after the fork checks: a fork is a SECURITY ERROR, witnessed or not
         problem = quorum_of(note, *witnessed)
         if problem is not None:
             raise CheckFailed(f"the checkpoint of {remote.name} is not witnessed: {problem}; "
                               "nothing was changed")
     cached = _Cached(dest, remote, note.encode("utf-8"))
-    published = verify_published(cached, trusted_fp, trusted, on_progress=on_progress)
+    if state is not None:  # the tree proved to extend the one verified: only what is new
+        published = verify_tail(cached, dest, state, note, new, trusted_fp)
+    else:
+        published = verify_published(cached, trusted_fp, trusted, on_progress=on_progress)
     done = Mirrored(published.result, new[0].size, old_size)
     if not published.result.ok:
         return done
@@ -223,6 +230,7 @@ def mirror_once(remote: Source, dest: Path, trusted_fp: str | None = None,
     keys = published.files.get(KEYS_PATH)
     if keys is not None:
         write_inside(dest, KEYS_PATH, keys, "the mirrored keys")
+    save_state(dest, published)
     write_inside(dest, f"{HISTORY}/{new[0].size}", note.encode("utf-8"),
                  "the mirrored checkpoint")
     write_inside(dest, "checkpoint", note.encode("utf-8"), "the mirrored checkpoint")

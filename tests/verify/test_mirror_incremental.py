@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import orjson
 import prebuilt
 from conftest import run_cli
 from test_publish import grow, ok
@@ -76,3 +77,107 @@ def test_an_altered_mirror_is_not_trusted_when_nothing_is_new(ledger_dir: Path,
         (dest / "tile" / "entries" / "000.p" / "10").unlink()
         r = run_cli("mirror", url, str(dest))
         assert r.code == 1 and "000.p/10" in r.err, r.err
+
+
+def _mirrored(ledger_dir: Path, tmp_path: Path, n: int = 299) -> tuple[Path, Path]:
+    pub, dest = tmp_path / "pub", tmp_path / "mirror"
+    grow(ledger_dir, n)
+    ok("publish", str(pub))
+    ok("mirror", str(pub), str(dest))
+    assert (dest / "mirror" / "state.json").is_file()
+    return pub, dest
+
+
+def test_a_grown_ledger_is_verified_from_where_the_mirror_was(ledger_dir: Path,
+                                                               tmp_path: Path) -> None:
+    """Only the entries after the mirrored size are checked, carried on from its head and key
+    history: a note naming an entry from before resolves through the mirror's copy, and the
+    mirror ends as a first mirror of the grown ledger would."""
+    import hashlib
+
+    from logbook.verify import chain
+
+    pub, dest = _mirrored(ledger_dir, tmp_path)
+    first = ok("export").out.splitlines()[1]
+    named = orjson.loads(first)["digest"]
+    ok("note", "about the first note", "--ref", named)
+    grow(ledger_dir, 300, "m")  # across two more tiles
+    ok("publish", str(pub))
+    fed: list[int] = []
+    original = chain.ChainVerifier.feed
+
+    def counting(self: chain.ChainVerifier, *args: object) -> object:
+        fed.append(self.expected_seq)
+        return original(self, *args)  # type: ignore[arg-type]
+
+    import pytest
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(chain.ChainVerifier, "feed", counting)
+        grown = ok("mirror", str(pub), str(dest), "--json").json
+    assert grown["ok"] and grown["size"] == 601 and grown["old_size"] == 300
+    assert fed == list(range(300, 601))  # the new entries, and none before them
+    again = tmp_path / "fresh"
+    ok("mirror", str(pub), str(again))  # a first mirror of the same ledger
+    same = {p.relative_to(again) for p in again.rglob("*") if p.is_file()
+            and "mirror" not in p.relative_to(again).parts}
+    for rel in same:
+        assert hashlib.sha256((dest / rel).read_bytes()).digest() == \
+            hashlib.sha256((again / rel).read_bytes()).digest(), rel
+    assert ok("verify", str(dest)).code == 0
+
+
+def test_a_new_entry_changed_at_the_source_is_found(ledger_dir: Path, tmp_path: Path) -> None:
+    pub, dest = _mirrored(ledger_dir, tmp_path)
+    grow(ledger_dir, 20, "m")
+    ok("publish", str(pub))
+    entries = pub / "logbook" / "entries" / "001.p" / "64"
+    lines = entries.read_bytes().splitlines(keepends=True)
+    lines[50] = lines[50].replace(b'"m 6"', b'"m 7"')  # entry 306's text
+    entries.write_bytes(b"".join(lines))
+    r = run_cli("mirror", str(pub), str(dest))
+    assert r.code == 1 and "entry 306" in r.out and "not updated" in r.err, (r.out, r.err)
+    assert orjson.loads((dest / "mirror" / "state.json").read_bytes())["size"] == 300
+
+
+def test_a_higher_tile_that_lies_is_found(ledger_dir: Path, tmp_path: Path) -> None:
+    """A level-1 tile past the mirrored size that does not hold the roots of the level-0
+    tiles below it (a tile the mirror would publish again) is refused: nothing changes."""
+    pub, dest = _mirrored(ledger_dir, tmp_path, n=255)  # one full level-0 tile
+    grow(ledger_dir, 300, "m")
+    ok("publish", str(pub))
+    tile = pub / "tile" / "1" / "000.p" / "2"  # at 556 entries: two level-0 tiles' roots
+    data = bytearray(tile.read_bytes())
+    data[-1] ^= 1
+    tile.write_bytes(bytes(data))
+    r = run_cli("mirror", str(pub), str(dest))
+    said = r.out + r.err
+    assert r.code == 1 and ("does not hold the roots" in said
+                            or "do not give its checkpoint's root" in said), said
+    assert orjson.loads((dest / "mirror" / "state.json").read_bytes())["size"] == 256
+
+
+def test_a_state_that_does_not_match_is_not_used(ledger_dir: Path, tmp_path: Path) -> None:
+    """A state file of another size (or none) is set aside: the whole ledger is verified."""
+    from logbook.verify import chain
+
+    pub, dest = _mirrored(ledger_dir, tmp_path)
+    state = dest / "mirror" / "state.json"
+    doc = orjson.loads(state.read_bytes())
+    state.write_bytes(orjson.dumps({**doc, "size": 7}))
+    grow(ledger_dir, 5, "m")
+    ok("publish", str(pub))
+    fed: list[int] = []
+    original = chain.ChainVerifier.feed
+
+    def counting(self: chain.ChainVerifier, *args: object) -> object:
+        fed.append(self.expected_seq)
+        return original(self, *args)  # type: ignore[arg-type]
+
+    import pytest
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(chain.ChainVerifier, "feed", counting)
+        ok("mirror", str(pub), str(dest))
+    assert fed == list(range(305))
+    assert orjson.loads(state.read_bytes())["size"] == 305
