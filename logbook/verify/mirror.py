@@ -71,10 +71,19 @@ class _Cached:
     def get(self, rel: str, limit: int) -> bytes | None:
         if rel == "checkpoint":
             return self.note
+        if rel in self.fetched:  # each file is fetched once a round, however often it is read
+            return self.fetched[rel]
         if rel not in _MUTABLE:
             held = self.local.get(rel, limit)
             if held is not None:
                 return held
+        return self.from_source(rel, limit)
+
+    def from_source(self, rel: str, limit: int) -> bytes | None:
+        """``rel`` as the source serves it (fetched once a round), never the mirror's copy:
+        what proves the source's own tree (a fork shows in its own tiles)."""
+        if rel in self.fetched:
+            return self.fetched[rel]
         data = self.remote.get(rel, limit)
         if data is not None:
             self.fetched[rel] = data
@@ -102,7 +111,7 @@ def _evidence(dest: Path, note: str, size: int, root: bytes) -> Path:
 
 
 def _check_extends(remote: Source, dest: Path, note: str, new: Parsed, old: Parsed,
-                   trusted: PublicKey | None) -> None:
+                   trusted: PublicKey | None, fetch: Callable[[str, int], bytes | None]) -> None:
     """SecurityError unless the new checkpoint (validly signed) extends the old one."""
     cp, was = new[0], old[0]
     if cp.origin != was.origin:
@@ -128,7 +137,7 @@ def _check_extends(remote: Source, dest: Path, note: str, new: Parsed, old: Pars
         return
 
     def tile(tid: tiles.TileId) -> list[bytes]:
-        data = remote.get(tid.path, TILE_LIMIT)
+        data = fetch(tid.path, TILE_LIMIT)
         if data is None:
             raise LookupError(f"{tid.path} is missing")
         try:
@@ -190,6 +199,7 @@ def mirror_once(remote: Source, dest: Path, trusted_fp: str | None = None,
     from logbook.verify.mirror_tail import load_state, save_state, verify_tail
 
     note, new = read_checkpoint(remote)
+    cached = _Cached(dest, remote, note.encode("utf-8"))
     old_size = 0
     state = None
     held = read_inside(dest, "checkpoint", 64 * 1024, "DEST's checkpoint") \
@@ -200,7 +210,7 @@ def mirror_once(remote: Source, dest: Path, trusted_fp: str | None = None,
         except InputError as exc:
             raise InputError(f"DEST {dest / 'checkpoint'} is not a checkpoint: {exc}") \
                 from None
-        _check_extends(remote, dest, note, new, old, trusted)
+        _check_extends(remote, dest, note, new, old, trusted, cached.from_source)
         old_size = old[0].size
         if new[0].size == old_size:  # same root, signed by a known key: nothing new to read
             return _unchanged(remote, dest, note, held, new, witnessed)
@@ -210,7 +220,6 @@ def mirror_once(remote: Source, dest: Path, trusted_fp: str | None = None,
         if problem is not None:
             raise CheckFailed(f"the checkpoint of {remote.name} is not witnessed: {problem}; "
                               "nothing was changed")
-    cached = _Cached(dest, remote, note.encode("utf-8"))
     if state is not None:  # the tree proved to extend the one verified: only what is new
         published = verify_tail(cached, dest, state, note, new, trusted_fp)
     else:

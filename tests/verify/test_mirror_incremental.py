@@ -181,3 +181,21 @@ def test_a_state_that_does_not_match_is_not_used(ledger_dir: Path, tmp_path: Pat
         ok("mirror", str(pub), str(dest))
     assert fed == list(range(305))
     assert orjson.loads(state.read_bytes())["size"] == 305
+
+
+def test_each_file_is_fetched_once_a_round(ledger_dir: Path, tmp_path: Path) -> None:
+    """A first mirror and an update each ask for every file at most once (the right edge's
+    tiles were fetched twice on a first mirror and three times on an update)."""
+    from collections import Counter
+
+    pub, dest = tmp_path / "pub", tmp_path / "mirror"
+    grow(ledger_dir, 299)
+    ok("publish", str(pub))
+    with counting_server(pub) as (url, asked):
+        ok("mirror", url, str(dest))
+        assert max(Counter(asked).values()) == 1, Counter(asked).most_common(3)
+        grow(ledger_dir, 40, "m")
+        ok("publish", str(pub))
+        asked.clear()
+        ok("mirror", url, str(dest))
+        assert max(Counter(asked).values()) == 1, Counter(asked).most_common(3)
