@@ -27,10 +27,8 @@ def report(
                                 "success."),
 ) -> None:
     """Report on every run of a plan: intervals, the paired effect, the verdict."""
-    from logbook.analysis.audit import findings_for_plan
-    from logbook.analysis.report import build_report
+    from logbook.analysis.report import report_with_findings
     from logbook.analysis.report.formats import render, write
-    from logbook.analysis.schemas import Finding
     from logbook.analysis.view import LedgerView
     from logbook.cli.progress import progress
 
@@ -44,10 +42,8 @@ def report(
         step(0, 3)
         with state.checked_reading(ledger, state.ANALYSED_KINDS) as checked:
             step(1, 3)
-            view = LedgerView(ledger, checked)
-            rep = build_report(view, plan)
-            step(2, 3)
-            rep.findings = [Finding.of(f) for f in findings_for_plan(view, rep.plan["digest"])]
+            rep = report_with_findings(LedgerView(ledger, checked), plan,
+                                       lambda: step(2, 3))
             step(3, 3)
     if html is not None:
         if chosen:

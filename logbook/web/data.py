@@ -36,15 +36,11 @@ class Source:
 
 
 def report_of(view: LedgerView, plan: str) -> Any:
-    """The report of one plan with its audit findings, as `logbook report` builds it: the one
-    place web/ builds a report."""
-    from logbook.analysis.audit import findings_for_plan
-    from logbook.analysis.report import build_report
-    from logbook.analysis.schemas import Finding
+    """The report of one plan with its audit findings, as `logbook report` builds it
+    (logbook.analysis.report.report_with_findings)."""
+    from logbook.analysis.report import report_with_findings
 
-    rep = build_report(view, plan)
-    rep.findings = [Finding.of(f) for f in findings_for_plan(view, rep.plan["digest"])]
-    return rep
+    return report_with_findings(view, plan)
 
 
 def report_json(view: LedgerView, plan: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ Arrows run one way: this module composes the report from its leaves (`arms`, `ef
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from logbook.analysis.bands import band_of, latest_bands
@@ -63,6 +64,20 @@ def _plan_header(plan: PlanView) -> dict[str, Any]:
                             "changes": a.body.get("changes"),
                             "reason": a.body.get("reason")} for a in plan.amendments],
             "retracted": bool(plan.retracted_by)}
+
+
+def report_with_findings(view: LedgerView, plan_ref: str,
+                         step: Callable[[], None] = lambda: None) -> Report:
+    """The report of one plan with the audit's findings about it: what `logbook report`
+    prints and the web view's plan page shows, composed here once. ``step`` is called
+    between the two (a progress bar's tick)."""
+    from logbook.analysis.audit import findings_for_plan
+    from logbook.analysis.schemas import Finding
+
+    rep = build_report(view, plan_ref)
+    step()
+    rep.findings = [Finding.of(f) for f in findings_for_plan(view, rep.plan["digest"])]
+    return rep
 
 
 def build_report(view: LedgerView, plan_ref: str) -> Report:
