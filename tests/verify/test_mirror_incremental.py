@@ -13,6 +13,7 @@ from pathlib import Path
 
 import orjson
 import prebuilt
+import pytest
 from conftest import run_cli
 from test_publish import grow, ok
 
@@ -110,8 +111,6 @@ def test_a_grown_ledger_is_verified_from_where_the_mirror_was(ledger_dir: Path,
         fed.append(self.expected_seq)
         return original(self, *args)  # type: ignore[arg-type]
 
-    import pytest
-
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(chain.ChainVerifier, "feed", counting)
         grown = ok("mirror", str(pub), str(dest), "--json").json
@@ -174,8 +173,6 @@ def test_a_state_that_does_not_match_is_not_used(ledger_dir: Path, tmp_path: Pat
         fed.append(self.expected_seq)
         return original(self, *args)  # type: ignore[arg-type]
 
-    import pytest
-
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(chain.ChainVerifier, "feed", counting)
         ok("mirror", str(pub), str(dest))
@@ -199,3 +196,34 @@ def test_each_file_is_fetched_once_a_round(ledger_dir: Path, tmp_path: Path) -> 
         asked.clear()
         ok("mirror", url, str(dest))
         assert max(Counter(asked).values()) == 1, Counter(asked).most_common(3)
+
+
+def test_a_key_added_after_the_mirror_carries_on(ledger_dir: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key added after the mirrored size signs new entries that verify, and the state
+    carries it; the keys document a grown ledger publishes is held to the keys its entries
+    define (one key fewer is refused, nothing changed)."""
+    pub, dest = _mirrored(ledger_dir, tmp_path)
+    assert run_cli("keys", "new", "--out", str(tmp_path / "b.key")).code == 0
+    monkeypatch.setenv("LOGBOOK_KEY", str(tmp_path / "b.key"))
+    assert run_cli("keys", "export", "--out", str(tmp_path / "b.pub")).code == 0
+    monkeypatch.delenv("LOGBOOK_KEY")
+    ok("keys", "add", str(tmp_path / "b.pub"), "--name", "colleague", "--reason", "second")
+    monkeypatch.setenv("LOGBOOK_KEY", str(tmp_path / "b.key"))
+    ok("note", "signed by the colleague's key")
+    monkeypatch.delenv("LOGBOOK_KEY")
+    ok("publish", str(pub))
+    grown = ok("mirror", str(pub), str(dest), "--json").json
+    assert grown["ok"] and grown["size"] == 302
+    state = orjson.loads((dest / "mirror" / "state.json").read_bytes())
+    assert len(state["keys"]) == 2
+    # the keys document of the next round says one key fewer than the entries define
+    grow(ledger_dir, 3, "m")
+    ok("publish", str(pub))
+    keys = pub / "logbook" / "keys.json"
+    doc = orjson.loads(keys.read_bytes())
+    doc["keys"] = doc["keys"][:1]
+    keys.write_bytes(orjson.dumps(doc))
+    r = run_cli("mirror", str(pub), str(dest))
+    assert r.code == 1, (r.out, r.err)
+    assert orjson.loads((dest / "mirror" / "state.json").read_bytes())["size"] == 302
