@@ -36,7 +36,7 @@ from logbook.analysis.brief_shapes import (
 )
 from logbook.ledger.entry import Entry
 from logbook.ledger.service import Ledger
-from logbook.model import apply_amendments
+from logbook.model import amended
 from logbook.storage.base import BriefReads
 
 RECENT = 20
@@ -125,17 +125,17 @@ def open_plans(store: BriefReads, retracted: set[str]) -> list[OpenPlan]:
                 last_seq[(plan, arm)] = max(seq, last_seq.get((plan, arm), -1))
     refused = refused_runs(store, retracted, [p.digest for p in plans],
                            {s for runs in admitted.values() for s, _ in runs})
-    amendments: dict[str, list[dict[str, Any]]] = {}
+    amendments: dict[str, list[Entry]] = {}
     amended_at: dict[str, int] = {}
     for a in _entries(store, "amendment"):
         if a.digest not in retracted:  # a withdrawn amendment no longer applies
-            amendments.setdefault(a.body["plan"], []).append(a.body.get("changes", {}))
+            amendments.setdefault(a.body["plan"], []).append(a)
             amended_at[a.body["plan"]] = a.seq
     out = []
     for p in plans:
         if p.digest in retracted:
             continue
-        body = apply_amendments(p.body, amendments.get(p.digest, []))
+        body = amended(p.body, amendments.get(p.digest, []))
         k = int(body.get("runs_per_arm", 0))
         arms = []
         for arm in body.get("arms", []):
@@ -356,11 +356,11 @@ def next_steps(b: Brief) -> list[str]:
                          f": {last.reason}): fix the plan (`logbook amend {p.slug} --set ...`) "
                          f"and count them with `logbook admit @{last.seq} --plan {p.slug} --arm "
                          f"{arm}`, or fix the runs; do not run arm {arm} again as it is")
-        amended = [r for r in p.refused if r.arm not in p.blocked]
-        if amended:
-            steps.append(f"plan {p.slug}: {len(amended)} run(s) it refused may fit it as "
-                         f"amended: count them with `logbook admit @{amended[0].seq} --plan "
-                         f"{p.slug} --arm {amended[0].arm}` (each one; the plan checks it "
+        may_fit = [r for r in p.refused if r.arm not in p.blocked]
+        if may_fit:
+            steps.append(f"plan {p.slug}: {len(may_fit)} run(s) it refused may fit it as "
+                         f"amended: count them with `logbook admit @{may_fit[0].seq} --plan "
+                         f"{p.slug} --arm {may_fit[0].arm}` (each one; the plan checks it "
                          "again)")
         if p.next_arm not in p.blocked:
             steps.append(f"plan {p.slug}: run arm {p.next_arm} next "

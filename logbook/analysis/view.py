@@ -24,7 +24,7 @@ from logbook.format.apparatus import flatten, is_identity
 from logbook.format.runfacts import decode
 from logbook.ledger.entry import Entry
 from logbook.ledger.service import Ledger
-from logbook.model import apply_amendments
+from logbook.model import amended
 
 __all__ = ["LedgerView", "PlanView", "RunView", "System", "clusters_of", "flatten",
            "is_identity", "item_mean_arrays", "item_stack", "paired_arrays", "suite_key"]
@@ -57,8 +57,7 @@ class PlanView:
 
     @cached_property
     def body(self) -> dict[str, Any]:
-        return apply_amendments(self.original, [a.body.get("changes", {})
-                                                for a in self.amendments])
+        return amended(self.original, self.amendments)
 
     @property
     def slug(self) -> str:
@@ -169,9 +168,8 @@ class LedgerView:
         pass_k: dict[str, int] = {}
         for p in self._plan_entries:
             metric = p.body.get("metric") or {}
-            changes = [a.body.get("changes", {}) for a in self._amendments.get(p.digest, [])]
-            if changes:
-                metric = apply_amendments(p.body, changes).get("metric") or {}
+            if p.digest in self._amendments:
+                metric = amended(p.body, self._amendments[p.digest]).get("metric") or {}
             if metric.get("kind") == "pass_at_k" and isinstance(metric.get("k"), int):
                 pass_k[p.digest] = metric["k"]
         return pass_k

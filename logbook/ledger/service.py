@@ -243,17 +243,16 @@ class Ledger:
     def plan_body(self, plan_digest: str, without: str | None = None) -> dict[str, Any]:
         """A plan's body with its standing amendments applied in ledger order (all but the
         amendment ``without``: what the plan becomes if that one is withdrawn)."""
-        from logbook.model import apply_amendments
+        from logbook.model import amended
 
         stored = self._store.entry_by_digest(plan_digest)
         if stored is None:
             raise InputError(f"no plan {plan_digest}")
         plan = parse_stored(stored)["body"]
-        amendments = self._store.entries_where("amendment", plan_digest)
-        withdrawn = self._store.retractions_of([s.digest for s in amendments])
-        changes = [parse_stored(s)["body"]["changes"] for s in amendments
-                   if s.digest not in withdrawn and s.digest != without]
-        return apply_amendments(plan, changes)
+        amendments = [Entry.from_stored(s)
+                      for s in self._store.entries_where("amendment", plan_digest)]
+        withdrawn = self._store.retractions_of([a.digest for a in amendments])
+        return amended(plan, amendments, withdrawn, without=without)
 
     def root(self, size: int | None = None) -> bytes:
         n = self.size() if size is None else size

@@ -17,7 +17,7 @@ from logbook.analysis.bands import latest_bands
 from logbook.analysis.view import LedgerView, PlanView, RunView, is_identity
 from logbook.format.metrics import BOUNDED_KINDS
 from logbook.ledger.entry import Entry
-from logbook.model import apply_amendments
+from logbook.model import amended
 
 
 @dataclass
@@ -102,9 +102,7 @@ class Context:
 
     def body(self, plan: PlanView, before: int | None = None) -> dict[str, Any]:
         """The plan as amended by its standing amendments (those before seq `before`)."""
-        changes = [a.body.get("changes", {}) for a in self.amendments(plan)
-                   if before is None or a.seq < before]
-        return apply_amendments(plan.original, changes)
+        return amended(plan.original, self.amendments(plan), before=before)
 
     @cached_property
     def checkpoint_sizes(self) -> list[int]:
