@@ -37,6 +37,7 @@ from logbook.verify.published import (
     DirSource,
     Source,
     read_checkpoint,
+    tile_hashes,
     verify_published,
 )
 
@@ -136,16 +137,7 @@ def _check_extends(remote: Source, dest: Path, note: str, new: Parsed, old: Pars
                          "before")
         return
 
-    def tile(tid: tiles.TileId) -> list[bytes]:
-        data = fetch(tid.path, TILE_LIMIT)
-        if data is None:
-            raise LookupError(f"{tid.path} is missing")
-        try:
-            return tiles.decode_tile(data, tid.width)
-        except ValueError as exc:
-            raise LookupError(f"{tid.path} is damaged: {exc}") from None
-
-    reader = tiles.TileReader(cp.size, tile)
+    reader = tiles.TileReader(cp.size, lambda tid: tile_hashes(fetch, tid))
     try:
         root = reader.root()
         proof = reader.consistency_proof(was.size)

@@ -31,7 +31,6 @@ from typing import Any
 import orjson
 
 from logbook.crypto.points import public_key_problem
-from logbook.findings import Finding
 from logbook.inside import read_inside, write_inside
 from logbook.reading import max_input_bytes
 from logbook.tlog import merkle, tiles
@@ -39,13 +38,13 @@ from logbook.verify.chain import ChainVerifier, ExpectedKeys, Result, verify_exp
 from logbook.verify.proofs import Parsed
 from logbook.verify.published import (
     BUNDLE_LIMIT,
-    TILE_LIMIT,
     Published,
     Source,
-    _check_keys,
     _Reader,
-    _signer,
+    conclude,
     entries_path,
+    level0,
+    tile_hashes,
 )
 
 __all__ = ["STATE", "load_state", "save_state", "verify_tail"]
@@ -102,7 +101,7 @@ class _HeldKinds(dict[bytes, str]):
 
     def _index(self) -> dict[bytes, int]:
         seqs: dict[bytes, int] = {}
-        for tid in _level0(self.size):
+        for tid in level0(self.size):
             data = read_inside(self.dest, tid.bundle, BUNDLE_LIMIT, "the mirrored entries")
             try:
                 leaves = tiles.decode_bundle(data) if data is not None else []
@@ -123,11 +122,6 @@ class _HeldKinds(dict[bytes, str]):
         except (IndexError, orjson.JSONDecodeError, KeyError, TypeError):
             return None
         return kind if isinstance(kind, str) else None
-
-
-def _level0(size: int) -> Iterator[tiles.TileId]:
-    for index in range((size + tiles.WIDTH - 1) // tiles.WIDTH):
-        yield tiles.TileId(0, index, min(tiles.WIDTH, size - index * tiles.WIDTH))
 
 
 def _seeded(dest: Path, state: dict[str, Any]) -> tuple[ChainVerifier, ExpectedKeys]:
@@ -170,32 +164,14 @@ def verify_tail(source: Source, dest: Path, state: dict[str, Any], note: str, pa
     result = verify_export_lines(_tail_lines(reader, old, cp.size), None,
                                  source=f"{source.name}/logbook/entries", chain=chain,
                                  keys=keys)
-    result.findings[:0] = probe.findings
-    result.checks += 1
-    if result.entries != cp.size:
-        result.findings.append(Finding("published", "error", f"the published entries are "
-                                       f"{result.entries}, not the checkpoint's {cp.size}",
-                                       None, []))
-    for i, (want, got) in enumerate(zip(new_leaves, result.digests, strict=False)):
-        if want != got:
-            result.findings.append(Finding("published", "error", f"entry {old + i} does not "
-                                           "have the digest its entry bundle publishes",
-                                           old + i, []))
-    signer = _signer(result, parsed, None, trusted_fp)
-    if signer is None:
-        who = "the trusted key" if trusted_fp else "a key the ledger had at its size"
-        result.findings.append(Finding("checkpoint", "error", "the published checkpoint is "
-                                       f"not signed by {who}", None, []))
-    _check_keys(reader, result)
-    return Published(result, note, parsed, reader.files,
-                     signer.fingerprint if signer is not None else None)
+    return conclude(reader, probe, result, note, parsed, new_leaves, old, None, trusted_fp)
 
 
 def _new_leaves(reader: _Reader, old: int, size: int) -> list[bytes]:
     """The digests of entries ``old`` to ``size`` - 1, from their bundles, each checked
     against its level-0 tile; shorter when one is missing or wrong (each said)."""
     out: list[bytes] = []
-    for tid in _level0(size):
+    for tid in level0(size):
         if (tid.index + 1) * tiles.WIDTH <= old:
             continue
         try:
@@ -242,7 +218,8 @@ def _check_tree(reader: _Reader, dest: Path, old: int, size: int, root: bytes,
                 leaves: list[bytes]) -> None:
     """The root of ``size`` leaves, from the complete subtrees at ``old`` in the mirror's
     tiles and the new leaves, is the checkpoint's; every tile past ``old`` holds it."""
-    held = tiles.TileReader(old, lambda tid: _held_tile(dest, tid))
+    held = tiles.TileReader(old, lambda tid: tile_hashes(
+        lambda rel, limit: read_inside(dest, rel, limit, "the mirrored tiles"), tid))
     memo: dict[tuple[int, int], bytes] = {}
 
     def node(level: int, index: int) -> bytes:
@@ -276,19 +253,9 @@ def _check_tree(reader: _Reader, dest: Path, old: int, size: int, root: bytes,
             reader.find(f"{tid.path} does not hold the roots of the tiles below it")
 
 
-def _held_tile(dest: Path, tid: tiles.TileId) -> list[bytes]:
-    data = read_inside(dest, tid.path, TILE_LIMIT, "the mirrored tiles")
-    if data is None:
-        raise LookupError(f"the mirror lacks {tid.path}")
-    try:
-        return tiles.decode_tile(data, tid.width)
-    except ValueError as exc:
-        raise LookupError(f"{tid.path} is damaged: {exc}") from None
-
-
 def _tail_lines(reader: _Reader, old: int, size: int) -> Iterator[bytes]:
     """The export lines of entries ``old`` to ``size`` - 1."""
-    for tid in _level0(size):
+    for tid in level0(size):
         if (tid.index + 1) * tiles.WIDTH <= old:
             continue
         data = reader.get(entries_path(tid), max_input_bytes())

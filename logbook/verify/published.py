@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -174,7 +174,20 @@ class _Reader:
             raise LookupError(f"{tid.path} is damaged") from None
 
 
-def _level0(size: int) -> Iterator[tiles.TileId]:
+def tile_hashes(fetch: Callable[[str, int], bytes | None],
+                tid: tiles.TileId) -> list[bytes]:
+    """The hashes of tile ``tid`` as ``fetch`` gives its file; LookupError naming the file
+    when it is missing or damaged (a GetTile for tiles.TileReader)."""
+    data = fetch(tid.path, TILE_LIMIT)
+    if data is None:
+        raise LookupError(f"{tid.path} is missing")
+    try:
+        return tiles.decode_tile(data, tid.width)
+    except ValueError as exc:
+        raise LookupError(f"{tid.path} is damaged: {exc}") from None
+
+
+def level0(size: int) -> Iterator[tiles.TileId]:
     """The level-0 tiles of a tree of ``size`` leaves, made one at a time (a checkpoint may
     claim 2^64 entries: nothing is built for the size before a file shows it is real)."""
     for index in range((size + tiles.WIDTH - 1) // tiles.WIDTH):
@@ -186,7 +199,7 @@ def _leaves(reader: _Reader, size: int) -> list[bytes | None]:
     (None where a bundle or tile is missing or disagrees). Where both a tile and its bundle
     are missing the published tree ends: one finding, and nothing further is asked for."""
     digests: list[bytes | None] = []
-    for tid in _level0(size):
+    for tid in level0(size):
         lo = tid.index * tiles.WIDTH
         tile = reader.source.get(tid.path, TILE_LIMIT)
         bundle = reader.source.get(tid.bundle, BUNDLE_LIMIT)
@@ -244,7 +257,7 @@ def _higher_tiles(reader: _Reader, size: int, digests: list[bytes]) -> None:
 
 def _entry_lines(reader: _Reader, size: int,
                  on_progress: Callable[[int, int], None] | None = None) -> Iterator[bytes]:
-    for tid in _level0(size):
+    for tid in level0(size):
         if on_progress is not None:
             on_progress(tid.index * tiles.WIDTH, size)
         data = reader.get(entries_path(tid), max_input_bytes())
@@ -313,13 +326,24 @@ def verify_published(source: Source, trusted_fp: str | None = None,
                         f"the checkpoint's {cp.root.hex()[:16]}…")
     result = verify_export_lines(_entry_lines(reader, cp.size, on_progress), trusted_fp,
                                  source=f"{source.name}/logbook/entries", strict=strict)
+    return conclude(reader, probe, result, note, parsed, digests, 0, trusted, trusted_fp)
+
+
+def conclude(reader: _Reader, probe: Result, result: Result, note: str, parsed: Parsed,
+             digests: Sequence[bytes | None], first: int, trusted: PublicKey | None,
+             trusted_fp: str | None) -> Published:
+    """What every check of a published ledger ends with, whether it read the entries from 0
+    or only those from ``first`` (logbook.verify.mirror_tail): the tree's findings first, the
+    count, each entry's digest against its bundle's (``digests``, from ``first``), the
+    checkpoint's origin and signer, and the keys document."""
+    cp = parsed[0]
     result.findings[:0] = probe.findings
     result.checks += 1
     if result.entries != cp.size:
         result.findings.append(Finding("published", "error", f"the published entries are "
                                        f"{result.entries}, not the checkpoint's {cp.size}",
                                        None, []))
-    for seq, (want, got) in enumerate(zip(digests, result.digests, strict=False)):
+    for seq, (want, got) in enumerate(zip(digests, result.digests, strict=False), first):
         if want is not None and want != got:
             result.findings.append(Finding("published", "error", f"entry {seq} does not have "
                                            "the digest its entry bundle publishes", seq, []))
