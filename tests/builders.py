@@ -94,16 +94,28 @@ def write_eval(path: Path, members: dict[str, bytes],
 
 
 @contextmanager
-def static_server(root: Path) -> Iterator[str]:
+def static_server(root: Path, delay: float = 0.0) -> Iterator[str]:
     """A static HTTP server on 127.0.0.1 serving the folder ``root``; yields its URL and stops
-    it afterwards (a published ledger as any web server would serve it)."""
+    it afterwards (a published ledger as any web server would serve it). ``delay``: seconds
+    it waits before each answer (a slow server; a client that gave up is not answered)."""
+    import contextlib
     import functools
     import http.server
     import threading
+    import time
 
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *a, **k: None  # type: ignore[attr-defined]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            time.sleep(delay)
+            with contextlib.suppress(OSError):
+                super().do_GET()
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                             functools.partial(Quiet, directory=str(root)))
+    server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

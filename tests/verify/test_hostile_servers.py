@@ -8,7 +8,6 @@ ends at its first missing tile."""
 from __future__ import annotations
 
 import base64
-import contextlib
 import socket
 import threading
 import time
@@ -132,45 +131,18 @@ def test_a_huge_claimed_size_is_not_believed(size: int, ledger_dir: Path, tmp_pa
         r = _within(30, "mirror", url, str(tmp_path / "copy"))
 
 
-@contextmanager
-def slow_static(root: Path, delay: float) -> Iterator[str]:
-    """A static server of ``root`` that waits ``delay`` seconds before each answer: every
-    request is answered well within the read timeout, but many of them add up."""
-    import functools
-    import http.server
-
-    class Slow(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            time.sleep(delay)
-            with contextlib.suppress(OSError):  # the client gave up waiting: nobody to answer
-                super().do_GET()
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                             functools.partial(Slow, directory=str(root)))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def test_a_command_ends_at_its_deadline_however_its_waits_add_up(
         ledger_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each file of a published ledger comes 0.6 s late (the read timeout is 5 s): `verify URL`
     and `mirror` read several, and stop at LOGBOOK_DEADLINE (2 s), exit 3 naming it."""
+    from builders import static_server
     from test_publish import grow
 
     grow(ledger_dir, 300)
     pub = tmp_path / "pub"
     assert run_cli("publish", str(pub)).code == 0
     monkeypatch.setenv("LOGBOOK_READ_TIMEOUT", "5")
-    with slow_static(pub, 0.6) as url:
+    with static_server(pub, delay=0.6) as url:
         assert run_cli("verify", url).code == 0  # without a deadline it verifies
         monkeypatch.setenv("LOGBOOK_DEADLINE", "2")
         for args in (("verify", url), ("mirror", url, str(tmp_path / "copy"))):

@@ -80,6 +80,23 @@ def test_an_altered_mirror_is_not_trusted_when_nothing_is_new(ledger_dir: Path,
         assert r.code == 1 and "000.p/10" in r.err, r.err
 
 
+@contextmanager
+def fed_entries() -> Iterator[list[int]]:
+    """The seq of every entry the chain check is fed meanwhile, in order."""
+    from logbook.verify import chain
+
+    fed: list[int] = []
+    original = chain.ChainVerifier.feed
+
+    def counting(self: chain.ChainVerifier, *args: object) -> object:
+        fed.append(self.expected_seq)
+        return original(self, *args)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(chain.ChainVerifier, "feed", counting)
+        yield fed
+
+
 def _mirrored(ledger_dir: Path, tmp_path: Path, n: int = 299) -> tuple[Path, Path]:
     pub, dest = tmp_path / "pub", tmp_path / "mirror"
     grow(ledger_dir, n)
@@ -96,7 +113,6 @@ def test_a_grown_ledger_is_verified_from_where_the_mirror_was(ledger_dir: Path,
     mirror ends as a first mirror of the grown ledger would."""
     import hashlib
 
-    from logbook.verify import chain
 
     pub, dest = _mirrored(ledger_dir, tmp_path)
     first = ok("export").out.splitlines()[1]
@@ -104,15 +120,7 @@ def test_a_grown_ledger_is_verified_from_where_the_mirror_was(ledger_dir: Path,
     ok("note", "about the first note", "--ref", named)
     grow(ledger_dir, 300, "m")  # across two more tiles
     ok("publish", str(pub))
-    fed: list[int] = []
-    original = chain.ChainVerifier.feed
-
-    def counting(self: chain.ChainVerifier, *args: object) -> object:
-        fed.append(self.expected_seq)
-        return original(self, *args)  # type: ignore[arg-type]
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(chain.ChainVerifier, "feed", counting)
+    with fed_entries() as fed:
         grown = ok("mirror", str(pub), str(dest), "--json").json
     assert grown["ok"] and grown["size"] == 601 and grown["old_size"] == 300
     assert fed == list(range(300, 601))  # the new entries, and none before them
@@ -158,7 +166,6 @@ def test_a_higher_tile_that_lies_is_found(ledger_dir: Path, tmp_path: Path) -> N
 
 def test_a_state_that_does_not_match_is_not_used(ledger_dir: Path, tmp_path: Path) -> None:
     """A state file of another size (or none) is set aside: the whole ledger is verified."""
-    from logbook.verify import chain
 
     pub, dest = _mirrored(ledger_dir, tmp_path)
     state = dest / "mirror" / "state.json"
@@ -166,15 +173,7 @@ def test_a_state_that_does_not_match_is_not_used(ledger_dir: Path, tmp_path: Pat
     state.write_bytes(orjson.dumps({**doc, "size": 7}))
     grow(ledger_dir, 5, "m")
     ok("publish", str(pub))
-    fed: list[int] = []
-    original = chain.ChainVerifier.feed
-
-    def counting(self: chain.ChainVerifier, *args: object) -> object:
-        fed.append(self.expected_seq)
-        return original(self, *args)  # type: ignore[arg-type]
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(chain.ChainVerifier, "feed", counting)
+    with fed_entries() as fed:
         ok("mirror", str(pub), str(dest))
     assert fed == list(range(305))
     assert orjson.loads(state.read_bytes())["size"] == 305
