@@ -53,7 +53,9 @@ DEFAULT_MAX_INPUT = 256 * 1024 * 1024
 DEFAULT_READ_TIMEOUT = 30.0
 DEFAULT_DEADLINE = 600.0
 DEFAULT_REQUEST_DEADLINE = 10.0
-_STARTED = [time.monotonic()]  # when the running command started (`start_command`)
+# when the running command started (`start_command`); None in a process that runs no
+# command (logbook used as a library, the Inspect hook inside a harness): no deadline counts
+_STARTED: list[float | None] = [None]
 
 
 def _get(name: str) -> str | None:
@@ -178,8 +180,12 @@ def request_deadline() -> float:
 
 
 def time_left() -> float:
-    """Seconds before the running command's deadline (at most 0 once it has passed)."""
-    return max(0.0, deadline() - (time.monotonic() - _STARTED[0]))
+    """Seconds before the running command's deadline (at most 0 once it has passed; the
+    whole deadline where no command started one)."""
+    started = _STARTED[0]
+    if started is None:
+        return deadline()
+    return max(0.0, deadline() - (time.monotonic() - started))
 
 
 @contextmanager
