@@ -148,7 +148,9 @@ def _handler(witness: Witness, deadline: float) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "logbook-witness"
         protocol_version = "HTTP/1.1"
-        timeout = deadline  # no read waits longer than a whole request may take
+        # a read waits past the deadline only until the cut (below) has answered 408: the
+        # socket's own timeout is a backstop, never the first to end a slow request
+        timeout = deadline + 5
 
         def log_message(self, format: str, *args: object) -> None:
             pass  # one line per request would drown the startup message; errors are answered
