@@ -1,7 +1,7 @@
 """Budget (issue 18): appends per second to a PostgreSQL team ledger with 1, 4 and 8 writer
 processes, against the engine's own floor on the same server.
 
-Starts a private cluster (logbook.storage.postgres.local: initdb, fsync on, the default
+Starts a private cluster (tests/pg_local.py: initdb, fsync on, the default
 synchronous_commit = on) and makes a ledger in it. Each writer is a process with its own
 signing key (registered by a `key` entry of the genesis key, as `logbook keys add` does); the
 writers are released together by a barrier and each appends the same mix of drafts (notes and
@@ -237,7 +237,8 @@ def main() -> None:
     per_writer = int(sys.argv[1]) if len(sys.argv) > 1 else 60
     from logbook.crypto.signing import SigningKey
     from logbook.ledger.service import Ledger
-    from logbook.storage.postgres import local
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    import pg_local as local  # the tests' private cluster
 
     password = "bench-" + uuid.uuid4().hex
     cluster = local.start(password, max_connections=40)

@@ -1,5 +1,5 @@
 """A real PostgreSQL server for the tests: one private cluster a session
-(logbook.storage.postgres.local, shared with benchmarks/team.py), one database per test, and
+(tests/pg_local.py, shared with the benchmarks), one database per test, and
 the cluster stopped and removed at the end of the session.
 
 TCP connections need a password (scram-sha-256): the tests pass it as libpq does, through
@@ -14,10 +14,9 @@ import subprocess
 import uuid
 from collections.abc import Iterator
 
+import pg_local as local
 import pytest
-
-from logbook.storage.postgres import local
-from logbook.storage.postgres.local import SUPERUSER, Cluster
+from pg_local import SUPERUSER, Cluster
 
 BIN = local.bindir()
 PASSWORD = "pw-" + uuid.uuid4().hex  # a secret no output may ever contain

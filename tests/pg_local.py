@@ -1,5 +1,5 @@
 """A private PostgreSQL cluster on this machine, for the tests (tests/storage/pg_cluster.py)
-and benchmarks/team.py; no command of logbook's uses it.
+and the benchmarks (team.py, intake.py): test scaffolding, kept out of the package.
 
 ``start`` runs ``initdb`` in a new temporary folder owned by the ``postgres`` user when run as
 root (PostgreSQL refuses to run as root), then ``pg_ctl start`` on a free port of 127.0.0.1
