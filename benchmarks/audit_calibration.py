@@ -1,11 +1,11 @@
 """Calibration of the audit: each rule's false-alarm rate on honest ledgers and its power on
 its own violation, measured by simulation (docs/audit.md, Calibration).
 
-Honest ledgers come in many shapes (`logbook.analysis.scenarios.shapes`: 2-10 runs per arm,
+Honest ledgers come in many shapes (`logbook.calibration.scenarios.shapes`: 2-10 runs per arm,
 100-10,000 items, accuracies 0.1-0.95, true effects 0-5 points, missing items within the plan's
 limit, an exploratory series of one unchanged apparatus, sometimes with its band, a calibration
 plan and band on the treatment's pipeline, runs recorded through the Python API, `logbook run`
-and `logbook append --from`, mixed). Each rule's violation (`logbook.analysis.violations`) is
+and `logbook append --from`, mixed). Each rule's violation (`logbook.calibration.violations`) is
 built on shapes drawn the same way. Every ledger is a real one, in a temporary folder, written
 through the public API and command line, and audited whole.
 
@@ -14,11 +14,12 @@ fires (at any severity) on at least 95% of its violations. The script prints bot
 exits 0 either way, like the other benchmarks; tests/analysis/test_audit_calibration.py holds
 the bounds.
 
-Then the adversary (`logbook.analysis.adversary`): strategies that adapt to the rules, on data
-of persistent item difficulty, run noise and run-varying missingness, each flagged (any warning
-or error) on at least 95% of its ledgers, and their honest twins (a fix re-run, missingness
-varying by run, greedy reruns, a smoke test, a failure said, one judge), on which every rule
-raises a warning or an error on at most 1%. tests/analysis/test_adversary.py holds those bounds.
+Then the adversary (`tests/adversary.py`, scaffolding kept out of the package): strategies
+that adapt to the rules, on data of persistent item difficulty, run noise and run-varying
+missingness, each flagged (any warning or error) on at least 95% of its ledgers, and their
+honest twins (a fix re-run, missingness varying by run, greedy reruns, a smoke test, a failure
+said, one judge), on which every rule raises a warning or an error on at most 1%.
+tests/analysis/test_adversary.py holds those bounds.
 
     python benchmarks/audit_calibration.py [--honest 250] [--violations 25] [--seed 1]
                                            [--workers CORES] [--twins 40] [--attacks 25]
@@ -37,8 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from logbook.analysis.audit.registry import rule_ids
-from logbook.analysis.scenarios import Book, honest, shapes
-from logbook.analysis.violations import VIOLATIONS
+from logbook.calibration.scenarios import Book, honest, shapes
+from logbook.calibration.violations import VIOLATIONS
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the adversary
 
 FALSE_ALARM_MAX = 0.01
 POWER_MIN = 0.95
@@ -142,7 +145,7 @@ def adversarial(n_twins: int, n_attacks: int, seed: int,
     "false_alarms": {rule: honest ledgers it warned or erred on}, "examples": {rule: message},
     "honest": ledgers}: each strategy's ledgers and each honest twin's, worlds drawn from
     ``seed`` (``names``: only those strategies and twins)."""
-    from logbook.analysis.adversary import ADVERSARY, HONEST, Sim, worlds
+    from adversary import ADVERSARY, HONEST, Sim, worlds
 
     out: dict[str, Any] = {"strategies": {}, "twins": {}, "false_alarms": {}, "examples": {},
                            "honest": 0}
@@ -181,7 +184,7 @@ def adversarial_parts(n_twins: int, n_attacks: int, seed: int, workers: int) -> 
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from logbook.analysis.adversary import ADVERSARY, HONEST
+    from adversary import ADVERSARY, HONEST
 
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(workers, mp_context=context) as pool:

@@ -29,7 +29,7 @@ RANKS: dict[str, int] = {
     "verify": 7,
     "ledger": 8,
     "ingest": 9, "analysis": 9, "witness": 9,
-    "integrations": 10, "web": 10,
+    "integrations": 10, "web": 10, "calibration": 10,
     "cli": 11,
     "__init__": 12, "__main__": 12,
 }
@@ -40,9 +40,9 @@ PURE: dict[str, set[str]] = {
 }
 # the command line parses and prints: it reaches the product through these, never the
 # store, the tree, the statistics or the models directly
-CLI_MAY_IMPORT = {"cli", "analysis", "ledger", "verify", "ingest", "capture", "crypto",
-                  "config", "errors", "files", "reading", "limits", "format", "integrations",
-                  "web", "witness"}
+CLI_MAY_IMPORT = {"cli", "analysis", "calibration", "ledger", "verify", "ingest", "capture",
+                  "crypto", "config", "errors", "files", "reading", "limits", "format",
+                  "integrations", "web", "witness"}
 # the auditor reads a store through the protocol and recomputes derived rows; the analysis
 # names the read ports the ledger hands it (brief's) and writes the flat export (a database of
 # its own, not a store): nothing else outside storage/ and ledger/ imports storage/
@@ -155,6 +155,17 @@ def _closure(start: list[str]) -> dict[str, str]:
                 seen[t] = m
                 todo.append(t)
     return seen
+
+
+def test_the_analysis_signs_nothing() -> None:
+    """analysis/ reads: the calibration that writes signed scenario ledgers lives above it
+    (logbook/calibration/), and test scaffolding (the PostgreSQL cluster, the adversary) in
+    tests/."""
+    signs = {"logbook.crypto.signing", "logbook.ledger.checkpoints", "logbook.calibration"}
+    bad = [f"{_where(m, line)} imports {t}" for m in MODULES if _package(m) == "analysis"
+           for t, line in imports(m) if any(t == s or t.startswith(s + ".") for s in signs)]
+    assert not bad, "analysis/ reaches signing code:\n" + "\n".join(bad)
+    assert not (PACKAGE / "storage" / "postgres" / "local.py").exists()
 
 
 def test_the_verifier_imports_nothing_that_signs() -> None:

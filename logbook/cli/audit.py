@@ -44,7 +44,7 @@ def audit(
                             for r in selected))
         return
     if selftest:
-        from logbook.analysis.selftest import run_selftest, selftest_lines
+        from logbook.calibration.selftest import run_selftest, selftest_lines
 
         held = run_selftest([r.id for r in a.select_rules(only, skip)])
         if as_json:

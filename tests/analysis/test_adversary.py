@@ -1,5 +1,5 @@
 """The audit against an adversary (issue 33, item 4): strategies that adapt to the rules are
-flagged, and their honest twins are not (logbook.analysis.adversary; the same measured at a
+flagged, and their honest twins are not (tests/adversary.py; the same measured at a
 larger size by benchmarks/audit_calibration.py). Each strategy's ledger is written through
 the public Python API on data of persistent item difficulty, run noise and missingness that
 varies by run."""
@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from adversary import ADVERSARY, HONEST, Sim, World, worlds
 
-from logbook.analysis.adversary import ADVERSARY, HONEST, Sim, World, worlds
-from logbook.analysis.scenarios import Book
+from logbook.calibration.scenarios import Book
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 

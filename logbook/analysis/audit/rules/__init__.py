@@ -3,7 +3,7 @@
 
 A new rule is one function with `@rule(id, severity=..., title=..., finds=...)` in its theme's
 module (or a new theme module, imported here), its row and section in docs/audit.md, and its
-violation scenario in `logbook/analysis/violations.py` (for `logbook audit --selftest`).
+violation scenario in `logbook/calibration/violations.py` (for `logbook audit --selftest`).
 """
 
 from logbook.analysis.audit.rules import (

@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from logbook.analysis.scenarios import Book, Shape, honest, suite_hash, with_shape
+from logbook.calibration.scenarios import Book, Shape, honest, suite_hash, with_shape
 
 
 def score_of(book: Book, digest: str) -> float:

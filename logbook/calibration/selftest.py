@@ -12,14 +12,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from logbook.analysis.scenarios import Book, Shape, honest
+from logbook.calibration.scenarios import Book, Shape, honest
 
 SHAPE = Shape(n=200, k=3, p=0.7, effect=0.0, explore=5, band=True, seed=14)
 
 
 def run_selftest(rule_ids: list[str], shape: Shape = SHAPE) -> dict[str, Any]:
     from logbook.analysis.audit.registry import registered
-    from logbook.analysis.violations import VIOLATIONS
+    from logbook.calibration.violations import VIOLATIONS
 
     titles = {r.id: r.title for r in registered()}
     rows = []
@@ -51,7 +51,7 @@ def selftest_lines(result: dict[str, Any]) -> list[str]:
     for r in result["rules"]:
         if r["violation"] is None:
             out.append(f"{r['id']} {r['title']:<{width}}  has no violation scenario (add one "
-                       "to logbook/analysis/violations.py)  FAILED")
+                       "to logbook/calibration/violations.py)  FAILED")
             continue
         out.append(f"{r['id']} {r['title']:<{width}}  fires on its violation: "
                    f"{'yes' if r['fired'] else 'NO '}  quiet on the honest twin: "
