@@ -112,12 +112,15 @@ def _evidence(dest: Path, note: str, size: int, root: bytes) -> Path:
 
 
 def _check_extends(remote: Source, dest: Path, note: str, new: Parsed, old: Parsed,
-                   trusted: PublicKey | None, fetch: Callable[[str, int], bytes | None]) -> None:
-    """SecurityError unless the new checkpoint (validly signed) extends the old one."""
+                   trusted: PublicKey | None, fetch: Callable[[str, int], bytes | None]) -> bytes:
+    """SecurityError unless the new checkpoint (validly signed) extends the old one; the raw
+    key that signed it (so that its signature is checked once a round)."""
     cp, was = new[0], old[0]
     if cp.origin != was.origin:
         raise InputError(f"DEST {dest} mirrors {was.origin}, not {cp.origin}")
-    if not verify_checkpoint_signature(new, _known_keys(dest, trusted)):
+    signed_by = next((k for k in _known_keys(dest, trusted)
+                      if verify_checkpoint_signature(new, [k])), None)
+    if signed_by is None:
         raise CheckFailed(f"the checkpoint of {remote.name} is not signed by a key the mirror "
                           "knows: nothing was changed")
     kept = dest / "checkpoint"
@@ -135,7 +138,7 @@ def _check_extends(remote: Source, dest: Path, note: str, new: Parsed, old: Pars
             raise accuse(f"forked: its checkpoint of size {cp.size} has root "
                          f"{cp.root.hex()[:16]}…, not the {was.root.hex()[:16]}… verified "
                          "before")
-        return
+        return signed_by
 
     reader = tiles.TileReader(cp.size, lambda tid: tile_hashes(fetch, tid))
     try:
@@ -149,6 +152,7 @@ def _check_extends(remote: Source, dest: Path, note: str, new: Parsed, old: Pars
     if not merkle.verify_consistency(was.size, cp.size, was.root, cp.root, proof):
         raise accuse(f"forked: its tree of {cp.size} entries does not extend the "
                      f"{was.size} verified before (the consistency proof fails)")
+    return signed_by
 
 
 def _unchanged(remote: Source, dest: Path, note: str, held: bytes, new: Parsed,
@@ -194,6 +198,7 @@ def mirror_once(remote: Source, dest: Path, trusted_fp: str | None = None,
     cached = _Cached(dest, remote, note.encode("utf-8"))
     old_size = 0
     state = None
+    signed_by = None
     held = read_inside(dest, "checkpoint", 64 * 1024, "DEST's checkpoint") \
         if dest.is_dir() else None
     if held is not None:
@@ -202,7 +207,7 @@ def mirror_once(remote: Source, dest: Path, trusted_fp: str | None = None,
         except InputError as exc:
             raise InputError(f"DEST {dest / 'checkpoint'} is not a checkpoint: {exc}") \
                 from None
-        _check_extends(remote, dest, note, new, old, trusted, cached.from_source)
+        signed_by = _check_extends(remote, dest, note, new, old, trusted, cached.from_source)
         old_size = old[0].size
         if new[0].size == old_size:  # same root, signed by a known key: nothing new to read
             return _unchanged(remote, dest, note, held, new, witnessed)
@@ -213,9 +218,10 @@ def mirror_once(remote: Source, dest: Path, trusted_fp: str | None = None,
             raise CheckFailed(f"the checkpoint of {remote.name} is not witnessed: {problem}; "
                               "nothing was changed")
     if state is not None:  # the tree proved to extend the one verified: only what is new
-        published = verify_tail(cached, dest, state, note, new, trusted_fp)
+        published = verify_tail(cached, dest, state, note, new, trusted_fp, signed_by)
     else:
-        published = verify_published(cached, trusted_fp, trusted, on_progress=on_progress)
+        published = verify_published(cached, trusted_fp, trusted, on_progress=on_progress,
+                                     signed_by=signed_by)
     done = Mirrored(published.result, new[0].size, old_size)
     if not published.result.ok:
         return done

@@ -149,7 +149,7 @@ def _seeded(dest: Path, state: dict[str, Any]) -> tuple[ChainVerifier, ExpectedK
 
 
 def verify_tail(source: Source, dest: Path, state: dict[str, Any], note: str, parsed: Parsed,
-                trusted_fp: str | None) -> Published:
+                trusted_fp: str | None, signed_by: bytes | None = None) -> Published:
     """Verify the published ledger ``source`` from the size ``state`` was verified at (see
     the module's text); ``source`` reads what the mirror holds from its copy."""
     cp = parsed[0]
@@ -164,7 +164,8 @@ def verify_tail(source: Source, dest: Path, state: dict[str, Any], note: str, pa
     result = verify_export_lines(_tail_lines(reader, old, cp.size), None,
                                  source=f"{source.name}/logbook/entries", chain=chain,
                                  keys=keys)
-    return conclude(reader, probe, result, note, parsed, new_leaves, old, None, trusted_fp)
+    return conclude(reader, probe, result, note, parsed, new_leaves, old, None, trusted_fp,
+                    signed_by)
 
 
 def _new_leaves(reader: _Reader, old: int, size: int) -> list[bytes]:

@@ -273,9 +273,11 @@ def _entry_lines(reader: _Reader, size: int,
 
 
 def _signer(result: Result, parsed: Parsed, trusted: PublicKey | None,
-            trusted_fp: str | None) -> PublicKey | None:
+            trusted_fp: str | None, signed_by: bytes | None = None) -> PublicKey | None:
     """The key that signed the checkpoint: the trusted one, or a key the ledger had when it
-    held that many entries (added by an entry before it, not revoked by one before it)."""
+    held that many entries (added by an entry before it, not revoked by one before it).
+    ``signed_by``: the raw key whose signature on this very checkpoint the caller checked
+    already; a candidate that is that key is not checked again."""
     size = parsed[0].size
     candidates: list[PublicKey] = []
     if trusted is not None:
@@ -291,15 +293,18 @@ def _signer(result: Result, parsed: Parsed, trusted: PublicKey | None,
                 candidates.append(PublicKey(base64.b64decode(public, validate=True)))
             except (binascii.Error, ValueError):
                 continue
-    return next((k for k in candidates if verify_checkpoint_signature(parsed, [k.raw])), None)
+    return next((k for k in candidates if k.raw == signed_by
+                 or verify_checkpoint_signature(parsed, [k.raw])), None)
 
 
 def verify_published(source: Source, trusted_fp: str | None = None,
                      trusted: PublicKey | None = None, strict: bool = False,
-                     on_progress: Callable[[int, int], None] | None = None) -> Published:
+                     on_progress: Callable[[int, int], None] | None = None,
+                     signed_by: bytes | None = None) -> Published:
     """Verify the published ledger ``source`` holds; every problem is a finding of the result
     (a missing checkpoint is InputError, an unreachable source EnvironmentProblem).
-    ``on_progress(done, total)`` is called per tile of entries read (a progress bar)."""
+    ``on_progress(done, total)`` is called per tile of entries read (a progress bar);
+    ``signed_by``: a raw key the caller found signed this checkpoint (not checked again)."""
     note, parsed = read_checkpoint(source)
     cp = parsed[0]
     probe = Result()
@@ -308,7 +313,8 @@ def verify_published(source: Source, trusted_fp: str | None = None,
     if cp.size == 0:
         reader.find("the published checkpoint has size 0: an empty ledger is not verified")
         return Published(probe, note, parsed, reader.files)
-    if trusted is not None and not verify_checkpoint_signature(parsed, [trusted.raw]):
+    if trusted is not None and trusted.raw != signed_by \
+            and not verify_checkpoint_signature(parsed, [trusted.raw]):
         # its size is a claim of whoever signed it: nothing is read for it
         reader.find("the published checkpoint is not signed by the trusted key: nothing "
                     "was read for the size it claims")
@@ -326,16 +332,18 @@ def verify_published(source: Source, trusted_fp: str | None = None,
                         f"the checkpoint's {cp.root.hex()[:16]}…")
     result = verify_export_lines(_entry_lines(reader, cp.size, on_progress), trusted_fp,
                                  source=f"{source.name}/logbook/entries", strict=strict)
-    return conclude(reader, probe, result, note, parsed, digests, 0, trusted, trusted_fp)
+    return conclude(reader, probe, result, note, parsed, digests, 0, trusted, trusted_fp,
+                    trusted.raw if trusted is not None else signed_by)
 
 
 def conclude(reader: _Reader, probe: Result, result: Result, note: str, parsed: Parsed,
              digests: Sequence[bytes | None], first: int, trusted: PublicKey | None,
-             trusted_fp: str | None) -> Published:
+             trusted_fp: str | None, signed_by: bytes | None = None) -> Published:
     """What every check of a published ledger ends with, whether it read the entries from 0
     or only those from ``first`` (logbook.verify.mirror_tail): the tree's findings first, the
     count, each entry's digest against its bundle's (``digests``, from ``first``), the
-    checkpoint's origin and signer, and the keys document."""
+    checkpoint's origin and signer (each signature checked once: ``signed_by`` is the key
+    the caller found signed it), and the keys document."""
     cp = parsed[0]
     result.findings[:0] = probe.findings
     result.checks += 1
@@ -351,7 +359,7 @@ def conclude(reader: _Reader, probe: Result, result: Result, note: str, parsed: 
         result.findings.append(Finding("checkpoint", "error", f"the checkpoint's origin "
                                        f"{cp.origin!r} does not name the published ledger",
                                        None, []))
-    signer = _signer(result, parsed, trusted, trusted_fp)
+    signer = _signer(result, parsed, trusted, trusted_fp, signed_by)
     if signer is None:
         who = "the trusted key" if trusted_fp else "a key the ledger had at its size"
         result.findings.append(Finding("checkpoint", "error", "the published checkpoint is "

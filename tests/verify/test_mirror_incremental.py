@@ -197,6 +197,46 @@ def test_each_file_is_fetched_once_a_round(ledger_dir: Path, tmp_path: Path) -> 
         assert max(Counter(asked).values()) == 1, Counter(asked).most_common(3)
 
 
+def test_the_checkpoint_signature_is_checked_once_a_round(
+        ledger_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An update checks the new checkpoint's signature once (it was checked twice: before the
+    fork checks and again when the signer is named), a first mirror with --trusted-key too,
+    and a mirror whose checkpoint is signed by no key it knows still fails."""
+    import logbook.tlog.note as note
+
+    checked: list[str] = []
+    real = note.verify_note
+
+    def counted(text: object, name: str, keys: object) -> bool:
+        checked.append(name)
+        return real(text, name, keys)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(note, "verify_note", counted)
+    pub, dest = tmp_path / "pub", tmp_path / "mirror"
+    grow(ledger_dir, 299)
+    ok("publish", str(pub))
+    with counting_server(pub) as (url, _asked):
+        ok("mirror", url, str(dest))
+        assert len(checked) == 1, checked
+        for extra in ("m", "n"):
+            grow(ledger_dir, 40, extra)
+            ok("publish", str(pub))
+            checked.clear()
+            ok("mirror", url, str(dest))
+            assert len(checked) == 1, checked
+        ok("keys", "export", "--out", str(tmp_path / "public.key"))
+        for trusting in ("trusting-first", "trusting-first"):  # a first mirror, then nothing new
+            checked.clear()
+            ok("mirror", url, str(tmp_path / trusting), "--trust", str(tmp_path / "public.key"))
+            assert len(checked) == 1, checked
+        grow(ledger_dir, 40, "o")
+        ok("publish", str(pub))
+        checked.clear()
+        ok("mirror", url, str(tmp_path / "trusting-first"), "--trust",
+           str(tmp_path / "public.key"))
+        assert len(checked) == 1, checked
+
+
 def test_a_key_added_after_the_mirror_carries_on(ledger_dir: Path, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A key added after the mirrored size signs new entries that verify, and the state
