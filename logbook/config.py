@@ -40,14 +40,11 @@ VARIABLES: dict[str, str] = {
                          "an analysis checks only what was appended since (default "
                          "$XDG_STATE_HOME/logbook, else ~/.local/state/logbook); off keeps "
                          "nothing and checks every ledger in full each time",
-    "LOGBOOK_CHECK_IN_FULL_BELOW": "ledgers with fewer entries than this are checked in full by "
-                                   "every analysis, keeping nothing (default 2000)",
     "LOGBOOK_WRAPPED": "set by `logbook run` for the command it runs: 1 tells a harness's "
                        "logbook hook that `logbook run` records the run itself",
 }
 
 DEFAULT_LOCK_TIMEOUT = 30.0
-DEFAULT_CHECK_IN_FULL_BELOW = 2000
 MAX_LOCK_WAIT = 86_400.0  # a day: longer is a typo (and SQLite needs a finite wait)
 DEFAULT_MAX_INPUT = 256 * 1024 * 1024
 DEFAULT_READ_TIMEOUT = 30.0
@@ -87,12 +84,6 @@ def state_dir() -> Path | None:
         return Path(named).expanduser()
     xdg = os.environ.get("XDG_STATE_HOME", "").strip()
     return (Path(xdg) if xdg else Path.home() / ".local" / "state") / "logbook"
-
-
-def check_in_full_below() -> int:
-    """LOGBOOK_CHECK_IN_FULL_BELOW (entries)."""
-    return int(_number("LOGBOOK_CHECK_IN_FULL_BELOW", DEFAULT_CHECK_IN_FULL_BELOW, 1, 2**62,
-                       " of entries"))
 
 
 def ledger_dir() -> str | None:

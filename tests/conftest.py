@@ -59,8 +59,7 @@ def isolate(mp: pytest.MonkeyPatch, home: Path, work: Path) -> None:
     mp.setenv("XDG_CONFIG_HOME", str(home / "config"))
     mp.setenv("HOME", str(home))
     mp.setenv("XDG_STATE_HOME", str(home / "state"))
-    for var in ("LOGBOOK_DIR", "LOGBOOK_KEY", "LOGBOOK_SESSION", "LOGBOOK_STATE_DIR",
-                "LOGBOOK_CHECK_IN_FULL_BELOW"):
+    for var in ("LOGBOOK_DIR", "LOGBOOK_KEY", "LOGBOOK_SESSION", "LOGBOOK_STATE_DIR"):
         mp.delenv(var, raising=False)
     work.mkdir(parents=True, exist_ok=True)
     mp.chdir(work)

@@ -107,7 +107,7 @@ def checked_copy_of(ledger: Any) -> Iterator[Any]:
     None when there is none to keep."""
     from logbook.ledger.checked import open_checked_copy
 
-    copy = open_checked_copy(ledger, ledger.size())
+    copy = open_checked_copy(ledger)
     try:
         yield copy
     finally:

@@ -1,6 +1,7 @@
 """Where this machine keeps its checked copy of a ledger (logbook.storage.sqlite.checked), and
 opening it: one file per ledger and place, under the state folder (logbook.config.state_dir),
-for ledgers large enough that checking them in full at every read costs (docs/auditing.md §7)."""
+whatever the ledger's size: every analysis after the first reads through it
+(docs/auditing.md §7)."""
 
 from __future__ import annotations
 
@@ -12,14 +13,13 @@ from logbook.ledger.service import Ledger
 from logbook.storage.base import CheckedCopy
 
 
-def open_checked_copy(ledger: Ledger, size: int) -> CheckedCopy | None:
-    """The checked copy of ``ledger`` (of ``size`` entries) to carry the check on from; None
-    when the ledger is small enough to check in full (LOGBOOK_CHECK_IN_FULL_BELOW), when
-    LOGBOOK_STATE_DIR is "off", or when no copy can be kept (the check is then made in full)."""
+def open_checked_copy(ledger: Ledger) -> CheckedCopy | None:
+    """The checked copy of ``ledger`` to carry the check on from; None when LOGBOOK_STATE_DIR
+    is "off", or when no copy can be kept (the check is then made in full)."""
     from logbook.storage.sqlite.checked import CheckedIndex
 
     folder = config.state_dir()
-    if folder is None or size < config.check_in_full_below():
+    if folder is None:
         return None
     try:
         uuid = ledger.uuid

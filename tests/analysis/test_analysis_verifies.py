@@ -6,6 +6,10 @@ prints nothing on stdout (no figure computed from bad bytes). The attacks cover 
 the check: a digest recomputed from the stored bytes, the chain, the signature of an entry
 after the latest checkpoint, the root of a checkpoint that vouches for older entries, an entry
 slipped in without a key beneath an honest one, and a derived outcomes row.
+
+These attack the check made in full, which every analysis makes when this machine keeps no
+checked copy (LOGBOOK_STATE_DIR=off, set here) and the first time it sees a ledger;
+tests/verify/test_tamper_resumed.py attacks the check carried on from the copy.
 """
 
 from __future__ import annotations
@@ -31,6 +35,11 @@ from conftest import CliResult, run_cli
 initialised, ledger_dir = prebuilt.initialised, prebuilt.ledger_dir
 
 SLUG = "verified-plan"
+
+
+@pytest.fixture(autouse=True)
+def _in_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOGBOOK_STATE_DIR", "off")
 BANNER = "this ledger does not verify: "
 
 

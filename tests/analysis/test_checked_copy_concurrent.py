@@ -35,7 +35,6 @@ print(json.dumps(codes))
 @pytest.mark.slow
 def test_briefs_carry_the_copy_on_while_others_append(ledger_dir: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LOGBOOK_CHECK_IN_FULL_BELOW", "1")
     tests = str(Path(__file__).parents[1])
     env = {**os.environ, "LOGBOOK_LOCK_TIMEOUT": "120"}
     writers = [subprocess.Popen([sys.executable, "-c", APPENDER.format(

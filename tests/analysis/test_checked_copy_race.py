@@ -47,7 +47,6 @@ def _append_and_brief(ledger_dir: Path, drafts: Path, seeds: range) -> int:
 
 def test_a_reader_never_sees_the_copy_past_its_snapshot(ledger_dir: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LOGBOOK_CHECK_IN_FULL_BELOW", "1")
     assert run_cli("plan", str(write_json(tmp_path / "p.json",
                                           plan_body(runs_per_arm=20)))).code == 0
     mine = _runs(tmp_path, "a.jsonl", range(4))
@@ -86,7 +85,6 @@ def test_a_copy_carried_past_a_snapshot_before_its_check_is_no_rollback(
     from logbook.ledger.service import Ledger
     from logbook.storage.sqlite.store import SQLiteStore
 
-    monkeypatch.setenv("LOGBOOK_CHECK_IN_FULL_BELOW", "1")
     assert run_cli("plan", str(write_json(tmp_path / "p.json",
                                           plan_body(runs_per_arm=20)))).code == 0
     mine = _runs(tmp_path, "a.jsonl", range(4))

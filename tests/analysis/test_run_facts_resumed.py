@@ -23,11 +23,6 @@ READS = (("audit", "--json"), ("report", "kv", "--json"), ("report", "codegen", 
          ("compare", "codegen:a", "codegen:b", "--json"), ("brief", "--json"))
 
 
-@pytest.fixture(autouse=True)
-def _copies(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LOGBOOK_CHECK_IN_FULL_BELOW", "1")  # a small ledger keeps a copy too
-
-
 def _digest(r: Any) -> str:
     assert r.code == 0, r.err
     return str(r.json["digest"])

@@ -207,8 +207,8 @@ def owner_fingerprint(key: Any) -> str:
 # --- 7. a corrupted tree row is never signed, proved or trusted ------------------------------
 
 
-def test_7_checkpoint_prove_and_verify_never_trust_a_corrupted_tree(ledger_dir: Path,
-                                                                    tmp_path: Path) -> None:
+def test_7_checkpoint_prove_and_verify_never_trust_a_corrupted_tree(
+        ledger_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import sqlite3
 
     from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
@@ -232,11 +232,20 @@ def test_7_checkpoint_prove_and_verify_never_trust_a_corrupted_tree(ledger_dir: 
     conn.close()
     before = head()
 
+    # carried on from this machine's checked copy, `checkpoint` signs the tree the copy
+    # holds, never the stored one: the root of the good checkpoint, at the same size
+    kept = tmp_path / "kept.checkpoint"
+    assert run_cli("checkpoint", "--out", str(kept)).code == 0
+    assert kept.read_text().splitlines()[:3] == good.read_text().splitlines()[:3]
+    assert len(run_cli("log", "--checkpoints", "--json").json) == 2
+    before = head()
+    # checked in full (no copy), the stored tree is read, and its damage refused
+    monkeypatch.setenv("LOGBOOK_STATE_DIR", "off")
     one_sentence(run_cli("checkpoint"), 1, "node (3, 0)", "reindex")
     one_sentence(run_cli("checkpoint", "--out", str(tmp_path / "new.checkpoint")), 1,
                  "node (3, 0)")
     assert not (tmp_path / "new.checkpoint").exists()
-    assert len(run_cli("log", "--checkpoints", "--json").json) == 1  # only the good one
+    assert len(run_cli("log", "--checkpoints", "--json").json) == 2  # only the good ones
     one_sentence(run_cli("prove", "@1", "--checkpoint", str(good)), 1, "node (3, 0)")
     one_sentence(run_cli("prove", "--consistency", str(good)), 1, "node (3, 0)")
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pg_cluster as cluster_fixtures
 import psycopg
+import pytest
 from builders import draft, plan_body, run_body, write_json
 from conftest import CliResult, run_cli
 
@@ -46,7 +47,11 @@ def _answers(ledger: str) -> list[tuple[int, str]]:
     return [(r.code, r.out) for r in (run_cli("--ledger", ledger, *args) for args in READS)]
 
 
-def test_brief_is_byte_identical_on_a_sqlite_clone(tmp_path: Path) -> None:
+def test_brief_is_byte_identical_on_a_sqlite_clone(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # each ledger checked in full: how this machine checked a ledger before (its brief says
+    # when) is this machine's, not the ledger's
+    monkeypatch.setenv("LOGBOOK_STATE_DIR", "off")
     work = tmp_path / "work"
     _audited(work)
     before = run_cli("brief", "--json").json
@@ -58,7 +63,9 @@ def test_brief_is_byte_identical_on_a_sqlite_clone(tmp_path: Path) -> None:
     assert audits[0].out == audits[1].out and audits[0].code == audits[1].code
 
 
-def test_audit_records_go_to_postgres_and_back(pg_url: str, tmp_path: Path) -> None:
+def test_audit_records_go_to_postgres_and_back(pg_url: str, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOGBOOK_STATE_DIR", "off")  # as above
     work = tmp_path / "work"
     _audited(work)
     ok(run_cli("clone", str(work), pg_url))

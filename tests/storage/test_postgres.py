@@ -35,7 +35,12 @@ READS = [("log", "--json"), ("show", "@2", "--json"), ("report", "kv-q8-vs-f16",
          ("keys", "list", "--json"), ("report", "kv-q8-vs-f16")]
 
 
-def test_clone_to_postgres_answers_every_read_alike(pg_url: str, tmp_path: Path) -> None:
+def test_clone_to_postgres_answers_every_read_alike(pg_url: str, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # each ledger checked in full: when this machine checked a ledger before, which brief
+    # says, is this machine's, not the ledger's (tests/storage/test_postgres_resumed.py
+    # reads a server's ledger through the checked copy)
+    monkeypatch.setenv("LOGBOOK_STATE_DIR", "off")
     work = tmp_path / "work"
     _team_work(work)
     r = run_cli("clone", str(work), pg_url)

@@ -39,7 +39,6 @@ def reads(url: str) -> dict[str, Any]:
 
 @pytest.fixture
 def team(pg_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
-    monkeypatch.setenv("LOGBOOK_CHECK_IN_FULL_BELOW", "1")
     ok(run_cli("--ledger", pg_url, "init", "--name", "team"))
     ok(run_cli("--ledger", pg_url, "plan", str(write_json(
         tmp_path / "plan.json", plan_body(SLUG, runs_per_arm=3, n_items=20)))))

@@ -44,7 +44,6 @@ READS = (("brief", "--json"), ("report", SLUG, "--json"), ("audit", "--json"))
 
 @pytest.fixture(autouse=True)
 def _resuming(monkeypatch: pytest.MonkeyPatch, scenario: Scenario) -> None:
-    monkeypatch.setenv("LOGBOOK_CHECK_IN_FULL_BELOW", "1")  # the scenario is small
     # the scenario's own key (test_tamper.build_scenario's config home), for appends
     monkeypatch.setenv("LOGBOOK_KEY", str(scenario.root.parent / "config" / "logbook" /
                                           "keys" / "default.key"))
