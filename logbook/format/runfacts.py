@@ -36,7 +36,7 @@ from logbook.format.apparatus import flatten, is_identity, system_gaps
 from logbook.format.reducers import MEAN, reducer_of
 
 # the layout of the facts (a checked copy of another version is made again)
-FACTS_VERSION = 1
+FACTS_VERSION = 2
 _SCORES = {int, float, bool, type(None)}
 # from this many items up, scores of few distinct values are summed value by value (exact
 # fractions: a few operations instead of one per item; slower below it)
@@ -63,6 +63,13 @@ class RunFacts:
     # sha256 of the item ids as the run lists them: runs with the same text list the same
     # items in the same order (runs with other texts may still cover the same set of items)
     items: str
+    # a binary run whose item scores are its score column (no samples, no reducer): the items
+    # it scored and those it scored 1, as bit masks over its ids in order (bit i: the i-th
+    # id); None otherwise. What the audit compares runs item by item with (A08, A29) without
+    # reading them.
+    masks: tuple[int, int] | None = None
+    # an item of the run names its cluster (outcomes.cluster): what A26 reads the runs for
+    clustered: bool = False
 
 
 class Figures(NamedTuple):
@@ -110,6 +117,8 @@ def _facts(body: Any, figures: Callable[[list[Any]], Figures] | None) -> RunFact
     if type(ids) is not list or type(raw) is not list:
         return None
     items = items_digest(ids)
+    cl = oc.get("cluster")
+    clustered = bool(cl) and any(c is not None for _i, c in zip(ids, cl or [], strict=False))
     gaps = tuple(system_gaps(body))
     reduced = bool(oc.get("sample")) or reducer_of(oc) != MEAN  # item scores need a reducer
     if figures is not None and len(raw) >= BY_VALUE_FROM and not reduced:
@@ -117,18 +126,29 @@ def _facts(body: Any, figures: Callable[[list[Any]], Figures] | None) -> RunFact
             return None
         n, score, variance, binary = figures(raw)
         return RunFacts(flat, system, metric, gaps, True, score, variance, n, len(raw),
-                        binary, items)
+                        binary, items, masks_of(raw) if binary else None, clustered)
     # few distinct scores (0/1 items, a rubric's levels): the sums are worked out per value
     head = set(raw[:256])
     few = head if len(raw) <= 256 else set(raw) if len(head) <= 16 else None
     # (more than 16 distinct scores among the first 256 are not 0, 1 and missing alone)
     binary = few is not None and bool(raw) and all(s in (0, 1, None) for s in few)
     if reduced:
-        return RunFacts(flat, system, metric, gaps, False, None, 0.0, 0, len(raw), binary, items)
+        return RunFacts(flat, system, metric, gaps, False, None, 0.0, 0, len(raw), binary, items,
+                        None, clustered)
     if not set(map(type, raw if few is None else few)) <= _SCORES:
         return None
-    if few is not None and len(raw) >= BY_VALUE_FROM and len(few) <= 64 and not any(
-            s == 0 and math.copysign(1.0, s) < 0 for s in few if s is not None):
+    plain = few is not None and not any(s == 0 and math.copysign(1.0, s) < 0
+                                        for s in few if s is not None)  # no -0.0 alone
+    masks = masks_of(raw) if binary else None
+    if masks is not None and plain:
+        # 0/1 items: the counts give the sums exactly (math.fsum of each term, as below)
+        n, k = masks[0].bit_count(), masks[1].bit_count()
+        score, variance = None, 0.0
+        if n:
+            score = k / n
+            zero, one = (0.0 - score) * (0.0 - score), (1.0 - score) * (1.0 - score)
+            variance = math.fsum([one] * k + [zero] * (n - k)) / n
+    elif few is not None and plain and len(raw) >= BY_VALUE_FROM and len(few) <= 64:
         n, score, variance = _by_value(raw)
     else:
         values = [float(s) for s in raw if s is not None]
@@ -137,7 +157,21 @@ def _facts(body: Any, figures: Callable[[list[Any]], Figures] | None) -> RunFact
         if n:
             score = math.fsum(values) / n
             variance = math.fsum([(v - score) * (v - score) for v in values]) / n
-    return RunFacts(flat, system, metric, gaps, True, score, variance, n, len(raw), binary, items)
+    return RunFacts(flat, system, metric, gaps, True, score, variance, n, len(raw), binary, items,
+                    masks, clustered)
+
+
+# a binary score's digit in each mask (True, 1.0 and 1 are one key; so are False, 0.0 and -0.0)
+_SCORED_DIGIT = {None: "0", 0: "1", 1: "1"}
+_ONE_DIGIT = {None: "0", 0: "0", 1: "1"}
+
+
+def masks_of(raw: list[Any]) -> tuple[int, int]:
+    """(scored, scored 1) of a binary score column as bit masks (bit i: the i-th score)."""
+    back = raw[::-1]
+    scored = "".join(map(_SCORED_DIGIT.__getitem__, back))
+    ones = "".join(map(_ONE_DIGIT.__getitem__, back))
+    return int(scored or "0", 2), int(ones or "0", 2)
 
 
 def items_digest(ids: list[Any]) -> str:
@@ -189,9 +223,11 @@ def encode(facts: RunFacts | None) -> str | None:
     if facts is None:
         return None
     try:
+        masks = None if facts.masks is None else [f"{m:x}" for m in facts.masks]
         return orjson.dumps([facts.apparatus, facts.system, facts.metric, list(facts.gaps),
                              facts.figures, facts.score, facts.variance, facts.scored,
-                             facts.scores, facts.binary, facts.items]).decode()
+                             facts.scores, facts.binary, facts.items, masks,
+                             facts.clustered]).decode()
     except (TypeError, orjson.JSONEncodeError):  # an integer past 64 bits: read whole
         return None
 
@@ -203,15 +239,17 @@ def decode(text: str | bytes | RunFacts | None) -> RunFacts | None:
         return text
     try:
         (app, system, metric, gaps, figures, score, variance, scored, scores, binary,
-         items) = orjson.loads(text)
-    except (orjson.JSONDecodeError, TypeError, ValueError):
+         items, masks, clustered) = orjson.loads(text)
+        if masks is not None:
+            masks = (int(masks[0], 16), int(masks[1], 16))
+    except (orjson.JSONDecodeError, TypeError, ValueError, IndexError):
         return None
     if type(app) is not dict or type(system) is not str or type(gaps) is not list or type(
             items) is not str:
         return None
     return RunFacts(app, system, metric, tuple(gaps), bool(figures),
                     None if score is None else float(score), float(variance), int(scored),
-                    int(scores), bool(binary), items)
+                    int(scores), bool(binary), items, masks, bool(clustered))
 
 
 def _name(pair: tuple[str, Any]) -> str:

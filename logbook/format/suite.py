@@ -60,7 +60,9 @@ def run_facts(seq: int, joined: int, body: Any,
     dh = app.get("dataset_hash") if isinstance(app, dict) else None
     oc = body.get("outcomes")
     ids = oc.get("id") if isinstance(oc, dict) else None
-    kept = tuple(i for i in ids if isinstance(i, str)) if isinstance(ids, list) else ()
+    kept = tuple(ids) if isinstance(ids, list) else ()
+    if not set(map(type, kept)) <= {str}:  # parsed JSON: a string is a str, nothing else
+        kept = tuple(i for i in kept if isinstance(i, str))
     if shared is not None:
         kept = shared.setdefault(kept, kept)
     return Member(seq, joined, body.get("status") == "completed",

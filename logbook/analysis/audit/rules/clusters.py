@@ -29,7 +29,8 @@ def unnamed_clusters(ctx: Context) -> Iterator[Finding]:
         for ctl, trt in comparisons(plan):
             t_runs = ctx.usable(plan.runs, trt)
             c_runs = ctx.usable(plan.runs, ctl) if ctl is not None else t_runs
-            if not t_runs or not any(r.clusters for r in [*c_runs, *t_runs]):
+            if not t_runs or not any(r.facts.clustered if r.facts is not None else r.clusters
+                                     for r in [*c_runs, *t_runs]):
                 continue
             ids, a, b = paired_arrays(c_runs, t_runs)
             if ctl is None:  # one arm alone: its items' clustering, no difference to take

@@ -135,26 +135,51 @@ def execution_variance(ctx: Context) -> Iterator[Finding]:
         for runs in by_decode.values():
             if len(runs) < 2:
                 continue
-            ids = set(runs[0].item_scores)
-            same = [r for r in runs if set(r.item_scores) == ids]
-            if len(same) < 2:
+            found = flips_of(runs)
+            if found is None:
                 continue
-            flips = [(a, b, _flipped(a, b)) for a, b in pairwise(same)]
-            moved = {i for _a, _b, f in flips for i in f}
-            if not moved:
-                continue
-            shown = "; ".join(f"@{a.seq} to @{b.seq}: {len(f)}" for a, b, f in flips[:4])
+            same, n_ids, flips, moved = found
+            shown = "; ".join(f"@{a.seq} to @{b.seq}: {f}" for a, b, f in flips[:4])
             how = "greedy" if not temperature(same[0]) else "one fixed seed"
             more = " and more" if len(same) > 6 else ""
             yield Finding("A29", "info", f"runs {at(same[:6])}{more} "
-                          f"of one apparatus ({how}, {len(ids)} items) give different answers "
-                          f"on {len(moved)} item(s) ({shown} flipped): execution variance, not "
+                          f"of one apparatus ({how}, {n_ids} items) give different answers "
+                          f"on {moved} item(s) ({shown} flipped): execution variance, not "
                           "decoding or item sampling; one run's figure carries it unseen, so "
                           "repeat the runs and report their spread (a band)", same[-1].seq,
                           [*(r.digest for r in same), *sorted({r.plan for r in same if r.plan})])
 
 
-def _flipped(a: RunView, b: RunView) -> set[str]:
-    xa, xb = a.item_scores, b.item_scores
+def flips_of(runs: list[RunView]) -> tuple[list[RunView], int, list[tuple[RunView, RunView,
+                                                                        int]], int] | None:
+    """The runs over the first run's item ids, how many ids, the items each consecutive pair
+    scores differently (both scored), and how many items any pair does; None when fewer than
+    two runs share the ids or no item moved. Binary runs listing the same ids are compared by
+    their facts' bit masks (logbook.format.runfacts), without reading them; any other group by
+    its item scores."""
+    masks = [r.facts.masks if r.facts is not None and not r.pass_k else None for r in runs]
+    items = {r.facts.items if r.facts is not None else None for r in runs}
+    if all(m is not None for m in masks) and len(items) == 1:
+        same, n_ids = runs, runs[0].facts.scores if runs[0].facts is not None else 0
+        counts, moved = [], 0
+        for (sa, oa), (sb, ob) in pairwise(m for m in masks if m is not None):
+            flipped = (oa ^ ob) & sa & sb
+            counts.append(flipped.bit_count())
+            moved |= flipped
+        n_moved = moved.bit_count()
+    else:
+        scores = [r.item_scores for r in runs]
+        ids = set(scores[0])
+        kept = [(r, x) for r, x in zip(runs, scores, strict=True) if set(x) == ids]
+        same, n_ids = [r for r, _x in kept], len(ids)
+        sets = [_flipped(a, b) for (_r, a), (_q, b) in pairwise(kept)]
+        counts, n_moved = [len(f) for f in sets], len(set().union(*sets))
+    if len(same) < 2 or not n_moved:
+        return None
+    return same, n_ids, [(a, b, c) for (a, b), c in zip(pairwise(same), counts,
+                                                        strict=True)], n_moved
+
+
+def _flipped(xa: dict[str, float | None], xb: dict[str, float | None]) -> set[str]:
     return {i for i, v in xa.items() if v is not None and xb.get(i) is not None
             and abs(float(v) - float(xb[i] or 0.0)) > 1e-12}

@@ -75,10 +75,11 @@ def same_items_missing(ctx: Context, plan: PlanView) -> Iterator[Finding]:
     other, beyond what independent missingness gives by chance."""
     arms = [a["name"] for a in plan.arms()]
     runs = {a: ctx.usable(plan.runs, a) for a in arms}
-    scored = {r.digest: {i for i, v in r.item_scores.items() if v is not None}
-              for rs in runs.values() for r in rs}
-    universe = set().union(*(set(r.item_scores) for rs in runs.values() for r in rs)) \
-        if scored else set()
+    if not _may_share_gaps(runs):
+        return
+    listed = {r.digest: r.item_scores for rs in runs.values() for r in rs}
+    scored = {d: {i for i, v in x.items() if v is not None} for d, x in listed.items()}
+    universe = set().union(*(set(x) for x in listed.values()))
     if not universe:
         return
     n = len(universe)
@@ -105,6 +106,31 @@ def same_items_missing(ctx: Context, plan: PlanView) -> Iterator[Finding]:
                           f"(p={p:.2g}): the arm left out the same items, so its figure is of "
                           "another suite", plan.seq,
                           [plan.digest, *(r.digest for r in mine)])
+
+
+def _may_share_gaps(runs: dict[str, list[RunView]]) -> bool:
+    """False when no arm can have 2 items missing from all its runs and none of the others':
+    told from the runs' facts (logbook.format.runfacts) when they are binary runs listing the
+    same ids, without reading them; True otherwise (the runs' items then tell)."""
+    every = [r for rs in runs.values() for r in rs]
+    masks = [r.facts.masks if r.facts is not None and not r.pass_k else None for r in every]
+    if not every or any(m is None for m in masks) or len(
+            {r.facts.items if r.facts is not None else None for r in every}) != 1:
+        return bool(every)
+    full = (1 << (every[0].facts.scores if every[0].facts is not None else 0)) - 1
+    gaps = {r.digest: full & ~m[0] for r, m in zip(every, masks, strict=True) if m is not None}
+    for arm, mine in runs.items():
+        others = [r for a, rs in runs.items() if a != arm for r in rs]
+        if len(mine) < 2 or len(others) < 2:
+            continue
+        gone = full
+        for r in mine:
+            gone &= gaps[r.digest]
+        for r in others:
+            gone &= ~gaps[r.digest]
+        if gone.bit_count() >= 2:
+            return True
+    return False
 
 
 @rule("A19", severity="warning", title="score without its system",
