@@ -168,6 +168,17 @@ def test_the_analysis_signs_nothing() -> None:
     assert not (PACKAGE / "storage" / "postgres" / "local.py").exists()
 
 
+def test_the_command_line_runs_no_workflow() -> None:
+    """`logbook run` (logbook.integrations.command) and `logbook verify`
+    (logbook.verify.command) are workflows the CLI calls and prints: no module of cli/ runs a
+    command, checks a store or a chain itself."""
+    workflow = {"logbook.capture.process", "logbook.verify.stored", "logbook.verify.chain",
+                "logbook.ingest.routing"}
+    bad = [f"{_where(m, line)} imports {t}" for m in MODULES if _package(m) == "cli"
+           for t, line in imports(m) if t in workflow]
+    assert not bad, "cli/ runs a workflow:\n" + "\n".join(bad)
+
+
 def test_the_verifier_imports_nothing_that_signs() -> None:
     verify = [m for m in MODULES if _package(m) == "verify"]
     reached = _closure(verify)

@@ -4,13 +4,12 @@ never writes to it (an auditor's copy may sit on read-only media)."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import BinaryIO
+from collections.abc import Iterator
+from typing import Any
 
 import typer
 
 from logbook.cli import state
-from logbook.errors import InputError
 
 
 def verify(
@@ -45,106 +44,27 @@ def verify(
     With --witness: also that each --checkpoint carries valid cosignatures by --quorum of
     the given witnesses.
     """
-    from logbook.verify import chain as v
-    from logbook.verify import stored as verify_ledger
-    from logbook.verify.checkpoint import check_against, read_checkpoint, read_trust_key
-    from logbook.verify.cosignatures import witness_policy
-    from logbook.verify.summary import quotable_line
+    from contextlib import contextmanager
 
-    trusted, trusted_key = read_trust_key(trust) if trust else (None, None)
-    for cp in checkpoints:
-        read_checkpoint(cp)  # a missing or malformed file is bad input: exit 2 before any work
-    witnessed = witness_policy(witnesses, quorum)
-    if witnessed is not None and not checkpoints:
-        raise InputError("--witness checks the cosignatures of a --checkpoint: give one")
-    published = None
-    if file is not None and _is_published(file):
-        from logbook.cli.progress import progress
-        from logbook.verify.published import open_source, verify_published
+    from logbook.cli.progress import progress
+    from logbook.verify.command import verify as verify_any
 
-        with progress("verifying") as on_progress:
-            published = verify_published(open_source(file), trusted, trusted_key,
-                                         strict=strict, on_progress=on_progress)
-        result = published.result
-    elif file is not None:
-        from logbook.files import bounded_lines
-        from logbook.limits import MAX_LINE_BYTES
+    @contextmanager
+    def store() -> Iterator[tuple[Any, int]]:
+        with state.open_ledger() as ledger:
+            yield ledger.verify_reads(), ledger.size()
 
-        with _export_stream(file) as fh:
-            result = v.verify_export_lines(bounded_lines(fh, file, MAX_LINE_BYTES), trusted,
-                                           source=file, strict=strict)
-    else:
-        # one read transaction for every check: appends made meanwhile are not seen
-        from logbook.cli.progress import progress
-
-        with state.open_ledger() as ledger, \
-                progress("verifying", size=ledger.size()) as on_progress:
-            result = verify_ledger.verify_store(ledger.verify_reads(), trusted, strict=strict,
-                                                on_progress=on_progress)
-    # from the digests verify recomputed from the entries' bytes, never the stored tree
-    checked = [check_against(result, cp, trusted_key, trusted, witnessed) for cp in checkpoints]
-    out = result.as_dict()
-    if checked:
-        out["checkpoints"] = [c.as_dict() for c in checked]
-    if published is not None:
-        out["published"] = {"size": published.checkpoint[0].size,
-                            "root": published.checkpoint[0].root.hex(),
-                            "signed_by": published.signed_by}
+    done = verify_any(file, trust, checkpoints, witnesses, quorum, strict, store,
+                      lambda what, size: progress(what, size=size))
     if as_json:
-        state.emit_json(out)
+        state.emit_json(done.as_dict())
     else:
-        for f in result.findings:
-            where = f"entry {f.seq}: " if f.seq is not None and "entry" not in f.message else ""
-            print(f"FAIL [{f.check}] {where}{f.message}")
-        for c in checked:
-            if c.ok:
-                print(f"checkpoint {c.path}: the ledger extends it (size {c.size}, signed by "
-                      f"{(c.signed_by or '?')[:16]}…" + (f"; cosigned by at least {witnessed[1]} "
-                                                        "of the given witnesses)"
-                                                        if witnessed else ")"))
-        if result.ok and published is not None:
-            print(f"verified {result.entries} entries of the ledger {result.ledger} published "
-                  f"at {file}: its tiles give the root its checkpoint signs (size "
-                  f"{published.checkpoint[0].size}, signed by {(published.signed_by or '?')[:16]}"
-                  "…)")
-        elif result.ok:
-            print(f"verified {result.entries} entries of ledger {result.ledger}; "
-                  f"head {result.head}" + (f"; trusted key {trusted[:16]}…" if trusted else ""))
-        else:
-            print(f"{len(result.findings)} finding(s) in {result.entries} entries",
-                  file=sys.stderr)
-        what = ["digests", "chain", "signatures", "references"]
-        what += ["tiles"] if published is not None else [] if file is not None else ["derived"]
-        what += (["strict"] if strict else []) + (["checkpoints"] if checked else [])
-        print(quotable_line(result, trusted, what))
-    if not result.ok:
+        out, err = done.lines()
+        for line in err:
+            print(line, file=sys.stderr)
+        print("\n".join(out))
+    if not done.ok:
         raise typer.Exit(1)
-
-
-def _is_published(file: str) -> bool:
-    from logbook.verify.published import is_published
-
-    return is_published(file)
-
-
-def _export_stream(file: str) -> BinaryIO:
-    """The export FILE to read line by line: a regular file opened as it is; stdin (``-``), a
-    FIFO or a pipe (``verify <(cat export.jsonl)``) or a device read whole with logbook's
-    bound and read timeout; anything else refused with a sentence saying what it is."""
-    import io
-
-    from logbook.files import read_bytes, read_stdin
-
-    if file == "-":
-        return io.BytesIO(read_stdin("FILE -"))
-    path = Path(file)
-    if path.is_file():
-        try:
-            return path.open("rb")
-        except OSError as exc:
-            raise InputError(f"FILE {file} cannot be read: {exc.strerror}") from None
-    # missing, a directory, a FIFO with no writer, too large: read_bytes names what is wrong
-    return io.BytesIO(read_bytes(file, "FILE"))
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,40 @@
+"""One read path for every size (issue 35): the second analysis of a ledger, however small,
+carries the check on from this machine's checked copy and reads through it; with no state
+folder every analysis checks in full. No size chooses the path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+
+def _verified() -> dict[str, object]:
+    r = run_cli("brief", "--json")
+    assert r.code == 0, r.err
+    return dict(r.json["integrity"]["verified"])
+
+
+def test_a_three_entry_ledger_is_read_through_the_copy(ledger_dir: Path) -> None:
+    assert run_cli("note", "one").code == 0
+    first = _verified()
+    assert first["resumed_from"] == 0 and first["entries"] == 2
+    assert run_cli("note", "two").code == 0
+    again = _verified()
+    assert again["resumed_from"] == 2 and again["entries"] == 3
+    assert str(again["checks"]).startswith("the ledger extends the 2 entries this machine")
+
+
+def test_without_a_state_folder_every_check_is_made_in_full(
+        ledger_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOGBOOK_STATE_DIR", "off")
+    for text in ("one", "two"):
+        assert run_cli("note", text).code == 0
+        assert _verified()["resumed_from"] == 0
+
+
+def test_no_setting_chooses_a_read_path_by_size() -> None:
+    from logbook import config
+
+    assert not [v for v in config.VARIABLES if "BELOW" in v or "THRESHOLD" in v]
