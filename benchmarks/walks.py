@@ -25,7 +25,9 @@ from typing import Any
 
 import orjson
 
-PACKAGE = str(Path(__file__).resolve().parent.parent / "logbook") + os.sep
+import logbook
+
+PACKAGE = str(Path(logbook.__file__).resolve().parent) + os.sep  # wherever it is installed
 
 
 def cli(*args: str) -> int:

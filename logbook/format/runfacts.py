@@ -161,17 +161,17 @@ def _facts(body: Any, figures: Callable[[list[Any]], Figures] | None) -> RunFact
                     masks, clustered)
 
 
-# a binary score's digit in each mask (True, 1.0 and 1 are one key; so are False, 0.0 and -0.0)
-_SCORED_DIGIT = {None: "0", 0: "1", 1: "1"}
-_ONE_DIGIT = {None: "0", 0: "0", 1: "1"}
+# a binary score as one letter (True, 1.0 and 1 are one key; so are False, 0.0 and -0.0),
+# then that letter as its digit in each mask
+_LETTER = {None: "n", 0: "z", 1: "o"}
+_SCORED_DIGITS = str.maketrans("nzo", "011")
+_ONE_DIGITS = str.maketrans("nzo", "001")
 
 
 def masks_of(raw: list[Any]) -> tuple[int, int]:
     """(scored, scored 1) of a binary score column as bit masks (bit i: the i-th score)."""
-    back = raw[::-1]
-    scored = "".join(map(_SCORED_DIGIT.__getitem__, back))
-    ones = "".join(map(_ONE_DIGIT.__getitem__, back))
-    return int(scored or "0", 2), int(ones or "0", 2)
+    letters = "".join(map(_LETTER.__getitem__, reversed(raw))) or "n"
+    return int(letters.translate(_SCORED_DIGITS), 2), int(letters.translate(_ONE_DIGITS), 2)
 
 
 def items_digest(ids: list[Any]) -> str:

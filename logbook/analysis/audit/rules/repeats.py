@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
@@ -90,7 +91,12 @@ def temperature(run: RunView) -> float | None:
 def seeds(run: RunView) -> tuple[tuple[str, str], ...]:
     """The seed fields the run records, with their values (empty when it records none)."""
     return tuple(sorted((k, repr(v)) for k, v in run.apparatus.items()
-                        if "seed" in k.rsplit(".", 1)[-1].lower() and v is not None))
+                        if v is not None and _is_seed(k)))
+
+
+@lru_cache(maxsize=4096)
+def _is_seed(name: str) -> bool:  # runs share their field names: each is judged once
+    return "seed" in name.rsplit(".", 1)[-1].lower()
 
 
 @rule("A21", severity="warning", title="fixed seed",

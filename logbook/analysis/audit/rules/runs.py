@@ -14,6 +14,7 @@ an arm that leaves out the same items: it chose its suite.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 
 from logbook.analysis.audit.context import Context, at, missing
 from logbook.analysis.audit.registry import rule
@@ -151,8 +152,12 @@ SCORER_PARTS = ("judge", "grader", "scorer", "judge_model", "grader_model", "sco
 
 
 def scorer_fields(run: RunView, fields: dict[str, object]) -> dict[str, str]:
-    return {k: repr(v) for k, v in fields.items()
-            if k.startswith("evaluator.") or k.rsplit(".", 1)[-1].lower() in SCORER_PARTS}
+    return {k: repr(v) for k, v in fields.items() if _is_scorer(k)}
+
+
+@lru_cache(maxsize=4096)
+def _is_scorer(name: str) -> bool:  # runs share their field names: each is judged once
+    return name.startswith("evaluator.") or name.rsplit(".", 1)[-1].lower() in SCORER_PARTS
 
 
 @rule("A28", severity="error", title="scorer changed mid-plan",
