@@ -13,6 +13,7 @@ import copy
 import dataclasses
 import math
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -78,16 +79,24 @@ def _view(work: Path) -> tuple[Ledger, Any, LedgerView]:
     return ledger, checked, LedgerView(ledger, checked)
 
 
-def test_the_audit_reads_no_binary_run_whole(ledger_dir: Path, tmp_path: Path) -> None:
-    rng = random.Random(3)
-    plan = make_plan(tmp_path, runs=3, n_items=60)
+def _plan_of_greedy_runs(tmp: Path, seed: int, n: int,
+                         gone: Callable[[str, int], list[int]]) -> None:
+    """A plan of 3 greedy runs an arm over ``n`` items, each leaving ``gone(arm, k)`` out."""
+    rng = random.Random(seed)
+    plan = make_plan(tmp, runs=3, n_items=n)
     drafts = []
     for k in range(3):
         for arm in ("f16", "q8"):
-            s: list[Any] = [float(rng.random() < 0.7) for _ in range(60)]
-            s[k] = None  # one missing item a run: never the same ones in every run of an arm
+            s: list[Any] = [float(rng.random() < 0.7) for _ in range(n)]
+            for j in gone(arm, k):
+                s[j] = None
             drafts.append(_greedy(s, arm, k, plan))
-    append(tmp_path, drafts)
+    append(tmp, drafts)
+
+
+def test_the_audit_reads_no_binary_run_whole(ledger_dir: Path, tmp_path: Path) -> None:
+    # one missing item a run: never the same ones in every run of an arm
+    _plan_of_greedy_runs(tmp_path, 3, 60, lambda _arm, k: [k])
     ledger, checked, view = _view(ledger_dir)
     with ledger, ledger.snapshot(), ledger.reading_checked(checked.kept, checked.reads):
         found = run_audit(view).findings
@@ -125,17 +134,8 @@ def test_masks_and_item_scores_find_the_same_flips(ledger_dir: Path, tmp_path: P
 def test_items_one_arm_leaves_out_are_still_found(ledger_dir: Path, tmp_path: Path) -> None:
     """A08 from the masks: an arm that leaves the same 8 items out of every run is found; the
     finding names them, as when the runs are read whole."""
-    rng = random.Random(9)
-    plan = make_plan(tmp_path, runs=3, n_items=80)
-    drafts = []
-    for k in range(3):
-        for arm in ("f16", "q8"):
-            s: list[Any] = [float(rng.random() < 0.7) for _ in range(80)]
-            if arm == "q8":
-                for j in range(8):
-                    s[70 + j] = None
-            drafts.append(_greedy(s, arm, k, plan))
-    append(tmp_path, drafts)
+    _plan_of_greedy_runs(tmp_path, 9, 80,
+                         lambda arm, _k: list(range(70, 78)) if arm == "q8" else [])
     r = run_cli("audit", "--json")
     msgs = [f["message"] for f in r.json["findings"] if f["check"] == "A08"]
     assert any("8 items (q70, q71, q72, q73, q74 and more) are missing from every run of q8"
