@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from logbook.analysis.report import build_report
-from logbook.analysis.schemas import ArmReport, Report
+from logbook.analysis.report_shapes import ArmReport, Report
 from logbook.analysis.view import LedgerView
 from logbook.errors import InputError
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from logbook.analysis.schemas import Component, ComponentArm
+from logbook.analysis.report_shapes import Component, ComponentArm
 from logbook.analysis.view import PlanView, RunView, item_mean_arrays, paired_arrays
 
 SEED = 0  # the report's seed: the same ledger gives the same figures

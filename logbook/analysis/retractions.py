@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from logbook.analysis.report.figures import plan_figures
-from logbook.analysis.schemas import RetractedRun, RetractionReview, Verdict, VerdictStatus
+from logbook.analysis.report_shapes import RetractedRun, RetractionReview, Verdict, VerdictStatus
 from logbook.analysis.verdict import judge
 from logbook.analysis.view import LedgerView, PlanView, RunView
 

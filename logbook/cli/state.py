@@ -103,9 +103,9 @@ def checked_reading(ledger: Any, keep: tuple[str, ...] = (),
 
 @contextmanager
 def checked_copy_of(ledger: Any) -> Iterator[Any]:
-    """This machine's checked copy of the ledger (logbook.ledger.checked), closed afterwards;
+    """This machine's checked copy of the ledger (logbook.ledger.checked_copy), closed afterwards;
     None when there is none to keep."""
-    from logbook.ledger.checked import open_checked_copy
+    from logbook.ledger.checked_copy import open_checked_copy
 
     copy = open_checked_copy(ledger)
     try:

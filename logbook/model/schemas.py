@@ -1,6 +1,6 @@
 """JSON Schemas of the entry bodies, generated from the record models.
 
-`logbook.analysis.schemas` writes them into `schemas/` beside the command outputs' schemas; a
+`logbook.analysis.report_shapes` writes them into `schemas/` beside the command outputs' schemas; a
 test keeps them fresh.
 """
 

@@ -249,7 +249,7 @@ class TailReads(VerifyReads, Protocol):
 
 
 class CheckedCopy(Protocol):
-    """This machine's checked copy of a ledger (logbook.storage.sqlite.checked): the state an
+    """This machine's checked copy of a ledger (logbook.storage.sqlite.checked_copy): the state an
     earlier check covered and the index, tree and keys rows it compared, read by the resumed
     check (logbook.verify.resume) and the analysis after it (logbook.verify.checked_reads)."""
 

@@ -1,5 +1,5 @@
 """What the analysis reads after a resumed check (logbook.verify.resume): the index, the tree and
-the keys from this machine's checked copy (logbook.storage.sqlite.checked), and the entries'
+the keys from this machine's checked copy (logbook.storage.sqlite.checked_copy), and the entries'
 bytes from the ledger, each held to the digest the checked copy records for its seq.
 
 The ledger's own derived rows below the size checked before are not compared again, so they

@@ -104,7 +104,7 @@ def check(store: TailReads, keep: Iterable[str] = (),
     caller reads runs through their facts (logbook.format.runfacts), worked out by this check
     (`Verified.runs`), and reads a run whole only when it asks for one.
 
-    ``checked``: this machine's checked copy of the ledger (logbook.storage.sqlite.checked):
+    ``checked``: this machine's checked copy of the ledger (logbook.storage.sqlite.checked_copy):
     when it holds an earlier check of this ledger, only what was appended since is checked
     (logbook.verify.resume) and `Verified.reads` is what the analysis then reads; after a
     full check that passes, the copy is made anew. ``before``: the size the copy covered

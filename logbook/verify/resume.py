@@ -1,5 +1,5 @@
 """The analysis check resumed from what this machine checked of the ledger before
-(logbook.storage.sqlite.checked; docs/auditing.md §7).
+(logbook.storage.sqlite.checked_copy; docs/auditing.md §7).
 
 An earlier check of ``n`` entries passed and left, in the user's state folder, the digest of
 every one of them, the index and tree rows it compared with their bytes, and the key history

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from logbook.analysis.schemas import all_schemas
+from logbook.analysis.report_shapes import all_schemas
 from logbook.model.schemas import entry_schemas, render
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
@@ -15,9 +15,9 @@ def test_schemas_are_fresh() -> None:
     for name, schema in expected.items():
         path = SCHEMAS / name
         assert path.is_file(), (
-            f"{path} is missing: run `python -m logbook.analysis.schemas schemas/`")
+            f"{path} is missing: run `python -m logbook.analysis.report_shapes schemas/`")
         assert path.read_text() == render(schema), (
-            f"{path} is stale: run `python -m logbook.analysis.schemas schemas/`")
+            f"{path} is stale: run `python -m logbook.analysis.report_shapes schemas/`")
     stray = {p.name for p in SCHEMAS.glob("*.json")} - set(expected)
     assert not stray, f"schemas/ holds files no model generates: {sorted(stray)}"
 
@@ -29,13 +29,13 @@ def test_every_kind_refuses_extra_fields() -> None:
 
 def test_output_schemas_name_exactly_the_fields_their_shapes_print() -> None:
     """schemas/report.json and schemas/brief.json come from the dataclasses the commands
-    print (analysis/schemas.py, analysis/brief_shapes.py): each shape's schema names the
+    print (analysis/report_shapes.py, analysis/brief_shapes.py): each shape's schema names the
     keys its ``as_json`` can print, under their printed names, and nothing else."""
     from dataclasses import fields
 
-    from logbook.analysis import brief_shapes, schemas
+    from logbook.analysis import brief_shapes, report_shapes
 
-    for name, root, shapes in (("report.json", schemas.Report, schemas.SHAPES),
+    for name, root, shapes in (("report.json", report_shapes.Report, report_shapes.SHAPES),
                                ("brief.json", brief_shapes.Brief, brief_shapes.SHAPES)):
         schema = all_schemas()[name]
         assert shapes[-1] is root and schema["title"] == root.__name__

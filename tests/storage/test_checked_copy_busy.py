@@ -1,4 +1,4 @@
-"""This machine's checked copy (logbook.storage.sqlite.checked) while another check holds it:
+"""This machine's checked copy (logbook.storage.sqlite.checked_copy) while another check holds it:
 a copy that stays busy past the wait is not taken for a damaged one. The command goes on
 without it (a full check) and the file, which the other check is writing, is left alone; a
 file that is not a database is still made again."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from logbook.storage.sqlite import checked
+from logbook.storage.sqlite import checked_copy as checked
 
 
 def test_a_busy_copy_is_left_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

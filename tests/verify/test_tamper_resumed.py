@@ -32,7 +32,7 @@ from builders import plan_body, write_json
 from conftest import CliResult, run_cli
 from test_tamper import DB_ATTACKS, SLUG, Attacker, Scenario, copy_ledger, reindex
 
-from logbook.storage.sqlite.checked import CheckedIndex
+from logbook.storage.sqlite.checked_copy import CheckedIndex
 from logbook.storage.sqlite.store import SQLiteStore
 from logbook.verify.integrity import BANNER
 from logbook.verify.resume import resume

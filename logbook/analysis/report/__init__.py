@@ -17,7 +17,7 @@ from typing import Any
 from logbook.analysis.bands import band_of, latest_bands
 from logbook.analysis.components import components
 from logbook.analysis.report.figures import plan_figures
-from logbook.analysis.schemas import ABSENT, ArmReport, Excluded, Refused, Report
+from logbook.analysis.report_shapes import ABSENT, ArmReport, Excluded, Refused, Report
 from logbook.analysis.verdict import judge
 from logbook.analysis.view import LedgerView, PlanView, RunView, item_mean_arrays
 
@@ -72,7 +72,7 @@ def report_with_findings(view: LedgerView, plan_ref: str,
     prints and the web view's plan page shows, composed here once. ``step`` is called
     between the two (a progress bar's tick)."""
     from logbook.analysis.audit import findings_for_plan
-    from logbook.analysis.schemas import Finding
+    from logbook.analysis.report_shapes import Finding
 
     rep = build_report(view, plan_ref)
     step()

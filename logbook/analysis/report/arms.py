@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from logbook.analysis.schemas import (
+from logbook.analysis.report_shapes import (
     ArmBand,
     ArmReport,
     ChosenInterval,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from logbook.analysis.report.arms import SEED, ArmMeans
-from logbook.analysis.schemas import Effect, WorstCase
+from logbook.analysis.report_shapes import Effect, WorstCase
 from logbook.analysis.view import PlanView, RunView, clusters_of, item_stack
 from logbook.format.metrics import BOUNDED_KINDS
 

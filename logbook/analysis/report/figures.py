@@ -7,7 +7,7 @@ from typing import Any
 
 from logbook.analysis.report.arms import ArmMeans, arm_report
 from logbook.analysis.report.effects import effect
-from logbook.analysis.schemas import ArmReport, Effect
+from logbook.analysis.report_shapes import ArmReport, Effect
 from logbook.analysis.view import PlanView, RunView
 
 Band = Callable[[list[RunView]], dict[str, Any] | None]

@@ -1,6 +1,6 @@
 """The report's output forms behind one interface: a registry of renderers by name.
 
-A renderer turns the typed report (`schemas.Report`, from ``build_report``, with the
+A renderer turns the typed report (`report_shapes.Report`, from ``build_report``, with the
 command's audit findings) into the whole text of one form. A new form is one module with a
 renderer, its entry in ``FORMATS`` (a function that imports it) and its lines in
 docs/reporting.md.
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from logbook.analysis.schemas import Report
+    from logbook.analysis.report_shapes import Report
 
 
 class Renderer(Protocol):

@@ -27,7 +27,7 @@ from logbook.analysis.report.text import (
 from logbook.errors import EnvironmentProblem
 
 if TYPE_CHECKING:
-    from logbook.analysis.schemas import Report
+    from logbook.analysis.report_shapes import Report
 
 CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d232a;

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from logbook.analysis.schemas import Report
+    from logbook.analysis.report_shapes import Report
 
 
 class JsonRenderer:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from logbook.analysis import display
 
 if TYPE_CHECKING:
-    from logbook.analysis.schemas import Report
+    from logbook.analysis.report_shapes import Report
 
 
 def digits_of(iv: dict[str, Any] | None, scale: float, default: int = 1) -> int:

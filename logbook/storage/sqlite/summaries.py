@@ -34,7 +34,7 @@ def stored_entry(row: tuple[object, ...], conn: sqlite3.Connection) -> StoredEnt
 class IndexQueries:
     """Read-only queries on the derived tables alone (the index and the keys): mixed into
     SQLiteStore, which owns the connection, and into this machine's checked copy
-    (logbook.storage.sqlite.checked), which holds the same tables but no entries."""
+    (logbook.storage.sqlite.checked_copy), which holds the same tables but no entries."""
 
     conn: sqlite3.Connection
 

@@ -1,4 +1,4 @@
-"""Where this machine keeps its checked copy of a ledger (logbook.storage.sqlite.checked), and
+"""Where this machine keeps its checked copy of a ledger (logbook.storage.sqlite.checked_copy), and
 opening it: one file per ledger and place, under the state folder (logbook.config.state_dir),
 whatever the ledger's size: every analysis after the first reads through it
 (docs/auditing.md §7)."""
@@ -16,7 +16,7 @@ from logbook.storage.base import CheckedCopy
 def open_checked_copy(ledger: Ledger) -> CheckedCopy | None:
     """The checked copy of ``ledger`` to carry the check on from; None when LOGBOOK_STATE_DIR
     is "off", or when no copy can be kept (the check is then made in full)."""
-    from logbook.storage.sqlite.checked import CheckedIndex
+    from logbook.storage.sqlite.checked_copy import CheckedIndex
 
     folder = config.state_dir()
     if folder is None:

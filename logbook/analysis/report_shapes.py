@@ -1,7 +1,7 @@
 """The shapes of the report's output, each written once: the analysis builds these
 dataclasses (`outputs.Out`), ``as_json`` gives the JSON `report --json` prints, and the export
 derives schemas/ from the same fields, the brief's (`brief_shapes`) beside them (through
-pydantic, imported only then: `python -m logbook.analysis.schemas schemas/`, beside the entry
+pydantic, imported only then: `python -m logbook.analysis.report_shapes schemas/`, beside the entry
 kinds'). Tests validate real output against them and keep schemas/ fresh.
 """
 
@@ -336,7 +336,7 @@ def write_all(folder: Path) -> list[Path]:
     return written
 
 
-if __name__ == "__main__":  # python -m logbook.analysis.schemas schemas/
+if __name__ == "__main__":  # python -m logbook.analysis.report_shapes schemas/
     import sys
 
     for p in write_all(Path(sys.argv[1] if len(sys.argv) > 1 else "schemas")):
