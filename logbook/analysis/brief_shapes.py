@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from logbook.analysis.outputs import Out
+from logbook.analysis.out import Out
 
 
 @dataclass(kw_only=True, eq=False)

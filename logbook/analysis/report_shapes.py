@@ -1,5 +1,5 @@
 """The shapes of the report's output, each written once: the analysis builds these
-dataclasses (`outputs.Out`), ``as_json`` gives the JSON `report --json` prints, and the export
+dataclasses (`out.Out`), ``as_json`` gives the JSON `report --json` prints, and the export
 derives schemas/ from the same fields, the brief's (`brief_shapes`) beside them (through
 pydantic, imported only then: `python -m logbook.analysis.report_shapes schemas/`, beside the entry
 kinds'). Tests validate real output against them and keep schemas/ fresh.
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from logbook.analysis.outputs import ABSENT, EXTRA_KEY, INTERNAL, Out, json_schema
+from logbook.analysis.out import ABSENT, EXTRA_KEY, INTERNAL, Out, json_schema
 
 if TYPE_CHECKING:
     from logbook import findings
