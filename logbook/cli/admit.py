@@ -10,8 +10,8 @@ from typing import Any
 import typer
 
 from logbook.cli import state
+from logbook.cli.append_and_note import scrub_fields, signing_key, warn_redacted
 from logbook.cli.state import print_appended
-from logbook.cli.writing import scrub_fields, signing_key, warn_redacted
 
 
 def admit(

@@ -13,7 +13,7 @@ def brief(
                               "(default: the last 20)."),
 ) -> None:
     """What to know before the first run: open plans, retractions, what to re-measure."""
-    from logbook.cli.reading import show_brief
+    from logbook.cli.log_and_brief import show_brief
 
     show_brief(state.options().ledger, as_json, since)
 

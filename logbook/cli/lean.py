@@ -10,8 +10,9 @@ another command, an option it does not know or that leaves the lean path (`appen
 `--spool`), a missing or extra argument, `--`, an option's value that starts with a dash, an
 option given twice, a number option's value that is not an integer, a short option written
 with `=`. Usage errors are therefore always typer's own; what the command itself refuses is
-refused by the same code (logbook.cli.writing, logbook.cli.reading) on either path, and the
-exceptions typer turns into exit codes are turned into the same ones here (`_as_typer_does`).
+refused by the same code (logbook.cli.append_and_note, logbook.cli.log_and_brief) on either
+path, and the exceptions typer turns into exit codes are turned into the same ones here
+(`_as_typer_does`).
 """
 
 from __future__ import annotations
@@ -152,21 +153,21 @@ def lean_call(args: Sequence[str], environ: Mapping[str, str]) -> Callable[[], i
 
     def call() -> None:
         if command == "append":
-            from logbook.cli.writing import append_drafts
+            from logbook.cli.append_and_note import append_drafts
 
             append_drafts(ledger, values["file"], values["jsonl"], values["once"],
                           values["as_json"])
         elif command == "note":
-            from logbook.cli.writing import append_note
+            from logbook.cli.append_and_note import append_note
 
             append_note(ledger, values["text"], values["refs"], values["as_json"])
         elif command == "log":
-            from logbook.cli.reading import show_log
+            from logbook.cli.log_and_brief import show_log
 
             show_log(ledger, values["kind"], values["plan"], values["n"],
                      values["checkpoints"], values["as_json"])
         else:
-            from logbook.cli.reading import show_brief
+            from logbook.cli.log_and_brief import show_brief
 
             show_brief(ledger, values["as_json"], values["since"])
 

@@ -20,7 +20,7 @@ def log(
     as_json: bool = state.json_flag(),
 ) -> None:
     """List entries in ledger order (or the checkpoints made)."""
-    from logbook.cli.reading import show_log
+    from logbook.cli.log_and_brief import show_log
 
     show_log(state.options().ledger, kind, plan, n, checkpoints, as_json)
 

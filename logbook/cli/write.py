@@ -12,8 +12,14 @@ from typing import Any
 import typer
 
 from logbook.cli import state
+from logbook.cli.append_and_note import (
+    append_drafts,
+    append_note,
+    scrub_fields,
+    signing_key,
+    warn_redacted,
+)
 from logbook.cli.state import print_appended
-from logbook.cli.writing import append_drafts, append_note, scrub_fields, signing_key, warn_redacted
 from logbook.errors import InputError
 
 # what other command modules take from here

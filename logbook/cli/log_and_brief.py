@@ -1,7 +1,7 @@
 """What `logbook log` and `logbook brief` do, apart from how their options are declared: the
 typer commands (logbook.cli.read, logbook.cli.brief) and the lean start (logbook.cli.lean) both
-call these, so that the two ways in behave alike, as logbook.cli.writing does for `append` and
-`note`. Nothing here imports typer; the ledger is the one the command line named
+call these, so that the two ways in behave alike, as logbook.cli.append_and_note does for
+`append` and `note`. Nothing here imports typer; the ledger is the one the command line named
 (``ledger_at``, else LOGBOOK_DIR or the working folder)."""
 
 from __future__ import annotations
