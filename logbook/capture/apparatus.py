@@ -15,13 +15,8 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from logbook.capture.redact import (
-    is_secret_name,
-    looks_secret_value,
-    printable,
-    redact_argv,
-    strip_url_credentials,
-)
+from logbook.capture.argv import printable, redact_argv
+from logbook.capture.redact import is_secret_name, looks_secret_value, strip_url_credentials
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -7,7 +7,8 @@ that can reach the ledger, its blobs or any output (docs/recording.md).
   ``scrub_text`` replaces known key shapes (sk-, ghp_, hf_, AKIA, JWTs, PEM private keys),
   ``Bearer`` credentials, URL userinfo, ``SECRET_NAME=value`` assignments, long hex and long
   random base64 runs, and exact known values: those of secret-looking environment variables
-  and those taken out of the command line (``argv_redaction``), wherever they appear later.
+  and those taken out of the command line (``argv_redaction``, logbook.capture.argv),
+  wherever they appear later.
 * Structured values (harness configs): ``redact_value`` hides the values of secret-named
   keys and applies the precise text rules (shapes, Bearer, userinfo, assignments, known
   values) to strings, never the random-looking heuristics, so that ids and hashes survive.
@@ -78,7 +79,7 @@ _SRC["assign"] = (_SRC["assign"][0].replace("SECRET", _SRC["secret_name"][0]), _
 
 
 @functools.cache
-def _rx(name: str) -> re.Pattern[str]:
+def named_pattern(name: str) -> re.Pattern[str]:
     return re.compile(*_SRC[name])
 
 
@@ -88,7 +89,7 @@ _NOT_SECRET_NAMES = frozenset({"PWD", "OLDPWD"})
 
 def is_secret_name(name: str) -> bool:
     """True when a variable, option or key name looks like it holds a secret."""
-    return name not in _NOT_SECRET_NAMES and bool(_rx("secret_name").search(name))
+    return name not in _NOT_SECRET_NAMES and bool(named_pattern("secret_name").search(name))
 
 
 def _high_entropy(tok: str) -> bool:
@@ -144,10 +145,10 @@ def _random_token(tok: str) -> bool:
 
 def looks_secret_value(value: str) -> bool:
     """True when a value has an API-key/token shape, carries URL credentials or is random."""
-    return _scrub(value, [])[1] > 0
+    return scrub_counted(value, [])[1] > 0
 
 
-def _secret_env_values(env: Mapping[str, str] | None, named_only: bool = False) -> list[str]:
+def secret_env_values(env: Mapping[str, str] | None, named_only: bool = False) -> list[str]:
     """Values (8+ chars) of the variables whose name says secret, or (unless ``named_only``)
     whose value looks like one."""
     vals = {v for k, v in (env or {}).items()
@@ -165,10 +166,10 @@ def scrub_text(text: str, env: Mapping[str, str] | None = None,
     variables in `env`, and the exact ``values`` (8+ chars: what was redacted from the
     command line), wherever they appear.
     """
-    return _scrub(text, _known(_secret_env_values(env), values))
+    return scrub_counted(text, known_values(secret_env_values(env), values))
 
 
-def _known(*groups: Iterable[str]) -> list[str]:
+def known_values(*groups: Iterable[str]) -> list[str]:
     """Exact secret values worth replacing anywhere (8+ characters), longest first."""
     found = {v for group in groups for v in group if len(v) >= MIN_VALUE}
     return sorted(found, key=len, reverse=True)
@@ -184,7 +185,7 @@ def _assign(m: re.Match[str]) -> str:
 
 def _userinfo(m: re.Match[str]) -> str:
     info = m.group(2)
-    secret = ":" in info or len(info) > 32 or _rx("shapes").search(info)
+    secret = ":" in info or len(info) > 32 or named_pattern("shapes").search(info)
     return f"{m.group(1)}{REDACTED}@" if secret else m.group()
 
 
@@ -199,7 +200,7 @@ def _hex(m: re.Match[str]) -> str:
     logbook itself prints them), a plain number, and a 40-digit git or Hugging Face revision
     that is a part of a path or follows ``@`` (``snapshots/<rev>/``, ``/commit/<rev>``,
     ``model@<rev>``): a bare 40-digit hex word may be a token and is still replaced."""
-    labelled = _rx("hash_label").search(m.string[max(0, m.start() - 12) : m.start()])
+    labelled = named_pattern("hash_label").search(m.string[max(0, m.start() - 12) : m.start()])
     revision = len(m.group()) == REVISION_LENGTH and m.string[m.start() - 1 : m.start()] in (
         "/", "@")
     keep = labelled or revision or m.group().isdigit() or len(m.group()) in DIGEST_LENGTHS
@@ -226,7 +227,7 @@ _RULES: list[tuple[str, Callable[[re.Match[str]], str]]] = [
 ]
 
 
-def _scrub(text: str, env_values: list[str],
+def scrub_counted(text: str, env_values: list[str],
            taken: list[str] | None = None) -> tuple[str, int]:
     """Scrub ``text``; when ``taken`` is a list, the secrets replaced are added to it."""
     count = 0
@@ -247,7 +248,7 @@ def _scrub(text: str, env_values: list[str],
         return wrap
 
     for name, repl in _RULES:
-        text = _rx(name).sub(counted(repl), text)
+        text = named_pattern(name).sub(counted(repl), text)
     return text, count
 
 
@@ -262,123 +263,6 @@ def _removed(original: str, replaced: str) -> list[str]:
         end += 1
     middle = original[start:len(original) - end]
     return [middle] if middle else []
-
-
-def printable(arg: str | bytes) -> str:
-    """A str that encodes as UTF-8: undecodable bytes become backslash escapes."""
-    arg = os.fsdecode(arg) if isinstance(arg, bytes) else arg
-    for errors in ("strict", "surrogateescape"):
-        try:
-            return arg.encode("utf-8", errors).decode("utf-8", "backslashreplace")
-        except UnicodeEncodeError:
-            pass
-    return arg.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def redact_argv(argv: list[str], env: Mapping[str, str] | None = None) -> list[str]:
-    """Redact secrets in a command line, keeping every other argument byte-for-byte.
-
-    ``--api-key X`` and ``--token=X`` lose their value; secret keys inside ``k=v,k=v`` lists,
-    URL credentials, ``Bearer`` headers and secret-shaped values are replaced by ``[redacted]``.
-    Arguments that are not valid UTF-8 come back with backslash escapes.
-    """
-    return argv_redaction(argv, env)[0]
-
-
-# options whose value is USER:PASSWORD (curl -u, --user, --proxy-user, wget's --http-user
-# is separate): the password after the first colon is taken out, the user kept
-_USER_PASSWORD_FLAGS = frozenset({"-u", "--user", "-U", "--proxy-user"})
-_USER_PASSWORD = re.compile(r"([^:\s/@]+):(?!//)(.+)", re.DOTALL)
-
-
-def _user_password(value: str) -> tuple[str, str] | None:
-    """(the value with its password replaced, the password) for USER:PASSWORD; None for
-    anything else (a uid:gid pair of numbers is kept)."""
-    m = _USER_PASSWORD.fullmatch(value)
-    if m is None or (m.group(1).isdigit() and m.group(2).isdigit()):
-        return None
-    return f"{m.group(1)}:{REDACTED}", m.group(2)
-
-
-def argv_redaction(argv: list[str],
-                   env: Mapping[str, str] | None = None) -> tuple[list[str], list[str]]:
-    """(the redacted command line, the secret values taken out of it): the values are then
-    scrubbed wherever they appear later (the command's output, logs, error texts, notes).
-
-    An argument holding spaces (a shell string: ``sh -c 'prog --api-key X'``) is split as
-    the shell would and redacted as a command line of its own, its values then taken out of
-    the string with its quoting kept."""
-    out, taken = _argv_redaction(argv, env)
-    return out, _known(taken)
-
-
-_SHELL_OPERATORS = frozenset({";", "&", "&&", "|", "||", "(", ")", "<", ">", ">>", ";;"})
-
-
-def _argv_redaction(argv: list[str],
-                    env: Mapping[str, str] | None) -> tuple[list[str], list[str]]:
-    """``argv_redaction`` with every value taken, short ones too."""
-    env_values = _secret_env_values(env)
-    out: list[str] = []
-    taken: list[str] = []
-    take_next: str | None = None  # "value" after --api-key, "userpass" after -u
-    for raw in argv:
-        arg = printable(raw)
-        if arg in _SHELL_OPERATORS:  # in a shell string: the next command starts
-            take_next = None
-        if take_next == "value" and not arg.startswith("-"):
-            out.append(REDACTED)
-            taken.append(arg)
-            take_next = None
-            continue
-        if take_next == "userpass" and (pair := _user_password(arg)) is not None:
-            out.append(pair[0])
-            taken.append(pair[1])
-            take_next = None
-            continue
-        take_next = None
-        m = _rx("flag").fullmatch(arg)
-        if m and is_secret_name(m.group(2)):
-            dashes, name, eq, value = m.groups()
-            if eq:
-                if value:
-                    taken.append(value)
-                arg = f"{dashes}{name}={REDACTED}" if value else arg
-            else:
-                take_next = "value"
-        elif m and f"{m.group(1)}{m.group(2)}" in _USER_PASSWORD_FLAGS and m.group(3):
-            pair = _user_password(m.group(4))
-            if pair is not None:
-                arg = f"{m.group(1)}{m.group(2)}={pair[0]}"
-                taken.append(pair[1])
-        elif arg in _USER_PASSWORD_FLAGS:
-            take_next = "userpass"
-        elif any(c.isspace() for c in arg):
-            arg = _shell_string(arg, env, taken)
-        out.append(_scrub(arg, env_values, taken)[0])
-    return out, taken
-
-
-def _shell_string(arg: str, env: Mapping[str, str] | None, taken: list[str]) -> str:
-    """A command line in one argument with the values redaction takes out of its words
-    replaced where they stand (quotes kept); the values are added to ``taken``."""
-    import shlex
-
-    try:
-        lexer = shlex.shlex(arg, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        words = list(lexer)
-    except ValueError:  # unbalanced quotes: words as the spaces give them
-        words = arg.split()
-    if len(words) < 2:
-        return arg
-    found = {v for v in _argv_redaction(words, env)[1] if v and v != REDACTED}
-    for value in sorted(found, key=len, reverse=True):
-        pattern = re.compile(r"(?<![^\s\"'=:])" + re.escape(value) + r"(?![^\s\"';&|)])")
-        arg, n = pattern.subn(REDACTED, arg)
-        if n:
-            taken.append(value)
-    return arg
 
 
 _AUTHORITY_USERINFO = re.compile(r"([A-Za-z][\w+.-]*://)([^/?#\s\"'<>]*)@")
@@ -414,18 +298,18 @@ _PRECISE = ("userinfo", "assign", "shapes", "bearer")
 def scrub_precise(text: str, values: Iterable[str] = ()) -> str:
     """The text rules that never touch ids or hashes: known values, shapes, Bearer, userinfo
     and assignments (for strings inside structured data)."""
-    for value in _known(values):
+    for value in known_values(values):
         text = text.replace(value, REDACTED)
     for name, repl in _RULES:
         if name in _PRECISE:
-            text = _rx(name).sub(repl, text)
+            text = named_pattern(name).sub(repl, text)
     return text
 
 
 def redact_value(value: Any, values: Iterable[str] = ()) -> Any:
     """Copy of structured ``value`` with secret-named keys' values hidden (numbers, booleans
     and nulls are kept) and the precise text rules applied to its strings."""
-    known = _known(values)
+    known = known_values(values)
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
@@ -446,11 +330,11 @@ def scrub_run_body(body: dict[str, Any], values: Iterable[str] = ()) -> dict[str
     """A run body as it may enter the ledger: error texts, reasons and notes scrubbed as free
     text; every other string (apparatus, ids) loses only the exact known ``values`` (those
     taken out of the command line, and secret environment values)."""
-    free = _known(_secret_env_values(os.environ), values)
-    known = _known(_secret_env_values(os.environ, named_only=True), values)
+    free = known_values(secret_env_values(os.environ), values)
+    known = known_values(secret_env_values(os.environ, named_only=True), values)
 
     def clean(text: Any) -> Any:
-        return _scrub(text, free)[0] if isinstance(text, str) else text
+        return scrub_counted(text, free)[0] if isinstance(text, str) else text
 
     def exact(item: Any) -> Any:
         if isinstance(item, str):

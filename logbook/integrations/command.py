@@ -90,8 +90,8 @@ def record_command(command: list[str], *, open_ledger: OpenLedger, key: Callable
     command starts; NotAppended when even the append failed (its record kept). ``declared``
     (the apparatus the user declares) and ``key`` are read once the command line holds."""
     from logbook.capture.apparatus import capture
+    from logbook.capture.argv import argv_redaction
     from logbook.capture.process import Signals, run_command
-    from logbook.capture.redact import argv_redaction
     from logbook.ingest import adapter_for, routing
     from logbook.ingest.appending import check_plan
     from logbook.ingest.flags import as_apparatus, requested

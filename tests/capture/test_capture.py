@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from logbook.capture import apparatus as cap
 from logbook.capture.apparatus import capture, git_info
-from logbook.capture.redact import is_secret_name, looks_secret_value, redact_argv, scrub_text
+from logbook.capture.argv import redact_argv
+from logbook.capture.redact import is_secret_name, looks_secret_value, scrub_text
 
 # Obviously fake, but shaped like the real thing.
 OPENAI = "sk-proj-FAKEFAKEFAKEfake0123456789FAKEFAKEfake0123456789"

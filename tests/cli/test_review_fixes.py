@@ -209,7 +209,8 @@ def test_4a_secrets_inside_a_shell_string_and_password_flags_are_taken_out(
         for p, data in _kept_bytes(ledger_dir):
             assert secret.encode() not in data, (secret, p)
     # curl's USER:PASSWORD, and variables named *PASS*, *PWD*
-    from logbook.capture.redact import argv_redaction, is_secret_name
+    from logbook.capture.argv import argv_redaction
+    from logbook.capture.redact import is_secret_name
 
     assert argv_redaction(["curl", "-u", "bob:SECRETpw42", "https://x"]) == (
         ["curl", "-u", "bob:[redacted]", "https://x"], ["SECRETpw42"])
