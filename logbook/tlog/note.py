@@ -34,7 +34,9 @@ __all__ = [
     "Checkpoint",
     "NoteSignature",
     "body_text",
+    "checkpoint_signers",
     "key_hash",
+    "note_signers",
     "parse_checkpoint",
     "parse_checkpoint_body",
     "parse_note",
@@ -279,49 +281,58 @@ def verify_note(
     that matches a given key but fails to verify rejects the whole note. Malformed input
     gives False.
     """
+    return bool(note_signers(text_or_parsed, key_name, public_raws))
+
+
+def note_signers(
+    text_or_parsed: str | bytes | tuple[bytes, Sequence[NoteSignature]],
+    key_name: str,
+    public_raws: Sequence[bytes],
+) -> list[bytes]:
+    """`verify_note`, saying which of `public_raws` verified a line: empty when the note is
+    rejected or no line matches a given key (each signature is checked once)."""
     if isinstance(text_or_parsed, tuple):
         if len(text_or_parsed) != 2:
-            return False
+            return []
         body, sigs = text_or_parsed
         if not isinstance(body, bytes | bytearray) or not all(
             isinstance(s, NoteSignature) for s in sigs
         ):
-            return False
+            return []
     else:
         try:
             body, sigs = parse_note(text_or_parsed)
         except InputError:
-            return False
-    keys: dict[bytes, list[Ed25519PublicKey]] = {}
+            return []
+    keys: dict[bytes, list[tuple[bytes, Ed25519PublicKey]]] = {}
     for pub in public_raws:
         try:
             if has_small_order(pub) or not is_canonical(pub):
                 continue  # a weak key verifies nothing
             kh = key_hash(key_name, pub)
-            keys.setdefault(kh, []).append(Ed25519PublicKey.from_public_bytes(bytes(pub)))
+            keys.setdefault(kh, []).append(
+                (bytes(pub), Ed25519PublicKey.from_public_bytes(bytes(pub))))
         except (InputError, ValueError, TypeError):
             continue  # not a usable key for this name: it can match nothing
-    verified = False
+    signers: list[bytes] = []
     for sig in sigs:
         if sig.key_name != key_name or sig.key_hash not in keys:
             continue
         if len(sig.signature) != _SIGNATURE_SIZE:
-            return False
-        ok = False
+            return []
         if has_small_order(sig.signature[:32]) or \
                 int.from_bytes(sig.signature[32:], "little") >= L:
-            return False  # libsodium's rules: no small-order R, S below the group order
-        for pk in keys[sig.key_hash]:
+            return []  # libsodium's rules: no small-order R, S below the group order
+        for raw, pk in keys[sig.key_hash]:
             try:
                 pk.verify(sig.signature, bytes(body))
-                ok = True
+                signers.append(raw)
                 break
             except InvalidSignature:
                 continue
-        if not ok:
-            return False
-        verified = True
-    return verified
+        else:
+            return []
+    return signers
 
 
 # --- checkpoints --------------------------------------------------------------------------
@@ -392,14 +403,22 @@ def verify_checkpoint_signature(
     Follows `verify_note`: a matching line that fails rejects the note; malformed text gives
     False (call `parse_checkpoint` to learn why).
     """
+    return bool(checkpoint_signers(text_or_parsed, public_raws))
+
+
+def checkpoint_signers(
+    text_or_parsed: str | bytes | tuple[Checkpoint, Sequence[NoteSignature]],
+    public_raws: Sequence[bytes],
+) -> list[bytes]:
+    """`verify_checkpoint_signature`, saying which of `public_raws` signed (`note_signers`)."""
     if isinstance(text_or_parsed, tuple):
         if len(text_or_parsed) != 2 or not isinstance(text_or_parsed[0], Checkpoint):
-            return False
+            return []
         cp, sigs = text_or_parsed
     else:
         try:
             cp, sigs = parse_checkpoint(text_or_parsed)
         except InputError:
-            return False
+            return []
     # Rebuilding the body is exact because parsing accepts only canonical encodings.
-    return verify_note((body_text(cp), sigs), cp.origin, public_raws)
+    return note_signers((body_text(cp), sigs), cp.origin, public_raws)

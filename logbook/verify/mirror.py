@@ -27,7 +27,7 @@ from logbook.crypto.public import PublicKey
 from logbook.errors import CheckFailed, InputError
 from logbook.inside import read_inside, write_inside
 from logbook.tlog import merkle, tiles
-from logbook.tlog.note import parse_checkpoint, verify_checkpoint_signature
+from logbook.tlog.note import checkpoint_signers, parse_checkpoint
 from logbook.verify.chain import Result
 from logbook.verify.cosignatures import WitnessKey, quorum_of
 from logbook.verify.proofs import Parsed
@@ -112,15 +112,15 @@ def _evidence(dest: Path, note: str, size: int, root: bytes) -> Path:
 
 
 def _check_extends(remote: Source, dest: Path, note: str, new: Parsed, old: Parsed,
-                   trusted: PublicKey | None, fetch: Callable[[str, int], bytes | None]) -> bytes:
+                   trusted: PublicKey | None,
+                   fetch: Callable[[str, int], bytes | None]) -> list[bytes]:
     """SecurityError unless the new checkpoint (validly signed) extends the old one; the raw
-    key that signed it (so that its signature is checked once a round)."""
+    keys whose signatures on it verified (so that each is checked once a round)."""
     cp, was = new[0], old[0]
     if cp.origin != was.origin:
         raise InputError(f"DEST {dest} mirrors {was.origin}, not {cp.origin}")
-    signed_by = next((k for k in _known_keys(dest, trusted)
-                      if verify_checkpoint_signature(new, [k])), None)
-    if signed_by is None:
+    signed_by = checkpoint_signers(new, _known_keys(dest, trusted))
+    if not signed_by:
         raise CheckFailed(f"the checkpoint of {remote.name} is not signed by a key the mirror "
                           "knows: nothing was changed")
     kept = dest / "checkpoint"
@@ -198,7 +198,7 @@ def mirror_once(remote: Source, dest: Path, trusted_fp: str | None = None,
     cached = _Cached(dest, remote, note.encode("utf-8"))
     old_size = 0
     state = None
-    signed_by = None
+    signed_by: list[bytes] = []
     held = read_inside(dest, "checkpoint", 64 * 1024, "DEST's checkpoint") \
         if dest.is_dir() else None
     if held is not None:

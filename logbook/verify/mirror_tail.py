@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -149,7 +149,7 @@ def _seeded(dest: Path, state: dict[str, Any]) -> tuple[ChainVerifier, ExpectedK
 
 
 def verify_tail(source: Source, dest: Path, state: dict[str, Any], note: str, parsed: Parsed,
-                trusted_fp: str | None, signed_by: bytes | None = None) -> Published:
+                trusted_fp: str | None, signed_by: Sequence[bytes] = ()) -> Published:
     """Verify the published ledger ``source`` from the size ``state`` was verified at (see
     the module's text); ``source`` reads what the mirror holds from its copy."""
     cp = parsed[0]

@@ -273,11 +273,11 @@ def _entry_lines(reader: _Reader, size: int,
 
 
 def _signer(result: Result, parsed: Parsed, trusted: PublicKey | None,
-            trusted_fp: str | None, signed_by: bytes | None = None) -> PublicKey | None:
+            trusted_fp: str | None, signed_by: Sequence[bytes] = ()) -> PublicKey | None:
     """The key that signed the checkpoint: the trusted one, or a key the ledger had when it
     held that many entries (added by an entry before it, not revoked by one before it).
-    ``signed_by``: the raw key whose signature on this very checkpoint the caller checked
-    already; a candidate that is that key is not checked again."""
+    ``signed_by``: raw keys whose signatures on this very checkpoint the caller checked
+    already; a candidate that is one of them is not checked again."""
     size = parsed[0].size
     candidates: list[PublicKey] = []
     if trusted is not None:
@@ -293,18 +293,18 @@ def _signer(result: Result, parsed: Parsed, trusted: PublicKey | None,
                 candidates.append(PublicKey(base64.b64decode(public, validate=True)))
             except (binascii.Error, ValueError):
                 continue
-    return next((k for k in candidates if k.raw == signed_by
+    return next((k for k in candidates if k.raw in signed_by
                  or verify_checkpoint_signature(parsed, [k.raw])), None)
 
 
 def verify_published(source: Source, trusted_fp: str | None = None,
                      trusted: PublicKey | None = None, strict: bool = False,
                      on_progress: Callable[[int, int], None] | None = None,
-                     signed_by: bytes | None = None) -> Published:
+                     signed_by: Sequence[bytes] = ()) -> Published:
     """Verify the published ledger ``source`` holds; every problem is a finding of the result
     (a missing checkpoint is InputError, an unreachable source EnvironmentProblem).
     ``on_progress(done, total)`` is called per tile of entries read (a progress bar);
-    ``signed_by``: a raw key the caller found signed this checkpoint (not checked again)."""
+    ``signed_by``: raw keys the caller found signed this checkpoint (not checked again)."""
     note, parsed = read_checkpoint(source)
     cp = parsed[0]
     probe = Result()
@@ -313,7 +313,7 @@ def verify_published(source: Source, trusted_fp: str | None = None,
     if cp.size == 0:
         reader.find("the published checkpoint has size 0: an empty ledger is not verified")
         return Published(probe, note, parsed, reader.files)
-    if trusted is not None and trusted.raw != signed_by \
+    if trusted is not None and trusted.raw not in signed_by \
             and not verify_checkpoint_signature(parsed, [trusted.raw]):
         # its size is a claim of whoever signed it: nothing is read for it
         reader.find("the published checkpoint is not signed by the trusted key: nothing "
@@ -333,16 +333,16 @@ def verify_published(source: Source, trusted_fp: str | None = None,
     result = verify_export_lines(_entry_lines(reader, cp.size, on_progress), trusted_fp,
                                  source=f"{source.name}/logbook/entries", strict=strict)
     return conclude(reader, probe, result, note, parsed, digests, 0, trusted, trusted_fp,
-                    trusted.raw if trusted is not None else signed_by)
+                    [trusted.raw] if trusted is not None else signed_by)
 
 
 def conclude(reader: _Reader, probe: Result, result: Result, note: str, parsed: Parsed,
              digests: Sequence[bytes | None], first: int, trusted: PublicKey | None,
-             trusted_fp: str | None, signed_by: bytes | None = None) -> Published:
+             trusted_fp: str | None, signed_by: Sequence[bytes] = ()) -> Published:
     """What every check of a published ledger ends with, whether it read the entries from 0
     or only those from ``first`` (logbook.verify.mirror_tail): the tree's findings first, the
     count, each entry's digest against its bundle's (``digests``, from ``first``), the
-    checkpoint's origin and signer (each signature checked once: ``signed_by`` is the key
+    checkpoint's origin and signer (each signature checked once: ``signed_by`` are the keys
     the caller found signed it), and the keys document."""
     cp = parsed[0]
     result.findings[:0] = probe.findings

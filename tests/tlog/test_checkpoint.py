@@ -26,6 +26,7 @@ from logbook.tlog.note import (
     Checkpoint,
     NoteSignature,
     body_text,
+    checkpoint_signers,
     key_hash,
     parse_checkpoint,
     parse_checkpoint_body,
@@ -194,6 +195,26 @@ def test_unknown_signatures_ignored_but_a_bad_known_one_rejects() -> None:
     blob[-1] ^= 0x80
     bad_line = f"{EM} {ORIGIN} {base64.b64encode(bytes(blob)).decode()}\n"
     assert not verify_checkpoint_signature(good + bad_line, [PUB])
+
+
+def test_signers_are_the_keys_that_verified_and_a_bad_known_line_names_none() -> None:
+    """checkpoint_signers, which the mirror uses to check a signature once a round, keeps
+    verify_note's rule: a good line by one known key beside a failing line by another known
+    key rejects the note (no signer), however the keys are given."""
+    cp = Checkpoint(ORIGIN, 5, ROOT)
+    good, other = _signed(cp), _signed(cp, OTHER_PRIV, OTHER_PUB)
+    both = good + other.split("\n\n", 1)[1]
+    assert checkpoint_signers(good, [PUB, OTHER_PUB]) == [PUB]
+    assert checkpoint_signers(both, [OTHER_PUB, PUB]) == [PUB, OTHER_PUB]  # in line order
+    assert checkpoint_signers(other, [PUB]) == []
+    sig_b64 = other.split("\n")[4].split(" ")[2]
+    blob = bytearray(base64.b64decode(sig_b64))
+    blob[-1] ^= 0x80
+    bad_other = f"{EM} {ORIGIN} {base64.b64encode(bytes(blob)).decode()}\n"
+    for keys in ([PUB, OTHER_PUB], [OTHER_PUB, PUB]):
+        assert checkpoint_signers(good + bad_other, keys) == []
+        assert not verify_checkpoint_signature(good + bad_other, keys)
+    assert checkpoint_signers(good + bad_other, [PUB]) == [PUB]  # the bad line names no key
 
 
 def test_verify_never_raises_on_junk() -> None:
