@@ -36,12 +36,12 @@ class Recorded:
 
 
 class NotAppended(Exception):
-    """Even the append failed; the run's record was kept (``recover``). ``code``: the exit
-    code to end with; ``bug``: the failure was no LogbookError or OSError (exit 70)."""
+    """Even the append failed (a LogbookError or OSError: a bug is raised as itself, exit 70);
+    the run's record was kept and said (``recover``). ``code``: the exit code to end with."""
 
-    def __init__(self, code: int, cause: BaseException) -> None:
-        super().__init__(str(cause))
-        self.code, self.cause = code, cause
+    def __init__(self, code: int, why: str) -> None:
+        super().__init__(why)
+        self.code = code
 
 
 def found_output(command: list[str], say: Say) -> tuple[str, str]:
@@ -158,7 +158,7 @@ def record_command(command: list[str], *, open_ledger: OpenLedger, key: Callable
             recover(db, drafts, exc, say)
             if not isinstance(exc, LogbookError | OSError):
                 raise
-            raise NotAppended(done.code or 3, exc) from None
+            raise NotAppended(done.code or 3, str(exc)) from None
     return Recorded(entries, code, routed, plan_body)
 
 

@@ -163,12 +163,12 @@ def flips_of(runs: list[RunView]) -> tuple[list[RunView], int, list[tuple[RunVie
     two runs share the ids or no item moved. Binary runs listing the same ids are compared by
     their facts' bit masks (logbook.format.runfacts), without reading them; any other group by
     its item scores."""
-    masks = [r.facts.masks if r.facts is not None and not r.pass_k else None for r in runs]
-    items = {r.facts.items if r.facts is not None else None for r in runs}
-    if all(m is not None for m in masks) and len(items) == 1:
-        same, n_ids = runs, runs[0].facts.scores if runs[0].facts is not None else 0
+    facts = [r.facts for r in runs if r.facts is not None and not r.pass_k]
+    masks = [f.masks for f in facts if f.masks is not None]
+    if len(masks) == len(runs) and len({f.items for f in facts}) == 1:
+        same, n_ids = runs, facts[0].scores
         counts, moved = [], 0
-        for (sa, oa), (sb, ob) in pairwise(m for m in masks if m is not None):
+        for (sa, oa), (sb, ob) in pairwise(masks):
             flipped = (oa ^ ob) & sa & sb
             counts.append(flipped.bit_count())
             moved |= flipped

@@ -114,12 +114,12 @@ def _may_share_gaps(runs: dict[str, list[RunView]]) -> bool:
     told from the runs' facts (logbook.format.runfacts) when they are binary runs listing the
     same ids, without reading them; True otherwise (the runs' items then tell)."""
     every = [r for rs in runs.values() for r in rs]
-    masks = [r.facts.masks if r.facts is not None and not r.pass_k else None for r in every]
-    if not every or any(m is None for m in masks) or len(
-            {r.facts.items if r.facts is not None else None for r in every}) != 1:
+    facts = [r.facts for r in every if r.facts is not None and not r.pass_k]
+    masks = [f.masks for f in facts if f.masks is not None]
+    if not every or len(masks) != len(every) or len({f.items for f in facts}) != 1:
         return bool(every)
-    full = (1 << (every[0].facts.scores if every[0].facts is not None else 0)) - 1
-    gaps = {r.digest: full & ~m[0] for r, m in zip(every, masks, strict=True) if m is not None}
+    full = (1 << facts[0].scores) - 1
+    gaps = {r.digest: full & ~m[0] for r, m in zip(every, masks, strict=True)}
     for arm, mine in runs.items():
         others = [r for a, rs in runs.items() if a != arm for r in rs]
         if len(mine) < 2 or len(others) < 2:
