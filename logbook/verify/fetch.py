@@ -15,6 +15,7 @@ import http.client
 import socket
 import ssl
 import threading
+import time
 import urllib.parse
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ from logbook.errors import EnvironmentProblem, InputError
 __all__ = ["Answer", "request"]
 
 _REDIRECTS = 3
+_CLOCK_SLACK = 0.05  # seconds: a socket timeout may be rounded a little short of its value
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ def _once(url: str, shown: str, limit: int, deadline: float, method: str,
 
     timer = threading.Timer(deadline, expire)
     timer.daemon = True
+    started = time.monotonic()
     timer.start()
     try:
         conn.request(method, path, body=body, headers={"User-Agent": "logbook",
@@ -99,7 +102,9 @@ def _once(url: str, shown: str, limit: int, deadline: float, method: str,
         answer = Answer(response.status, data, response.getheader("Content-Type") or "",
                         response.reason)
     except (http.client.HTTPException, OSError, ValueError) as exc:
-        if expired.is_set():
+        # the socket's own timeout (also ``deadline``) may fire before the timer does, under
+        # load: a failure at the deadline is the deadline's, whichever noticed it first
+        if expired.is_set() or time.monotonic() - started >= deadline - _CLOCK_SLACK:
             raise EnvironmentProblem(f"{shown} did not answer in full within {deadline:g} s "
                                      f"({cause})") from None
         raise EnvironmentProblem(f"{shown} cannot be fetched: {_reason(exc)}") from None
