@@ -55,3 +55,22 @@ def compare_commands(name: str, ours: list[str], peer: list[str], budget: str,
     report(name, t_ours / t_peer, budget,
            f"logbook {' '.join(ours)} {t_ours:.2f} s, logbook {' '.join(peer)} {t_peer:.2f} s "
            f"(medians of {repeat}, alternating)")
+
+
+def top_level_imports(stderr: str) -> dict[str, float]:
+    """-X importtime's report of the command's own imports: microseconds per top-level module
+    (those the interpreter's start imports come before `logbook`'s first line and are left
+    out)."""
+    out: dict[str, float] = {}
+    started = False
+    for line in stderr.splitlines():
+        if not line.startswith("import time:") or "|" not in line:
+            continue
+        _, cumulative, name = line.split("|", 2)
+        if name.startswith("  ") or not cumulative.strip().isdigit():
+            continue  # nested, or the header
+        name = name.strip()
+        started = started or name.startswith("logbook")
+        if started:
+            out[name] = out.get(name, 0.0) + float(cumulative)
+    return out

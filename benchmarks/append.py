@@ -24,7 +24,7 @@ from pathlib import Path
 import orjson
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import paired_medians, report, run_checked
+from _common import paired_medians, report, run_checked, top_level_imports
 
 BIN = Path(sys.executable).parent
 
@@ -129,7 +129,7 @@ def breakdown(draft: Path, env: dict[str, str], ledger: Path, repeat: int = 5) -
         _code, took, heavy = ast.literal_eval(r.stdout.strip().splitlines()[-1])
         tooks.append(took)
         loaded = heavy
-        mine = _top_level_imports(r.stderr)
+        mine = top_level_imports(r.stderr)
         imports.append(sum(mine.values()))
         for name, us in mine.items():
             tops.setdefault(name, []).append(us)
@@ -142,25 +142,6 @@ def breakdown(draft: Path, env: dict[str, str], ledger: Path, repeat: int = 5) -
           f"the command {took_ms:.0f} ms under -X importtime: imports {import_ms:.0f} ms "
           f"(largest, ms: {largest}), its work about {took_ms - import_ms:.0f} ms; heavy "
           f"packages loaded: {', '.join(loaded) or 'none'}", flush=True)
-
-
-def _top_level_imports(report: str) -> dict[str, float]:
-    """-X importtime's report of the command's own imports: microseconds per top-level module
-    (those the interpreter's start imports come before `logbook`'s first line and are left
-    out)."""
-    out: dict[str, float] = {}
-    started = False
-    for line in report.splitlines():
-        if not line.startswith("import time:") or "|" not in line:
-            continue
-        _, cumulative, name = line.split("|", 2)
-        if name.startswith("  ") or not cumulative.strip().isdigit():
-            continue  # nested, or the header
-        name = name.strip()
-        started = started or name.startswith("logbook")
-        if started:
-            out[name] = out.get(name, 0.0) + float(cumulative)
-    return out
 
 
 def in_process(tmp: Path, count: int = 40, rounds: int = 7) -> None:
