@@ -57,7 +57,8 @@ def test_readme_first_screen_has_the_two_setup_commands() -> None:
 
 @pytest.mark.parametrize("name", ["quickstart.md", "format.md", "auditing.md", "agents.md",
                                   "statistics.md", "recording.md", "reporting.md", "audit.md",
-                                  "publishing.md", "architecture.md", "web.md", "team.md"])
+                                  "publishing.md", "architecture.md", "web.md", "team.md",
+                                  "exports.md"])
 def test_docs_exist_and_link(name: str) -> None:
     assert (DOCS / name).is_file(), name
 

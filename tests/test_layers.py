@@ -29,8 +29,8 @@ RANKS: dict[str, int] = {
     "verify": 7,
     "ledger": 8,
     "ingest": 9, "analysis": 9, "witness": 9,
-    "integrations": 10, "web": 10, "calibration": 10,
-    "cli": 11,
+    "integrations": 10, "web": 10, "calibration": 10, "exports": 10,
+    "cli": 11, "frames": 11,
     "__init__": 12, "__main__": 12,
 }
 # what each pure package may take from the rest of logbook (nothing else)
@@ -41,7 +41,7 @@ PURE: dict[str, set[str]] = {
 # the command line parses and prints: it reaches the product through these, never the
 # store, the tree, the statistics or the models directly
 CLI_MAY_IMPORT = {"cli", "analysis", "calibration", "ledger", "verify", "ingest", "capture",
-                  "crypto", "config", "errors", "files", "reading", "limits", "format",
+                  "exports", "crypto", "config", "errors", "files", "reading", "limits", "format",
                   "integrations", "web", "witness"}
 # the auditor reads a store through the protocol and recomputes derived rows; the analysis
 # names the read ports the ledger hands it (brief's) and writes the flat export (a database of

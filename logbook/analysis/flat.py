@@ -36,11 +36,12 @@ def _first(view: LedgerView, digest: str) -> str | None:
     return by[0].digest if by else None
 
 
-def _column(name: str) -> str:
+def column(name: str) -> str:
     return name.replace(".", "_")
 
 
-def _run_row(run: RunView, slugs: dict[str, str]) -> dict[str, Any]:
+def run_row(run: RunView, slugs: dict[str, str]) -> dict[str, Any]:
+    """A run's row of the runs table (its apparatus columns named by ``column``)."""
     body = run.body
     apparatus = body.get("apparatus") or {}
     flat = flatten({k: v for k, v in apparatus.items() if k != "captured"})
@@ -60,7 +61,7 @@ def _run_row(run: RunView, slugs: dict[str, str]) -> dict[str, Any]:
     }
     for name in APPARATUS_COLUMNS:
         value = flat.get(name)
-        row[_column(name)] = value if isinstance(value, str | int | float) else _json(value)
+        row[column(name)] = value if isinstance(value, str | int | float) else _json(value)
     return row
 
 
@@ -88,7 +89,7 @@ def flat_tables(view: LedgerView, findings: list[Any]) -> list[Any]:
               "arms": ", ".join(str(a.get("name")) for a in p.arms()), "due": p.body.get("due"),
               "verdict": verdict_of(p).status, "retracted": int(bool(p.retracted_by)),
               "body": _json(p.body)} for p in view.plans.values()]
-    runs = [_run_row(r, slugs) for r in view.runs]
+    runs = [run_row(r, slugs) for r in view.runs]
     items = [row for r in view.runs if r.status == "completed" for row in _items(r)]
     every = list(view.ledger.entries())
     entries: list[dict[str, Any]] = [
@@ -116,7 +117,7 @@ def flat_tables(view: LedgerView, findings: list[Any]) -> list[Any]:
         "status": str, "reason": str, "metric": str, "score": float, "items": int,
         "missing": int, "missing_rate": float, "session": str, "task": str, "retracted": int,
         "retracted_by": str, "apparatus": str,
-        **{_column(n): str for n in APPARATUS_COLUMNS}}
+        **{column(n): str for n in APPARATUS_COLUMNS}}
     return [
         Table("entries", entries, "digest", {"seq": int, "digest": str, "kind": str, "ts": str,
                                              "signer": str, "retracted_by": str, "body": str},

@@ -46,21 +46,54 @@ def show(
 
 
 def export(
-    out: str = typer.Option(None, "--out", help="File to write (default: stdout)."),
+    selector: str = typer.Argument(None, metavar="[SELECTOR]", help="With --format other than "
+                                   "jsonl: only a plan (slug, digest or @SEQ) and its runs, one "
+                                   "run, or the runs PLAN:ARM, session:ID or FIELD=VALUE match."),
+    fmt: str = typer.Option("jsonl", "--format", help="jsonl (every entry, signed), sqlite, "
+                            "csv, parquet, in-toto, hf (docs/exports.md)."),
+    out: str = typer.Option(None, "--out", help="File (or, for hf, folder) to write (default "
+                            "for jsonl, csv and in-toto: stdout)."),
     sqlite: str = typer.Option(None, "--sqlite", metavar="FILE", help="Instead: a flat SQLite "
                                "database of plans, runs, items, claims, retractions, notes and "
                                "findings, for SQL and datasette (checked first, as report is)."),
+    source_url: str = typer.Option(None, "--source-url", metavar="PREFIX", help="Where readers "
+                                   "find an entry: each exported record links to PREFIX followed "
+                                   "by its entry's digest (hf, in-toto)."),
 ) -> None:
     """Export every entry with its signature as JSON Lines: a file an auditor can take away.
 
-    With --sqlite FILE, a flat analysis database instead (docs/reporting.md)."""
-    import orjson
-
+    With --format, the field's formats from the verified ledger (docs/exports.md); with
+    --sqlite FILE (or --format sqlite --out FILE), a flat analysis database
+    (docs/reporting.md)."""
     if sqlite is not None:
         if out is not None:
             raise InputError("--out and --sqlite write different exports: give one")
+        if fmt not in ("jsonl", "sqlite") or selector is not None:
+            raise InputError("--sqlite writes the whole ledger's database: give neither "
+                             "--format nor a SELECTOR with it")
         _export_sqlite(sqlite)
         return
+    if fmt != "jsonl" and source_url is not None and fmt not in ("hf", "in-toto"):
+        raise InputError(f"--source-url: --format {fmt} writes no links")
+    if fmt == "sqlite":
+        if out is None or selector is not None:
+            raise InputError("--format sqlite writes the whole ledger's database: give it "
+                             "--out FILE and no SELECTOR")
+        _export_sqlite(out)
+        return
+    if fmt != "jsonl":
+        _export_format(fmt, selector, out, source_url)
+        return
+    if selector is not None:
+        raise InputError(f"SELECTOR {selector}: JSON Lines export every entry of the ledger; "
+                         "a selection takes --format (csv, parquet, in-toto, hf)")
+    if source_url is not None:
+        raise InputError("--source-url: --format jsonl writes no links")
+    _export_jsonl(out)
+
+
+def _export_jsonl(out: str | None) -> None:
+    import orjson
 
     from logbook.cli.progress import progress
 
@@ -84,6 +117,35 @@ def export(
                     count += 1
                     done(count, size)
     print(f"exported {count} entries to {out}", file=sys.stderr)
+
+
+def _export_format(fmt: str, selector: str | None, out: str | None,
+                   source_url: str | None) -> None:
+    """One of the field's formats (logbook.exports), from the verified ledger: a ledger that
+    fails the check exits 1 and nothing is written."""
+    from logbook.analysis.view import LedgerView
+    from logbook.exports import exporter_for, folder
+    from logbook.exports.selection import selection
+
+    exporter = exporter_for(fmt)
+    where: object = out
+    if exporter.writes == "folder":
+        where = folder(out, fmt)
+    elif out is None:
+        if not exporter.text:
+            raise InputError(f"--format {fmt} writes a binary file: give it with --out FILE")
+        where = sys.stdout.buffer
+    options: dict[str, object] = {}
+    if exporter.signs:
+        from logbook.crypto.signing import load_key
+
+        options["key"] = load_key()
+    with state.open_verified() as (ledger, checked):
+        if exporter.signs:
+            ledger.check_key(options["key"])
+        sel = selection(LedgerView(ledger, checked), selector, source_url)
+        said = exporter.write(sel, where, options)
+    print(f"exported {said} as {fmt} to {out or 'stdout'}", file=sys.stderr)
 
 
 def _export_sqlite(path: str) -> None:

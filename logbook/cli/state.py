@@ -9,6 +9,13 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+# what the analysis reads whole, and the check that reads it (re-exported for the commands)
+from logbook.ledger.checked_copy import (  # noqa: F401 (re-exported)
+    ANALYSED_KINDS,
+    checked_copy_of,
+    checked_reading,
+)
+
 
 @dataclass(frozen=True)
 class Options:
@@ -51,9 +58,6 @@ def open_ledger_at(location: str | None, write: bool = False) -> Any:
     return Ledger.open(location, write=write)
 
 
-# what the analysis read model (logbook.analysis.view) reads whole: kept by the check as it
-# reads them, so they are parsed once and come from the very bytes just checked
-ANALYSED_KINDS = ("plan", "run", "amendment", "retraction", "claim", "band")
 # what the audit reads whole: its rules read the runs through their facts (format.runfacts)
 AUDITED_KINDS = tuple(k for k in ANALYSED_KINDS if k != "run")
 
@@ -81,38 +85,6 @@ def verified_in(ledger: Any, keep: tuple[str, ...] = ANALYSED_KINDS,
             # the check's read transaction stays open after its bar is cleared
             checked = stack.enter_context(checked_reading(ledger, keep, on_progress, runs))
         yield checked
-
-
-@contextmanager
-def checked_reading(ledger: Any, keep: tuple[str, ...] = (),
-                    on_progress: Callable[[int, int], None] | None = None,
-                    runs: bool = False) -> Iterator[Any]:
-    """The ledger checked (logbook.verify.integrity, carried on from this machine's checked
-    copy when it has one), and read, until the block ends, from what was checked: the same
-    read transaction, the ``keep`` kinds as the check parsed them, and after a resumed check
-    the checked index (logbook.verify.checked_reads). Yields what was verified."""
-    from logbook.verify.integrity import verified
-
-    with ExitStack() as stack:
-        copy = stack.enter_context(checked_copy_of(ledger))
-        checked = stack.enter_context(verified(ledger.verify_reads(), keep, on_progress, copy,
-                                               runs))
-        stack.enter_context(ledger.reading_checked(checked.kept, checked.reads))
-        yield checked
-
-
-@contextmanager
-def checked_copy_of(ledger: Any) -> Iterator[Any]:
-    """This machine's checked copy of the ledger (logbook.ledger.checked_copy), closed afterwards;
-    None when there is none to keep."""
-    from logbook.ledger.checked_copy import open_checked_copy
-
-    copy = open_checked_copy(ledger)
-    try:
-        yield copy
-    finally:
-        if copy is not None:
-            copy.close()
 
 
 def emit_json(value: Any) -> None:

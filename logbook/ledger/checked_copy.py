@@ -5,17 +5,27 @@ whatever the ledger's size: every analysis after the first reads through it
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from typing import TYPE_CHECKING, Any
 
 from logbook import config
 from logbook.errors import LogbookError
-from logbook.ledger.service import Ledger
-from logbook.storage.base import CheckedCopy
+
+if TYPE_CHECKING:  # the command line imports this module at its start: nothing heavy
+    from logbook.ledger.service import Ledger
+    from logbook.storage.base import CheckedCopy
+
+# what the analysis read model (logbook.analysis.view) reads whole: kept by the check as it
+# reads them, so they are parsed once and come from the very bytes just checked
+ANALYSED_KINDS = ("plan", "run", "amendment", "retraction", "claim", "band")
 
 
 def open_checked_copy(ledger: Ledger) -> CheckedCopy | None:
     """The checked copy of ``ledger`` to carry the check on from; None when LOGBOOK_STATE_DIR
     is "off", or when no copy can be kept (the check is then made in full)."""
+    import hashlib
+
     from logbook.storage.sqlite.checked_copy import CheckedIndex
 
     folder = config.state_dir()
@@ -27,3 +37,33 @@ def open_checked_copy(ledger: Ledger) -> CheckedCopy | None:
         return None
     where = hashlib.sha256(ledger.location.encode()).hexdigest()[:16]
     return CheckedIndex.open(folder / "checked" / f"{uuid}-{where}.db")
+
+
+@contextmanager
+def checked_reading(ledger: Any, keep: tuple[str, ...] = (),
+                    on_progress: Callable[[int, int], None] | None = None,
+                    runs: bool = False) -> Iterator[Any]:
+    """The ledger checked (logbook.verify.integrity, carried on from this machine's checked
+    copy when it has one), and read, until the block ends, from what was checked: the same
+    read transaction, the ``keep`` kinds as the check parsed them, and after a resumed check
+    the checked index (logbook.verify.checked_reads). Yields what was verified."""
+    from logbook.verify.integrity import verified
+
+    with ExitStack() as stack:
+        copy = stack.enter_context(checked_copy_of(ledger))
+        checked = stack.enter_context(verified(ledger.verify_reads(), keep, on_progress, copy,
+                                               runs))
+        stack.enter_context(ledger.reading_checked(checked.kept, checked.reads))
+        yield checked
+
+
+@contextmanager
+def checked_copy_of(ledger: Any) -> Iterator[Any]:
+    """This machine's checked copy of the ledger (logbook.ledger.checked_copy), closed afterwards;
+    None when there is none to keep."""
+    copy = open_checked_copy(ledger)
+    try:
+        yield copy
+    finally:
+        if copy is not None:
+            copy.close()
