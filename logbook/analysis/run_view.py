@@ -146,6 +146,15 @@ class RunView:
         """Whether the entry is at hand (read, or given)."""
         return hasattr(self, "_k_entry")
 
+    def forget(self) -> None:
+        """Let the entry go when it can be read again (a pass over every run's items then
+        holds one plan's runs at a time, not the ledger's)."""
+        if self._load is not None and self.loaded:
+            del self._k_entry
+            for slot in ("_k_item_arrays", "_k_clusters"):
+                if hasattr(self, slot):
+                    delattr(self, slot)
+
     @_kept
     def entry(self) -> Entry:
         if self._load is None:

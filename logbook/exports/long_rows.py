@@ -13,7 +13,6 @@ import orjson
 from logbook.analysis.flat import APPARATUS_COLUMNS, column
 from logbook.analysis.view import RunView
 from logbook.exports.selection import Selection
-from logbook.format.apparatus import flatten
 
 RUN_COLUMNS: tuple[tuple[str, type], ...] = (
     ("ledger", str), ("run", str), ("run_seq", int), ("ts", str), ("plan", str),
@@ -38,8 +37,7 @@ def _text(value: Any) -> str | None:
 
 def run_values(sel: Selection, run: RunView, slugs: dict[str, str]) -> tuple[Any, ...]:
     body = run.body
-    apparatus = body.get("apparatus") or {}
-    flat = flatten({k: v for k, v in apparatus.items() if k != "captured"})
+    flat = run.apparatus  # flattened (logbook.format.apparatus), from the run's facts if kept
     plan = run.plan if run.plan in slugs else None
     return (sel.origin, run.digest, run.seq, run.entry.envelope.get("ts"), plan,
             slugs.get(plan or ""), run.arm, run.status, run.retracted,
@@ -56,13 +54,15 @@ def runs_with_items(sel: Selection) -> Iterator[tuple[tuple[Any, ...], list[str]
     its item ids, and its ``ITEM_FIELDS`` columns (all None where it records none)."""
     slugs = {p.digest: p.slug for p in sel.view.plans.values()}
     for run in sel.runs:
+        held = run.loaded
         oc = run.body.get("outcomes") or {}
         ids = oc.get("id") or []
-        if not ids:
-            continue
-        none = [None] * len(ids)
-        yield (run_values(sel, run, slugs), ids,
-               {name: oc.get(name) or none for name in ITEM_FIELDS})
+        if ids:
+            none = [None] * len(ids)
+            yield (run_values(sel, run, slugs), ids,
+                   {name: oc.get(name) or none for name in ITEM_FIELDS})
+        if not held:  # read for this pass only: let it go (memory stays one plan's runs)
+            run.forget()
 
 
 def rows(sel: Selection) -> Iterator[tuple[Any, ...]]:

@@ -20,7 +20,11 @@ def write(sel: Selection, out: Any, _options: dict[str, Any]) -> str:
     import pyarrow.parquet as pq  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     kinds = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
-    schema = pa.schema([(name, kinds[kind]) for name, kind in COLUMNS],
+    # a run's text columns repeat on each of its rows: dictionary-encoded (what Parquet
+    # stores them as anyway), so that each value is written once a batch
+    repeated = {name for name, kind in RUN_COLUMNS if kind is str}
+    schema = pa.schema([(name, pa.dictionary(pa.int32(), kinds[kind]) if name in repeated
+                         else kinds[kind]) for name, kind in COLUMNS],
                        metadata={"logbook.origin": sel.origin, "logbook.size": str(sel.size),
                                  "logbook.root": sel.root})
     count = 0
@@ -69,7 +73,12 @@ class _Batch:
         by_name = {"item": self.ids, "position": position, **self.items}
         arrays = []
         for j, field in enumerate(schema):
-            if j < len(RUN_COLUMNS):
+            if pa.types.is_dictionary(field.type):
+                values = pa.array([h[j] for h in self.heads], type=field.type.value_type)
+                encoded = values.dictionary_encode()
+                arrays.append(pa.DictionaryArray.from_arrays(encoded.indices.take(which),
+                                                             encoded.dictionary))
+            elif j < len(RUN_COLUMNS):
                 values = pa.array([h[j] for h in self.heads], type=field.type)
                 arrays.append(values.take(which))
             else:

@@ -102,6 +102,26 @@ def test_csv_is_one_row_per_item_and_sample_with_missing_left_empty(ledger: Path
     assert {r["plan_slug"] for r in table} == {"mc", ""}
 
 
+def test_csv_quotes_what_needs_quoting(ledger: Path) -> None:
+    """Commas, quotes and line breaks in item fields and in the run's own columns read back
+    exactly (a run whose items hold a line break is written row by row)."""
+    ids = ['a,b', 'say "hi"', "two\nlines", "plain"]
+    for n, error in enumerate(("timed out\r\nafter 30 s", "timed out, once")):
+        body = {"plan": None, "arm": None, "status": "completed", "task": "q, \"x\"",
+                "apparatus": {"model": "m,\n7b", "engine": "e"},
+                "outcomes": {"metric": "acc", "id": ids if n == 0 else [*ids[:2], "c", "d"],
+                             "score": [1.0, None, 0.0, 0.5], "error": [None, error, None, None]}}
+        ok("append", str(write_json(Path(f"q{n}.json"), {"kind": "run", "body": body})))
+    ok("export", "--format", "csv", "--out", "q.csv")
+    with open("q.csv", newline="") as fh:
+        table = [r for r in csv.DictReader(fh) if r["model"] == "m,\n7b"]
+    assert [r["item"] for r in table] == ids + ids[:2] + ["c", "d"]
+    assert [r["error"] for r in table] == ["", "timed out\r\nafter 30 s", "", "", "",
+                                           "timed out, once", "", ""]
+    assert {r["task"] for r in table} == {'q, "x"'}
+    assert [r["score"] for r in table][:4] == ["1", "", "0", "0.5"]  # canonical JSON: 1.0 is 1
+
+
 def test_csv_reads_into_pandas_with_the_reports_figures(ledger: Path) -> None:
     pd = pytest.importorskip("pandas")
     ok("export", "--format", "csv", "--out", "items.csv")
@@ -142,8 +162,10 @@ def test_parquet_holds_the_csv_rows_typed(ledger: Path) -> None:
     from_csv = pd.read_csv("items.csv", dtype=str, keep_default_na=False)
     assert len(frame) == len(from_csv) == 1200
     assert frame.score.isna().sum() == (from_csv.score == "").sum()
+    # a run's text columns are dictionary-encoded (pandas reads them as categories)
+    assert str(table.schema.field("model").type).startswith("dictionary<values=string")
     for column in ("run", "item", "error", "model", "arm"):
-        assert list(frame[column].fillna("")) == list(from_csv[column])
+        assert list(frame[column].astype(object).fillna("")) == list(from_csv[column])
     assert list(frame.score.fillna(-1.0)) == [
         -1.0 if s == "" else float(s) for s in from_csv.score]
 
