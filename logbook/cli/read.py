@@ -50,15 +50,16 @@ def export(
                                    "jsonl: only a plan (slug, digest or @SEQ) and its runs, one "
                                    "run, or the runs PLAN:ARM, session:ID or FIELD=VALUE match."),
     fmt: str = typer.Option("jsonl", "--format", help="jsonl (every entry, signed), sqlite, "
-                            "csv, parquet, in-toto, hf (docs/exports.md)."),
-    out: str = typer.Option(None, "--out", help="File (or, for hf, folder) to write (default "
-                            "for jsonl, csv and in-toto: stdout)."),
+                            "csv, parquet, in-toto, hf, mlflow (docs/exports.md)."),
+    out: str = typer.Option(None, "--out", help="File to write (for hf a folder, for mlflow a "
+                            "tracking folder or URI; default for jsonl, csv and in-toto: "
+                            "stdout)."),
     sqlite: str = typer.Option(None, "--sqlite", metavar="FILE", help="Instead: a flat SQLite "
                                "database of plans, runs, items, claims, retractions, notes and "
                                "findings, for SQL and datasette (checked first, as report is)."),
     source_url: str = typer.Option(None, "--source-url", metavar="PREFIX", help="Where readers "
                                    "find an entry: each exported record links to PREFIX followed "
-                                   "by its entry's digest (hf, in-toto)."),
+                                   "by its entry's digest (hf, in-toto, mlflow)."),
 ) -> None:
     """Export every entry with its signature as JSON Lines: a file an auditor can take away.
 
@@ -73,7 +74,7 @@ def export(
                              "--format nor a SELECTOR with it")
         _export_sqlite(sqlite)
         return
-    if fmt != "jsonl" and source_url is not None and fmt not in ("hf", "in-toto"):
+    if fmt != "jsonl" and source_url is not None and fmt not in ("hf", "in-toto", "mlflow"):
         raise InputError(f"--source-url: --format {fmt} writes no links")
     if fmt == "sqlite":
         if out is None or selector is not None:
@@ -86,7 +87,7 @@ def export(
         return
     if selector is not None:
         raise InputError(f"SELECTOR {selector}: JSON Lines export every entry of the ledger; "
-                         "a selection takes --format (csv, parquet, in-toto, hf)")
+                         "a selection takes --format (csv, parquet, in-toto, hf, mlflow)")
     if source_url is not None:
         raise InputError("--source-url: --format jsonl writes no links")
     _export_jsonl(out)
@@ -131,6 +132,10 @@ def _export_format(fmt: str, selector: str | None, out: str | None,
     where: object = out
     if exporter.writes == "folder":
         where = folder(out, fmt)
+    elif exporter.writes == "store":
+        if out is None:
+            raise InputError(f"--format {fmt} writes into a tracking store: give its folder "
+                             "or URI with --out")
     elif out is None:
         if not exporter.text:
             raise InputError(f"--format {fmt} writes a binary file: give it with --out FILE")

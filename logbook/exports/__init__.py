@@ -23,6 +23,7 @@ FORMATS = {
     "parquet": "logbook.exports.parquet_file",
     "in-toto": "logbook.exports.intoto",
     "hf": "logbook.exports.hf",
+    "mlflow": "logbook.exports.mlflow_store",
 }
 
 
@@ -30,7 +31,8 @@ FORMATS = {
 class Exporter:
     name: str
     summary: str  # one line for --help and the docs
-    # "file": --out is a file (stdout when text and no --out); "folder": --out is a folder
+    # "file": --out is a file (stdout when text and no --out); "folder": --out is a folder;
+    # "store": --out is a folder or URI the format's own client writes into
     writes: str
     text: bool  # whether the file may go to standard output
     # the modules the format needs beyond the package set, and the extra that installs them

@@ -310,10 +310,65 @@ def test_hf_wants_a_folder(ledger: Path) -> None:
     assert r.code == 2 and "--out DIR" in r.err
 
 
+# ------------------------------------------------------------------------------- MLflow
+
+
+def _mlflow_runs(folder: Path) -> dict[str, Any]:
+    monkey = pytest.MonkeyPatch()
+    monkey.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    try:
+        from mlflow.tracking import MlflowClient
+
+        client = MlflowClient(folder.resolve().as_uri())
+        (experiment,) = [e for e in client.search_experiments() if e.name != "Default"]
+        return {"experiment": experiment.name, "runs": {
+            r.data.tags["logbook.digest"]: r for r in client.search_runs(
+                [experiment.experiment_id], max_results=1000)}}
+    finally:
+        monkey.undo()
+
+
+def test_mlflow_runs_read_back_with_mlflows_client(ledger: Path) -> None:
+    pytest.importorskip("mlflow")
+    ok("export", "--format", "mlflow", "--out", "mlruns", "--source-url", URL)
+    found = _mlflow_runs(Path("mlruns"))
+    assert found["experiment"] == origin()
+    runs = found["runs"]
+    assert set(runs) == {e["digest"] for e in run_entries()}
+    report = orjson.loads(ok("report", "mc", "--json"))
+    scores = {row["digest"]: row["score"] for arm in report["arms"] for row in arm["runs"]}
+    for e in run_entries():
+        body, run = e["entry"]["body"], runs[e["digest"]]
+        status = {"completed": "FINISHED", "failed": "FAILED"}[body["status"]]
+        assert run.info.status == status
+        assert run.data.tags["logbook.seq"] == str(e["seq"])
+        assert run.data.tags["logbook.url"] == URL + e["digest"]
+        assert run.data.params["model"] == body["apparatus"]["model"]
+        metric = body["outcomes"]["metric"]
+        if e["digest"] in scores:  # the plan's runs: the score the report prints
+            assert run.data.metrics[metric] == scores[e["digest"]]
+            assert run.data.tags["logbook.plan"] == "mc"
+        if body["status"] == "failed":  # no score; its missing items are counted, not zeroed
+            assert metric not in run.data.metrics
+            oc = body["outcomes"]
+            scored = {i for i, s in zip(oc["id"], oc["score"], strict=True) if s is not None}
+            missing = len(set(oc["id"]) - scored)  # items with no score in any epoch
+            assert run.data.metrics["missing"] == missing > 0
+            assert run.data.metrics["items"] == len(set(oc["id"]))
+    # again: nothing is added twice; a run appended since is added
+    r = run_cli("export", "--format", "mlflow", "--out", "mlruns")
+    assert r.code == 0 and "0 runs into" in r.err
+    ok("append", "--from", "lm-eval", str(FIXTURES / "lm_eval/run-seed3"))
+    r = run_cli("export", "--format", "mlflow", "--out", "mlruns")
+    assert r.code == 0 and "1 runs into" in r.err
+    assert len(_mlflow_runs(Path("mlruns"))["runs"]) == len(runs) + 1
+
+
 # ------------------------------------------------------------------------------- every format
 
 
 FORMATS = {"csv": "out.csv", "parquet": "out.parquet", "in-toto": "out.jsonl", "hf": "out"}
+EXTRA = {"parquet": "pyarrow", "mlflow": "mlflow"}
 
 
 def _snapshot(path: Path) -> dict[str, bytes]:
@@ -334,10 +389,10 @@ def test_an_export_is_reproducible(ledger: Path, fmt: str) -> None:
     assert _snapshot(out) == first and first
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", [*FORMATS, "mlflow"])
 def test_a_tampered_ledger_exports_nothing(ledger: Path, fmt: str) -> None:
-    if fmt == "parquet":
-        pytest.importorskip("pyarrow")
+    if fmt in EXTRA:
+        pytest.importorskip(EXTRA[fmt])
     conn = sqlite3.connect(ledger / ".logbook" / "ledger.db", isolation_level=None)
     try:  # an attacker lowers q8's first item score in the stored bytes of run @3
         conn.execute("DROP TRIGGER IF EXISTS entries_no_update")
@@ -347,7 +402,7 @@ def test_a_tampered_ledger_exports_nothing(ledger: Path, fmt: str) -> None:
         conn.execute("UPDATE entries SET entry = ? WHERE seq = 3", (orjson.dumps(body),))
     finally:
         conn.close()
-    out = Path(FORMATS[fmt])
+    out = Path(FORMATS.get(fmt, "mlruns"))
     r = run_cli("export", "--format", fmt, "--out", str(out))
     assert r.code == 1, (r.code, r.err)
     assert "Traceback" not in r.err and "this ledger does not verify" in r.err, r.err
@@ -362,6 +417,7 @@ def test_a_tampered_ledger_exports_nothing(ledger: Path, fmt: str) -> None:
     (["@0", "--format", "csv"], "neither a plan nor a run"),
     (["--format", "csv", "--source-url", URL], "--source-url"),
     (["--format", "sqlite"], "--out FILE"),
+    (["--format", "mlflow"], "--out"),
     (["--sqlite", "x.db", "--format", "csv"], "--sqlite"),
 ])
 def test_bad_input_is_refused_and_changes_nothing(ledger: Path, args: list[str],
