@@ -144,7 +144,7 @@ def compare(view: LedgerView, sel_a: str, sel_b: str, variable: list[str],
     sess_a = {r.session for r in use_a}
     sess_b = {r.session for r in use_b}
     historical = bool(use_a and use_b and not (sess_a & sess_b))
-    effect, verdict = _effect(use_a, use_b, confidence)
+    effect, verdict = paired_effect(use_a, use_b, confidence)
     return Comparison(
         a=Side(sel_a, [SelectedRun.of(r) for r in runs_a], len(use_a)),
         b=Side(sel_b, [SelectedRun.of(r) for r in runs_b], len(use_b)),
@@ -153,7 +153,7 @@ def compare(view: LedgerView, sel_a: str, sel_b: str, variable: list[str],
         effect=effect, metric_kind=_metric_kind(view, plans), verdict=verdict)
 
 
-def _effect(use_a: list[RunView], use_b: list[RunView],
+def paired_effect(use_a: list[RunView], use_b: list[RunView],
             confidence: float) -> tuple[PairedEffect | None, str]:
     """The paired effect of B over A and the verdict it gives (or why there is none)."""
     from logbook import stats

@@ -285,6 +285,22 @@ class Component(Out):
 
 
 @dataclass(kw_only=True, eq=False)
+class Reproduction(Out):
+    """A run of the plan that another run reproduces (logbook.analysis.reproductions): the
+    difference, reproduction minus run, over the items both scored, with its interval."""
+
+    run: int
+    by: int
+    by_digest: str
+    signer: str
+    independent: bool  # signed by another key than the run
+    difference: dict[str, Any] | None  # point, low, high, n, method; None without one
+    higher: int  # items the reproduction scored higher
+    lower: int  # items it scored lower
+    agrees: bool | None  # the interval holds 0
+
+
+@dataclass(kw_only=True, eq=False)
 class Report(Out):
     """`logbook report PLAN --json`. Scores, intervals, effects and thresholds are fractions
     of the metric's own scale (a proportion's 0.745 is what text forms print as 74.5 points)."""
@@ -299,13 +315,14 @@ class Report(Out):
     components: list[Component] = field(default_factory=list)
     retractions: RetractionReview | None = None
     refused: list[Refused] = field(default_factory=list)
+    reproductions: list[Reproduction] = ABSENT  # when any run of the plan is reproduced
     findings: list[Finding]  # the command adds them (last, as `report --json` prints them)
 
 
 SHAPES: tuple[type[Out], ...] = (  # each after the shapes it holds
     Interval, RunRow, RunLevel, ItemLevel, ChosenInterval, ArmBand, SampleComponents, Spread,
     ArmReport, WorstCase, Effect, Condition, Verdict, Excluded, Refused, VerdictStatus,
-    RetractedRun, RetractionReview, Finding, ComponentArm, Component, Report)
+    RetractedRun, RetractionReview, Finding, ComponentArm, Component, Reproduction, Report)
 
 
 def output_schemas() -> dict[str, dict[str, Any]]:

@@ -198,6 +198,16 @@ class RunView:
         return Figures(n, score, xsum(d * d) / n, False)
 
     @property
+    def reproduces(self) -> str | None:
+        """The digest of the run this one reproduces (body.reproduces), from its facts when
+        its entry is not read."""
+        f = self.facts if not self.loaded else None
+        if f is not None:
+            return f.reproduces
+        value = self.body.get("reproduces")
+        return value if isinstance(value, str) else None
+
+    @property
     def figures(self) -> RunFacts | None:
         """The facts, when their figures stand for the run's own: no samples, not pass@k."""
         f = self.facts

@@ -231,6 +231,17 @@ class LedgerView:
         return self._loaded.pop(seq)
 
     @cached_property
+    def reproducers(self) -> dict[str, list[RunView]]:
+        """Run digest -> the runs that reproduce it (body.reproduces), in ledger order: read
+        from the runs' facts, so no run is read for it."""
+        out: dict[str, list[RunView]] = {}
+        for run in self.runs:
+            target = run.reproduces
+            if target is not None:
+                out.setdefault(target, []).append(run)
+        return out
+
+    @cached_property
     def runs_by_seq(self) -> dict[int, RunView]:
         return {r.seq: r for r in self.runs}
 

@@ -43,6 +43,7 @@ class Shape:
     due: str | None = None
     retract: bool = False         # a run that broke mid-way, kept as failed, then withdrawn
     seed: int = 0
+    reproduce: bool = False       # another lab, under its own key, reproduces a q8 run
 
 
 def shapes(count: int, seed: int, cli: bool = True) -> Iterator[Shape]:
@@ -59,7 +60,9 @@ def shapes(count: int, seed: int, cli: bool = True) -> Iterator[Shape]:
             band=rng.random() < 0.5, calibration=rng.random() < 0.3,
             recorder=(rng.choice(["api", "api", "from", "mixed"]) if cli else "api"),
             due=rng.choice([None, "2999-12-31"]), retract=rng.random() < 0.2,
-            seed=seed * 100_003 + i)
+            seed=seed * 100_003 + i,
+            # drawn from a stream of its own: the shapes' own draws stay as they were
+            reproduce=random.Random(seed * 100_003 + i + 0x5EED).random() < 0.3)
 
 
 def suite_hash(name: str) -> str:
@@ -75,6 +78,7 @@ class Book:
     key: SigningKey = field(default_factory=SigningKey.generate)
     session: str = "s1"
     counter: int = 0
+    other: SigningKey | None = None  # a second lab's key (`reproduce`)
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -161,6 +165,23 @@ class Book:
         if how == "api" or plan is None or status != "completed" or self.runner is None:
             return self.append("run", body)
         return self._record(body, how)
+
+    def reproduce(self, original: str, p: float, n: int, rng: random.Random,
+                  temperature: float = 0.0, missing: float = 0.0) -> str:
+        """Another lab's run, under a key of its own (added to the ledger the first time),
+        that reproduces run ``original``: the same suite and metric, its own machine's
+        apparatus and seed, items scored 1 with probability ``p``."""
+        if self.other is None:
+            import base64
+
+            self.other = SigningKey.generate()
+            self.append("key", {"action": "add", "name": "another lab",
+                                "public": base64.b64encode(self.other.public.raw).decode(),
+                                "reason": "a second lab reproduces the runs"})
+        body = {"plan": None, "arm": None, "status": "completed", "session": "lab-2",
+                "apparatus": self.apparatus("q8", "suite", temperature),
+                "outcomes": self.outcomes(p, n, rng, missing), "reproduces": original}
+        return self.ledger.append("run", body, self.other).digest
 
     def _record(self, body: dict[str, Any], how: str) -> str:
         """Through the command line: `logbook run -- cp ...` or `logbook append --from`."""
@@ -267,6 +288,9 @@ def honest(book: Book, shape: Shape, **plan_extra: Any) -> dict[str, Any]:
                                       temperature=shape.temperature, missing=shape.missing))
     book.claim(plan)
     book.claim(plan, arm="q8")
+    if shape.reproduce:  # after the claims, another lab repeats a q8 run (its own stream)
+        book.reproduce(runs["q8"][0], truth["q8"], shape.n, random.Random(shape.seed + 0x5EED),
+                       temperature=shape.temperature, missing=shape.missing)
     return {"plan": plan, "runs": runs, "rng": rng, "truth": truth}
 
 

@@ -14,7 +14,8 @@ from typing import Any
 
 from logbook.calibration.scenarios import Book, Shape, honest
 
-SHAPE = Shape(n=200, k=3, p=0.7, effect=0.0, explore=5, band=True, seed=14)
+# the honest twin holds an honest reproduction by a second lab (quiet for A30 and the rest)
+SHAPE = Shape(n=200, k=3, p=0.7, effect=0.0, explore=5, band=True, seed=14, reproduce=True)
 
 
 def run_selftest(rule_ids: list[str], shape: Shape = SHAPE) -> dict[str, Any]:

@@ -320,10 +320,21 @@ def a29(book: Book, s: Shape) -> None:
     honest(book, with_shape(s, explore=0))
 
 
+def a30(book: Book, s: Shape) -> None:
+    """Another lab reproduces a claimed q8 run and gets a score far from it: a difference of
+    at least 6 standard errors of the paired difference (and 15 points)."""
+    h = honest(book, with_shape(s, reproduce=False))
+    p = h["truth"]["q8"]
+    d = max(0.15, 6 * math.sqrt(2 * max(p * (1 - p), 0.05) / s.n))
+    far = p - d if p - d >= 0.02 else min(0.98, p + d)
+    book.reproduce(h["runs"]["q8"][0], far, s.n, random.Random(s.seed + 30),
+                   temperature=s.temperature)
+
+
 VIOLATIONS: dict[str, Callable[[Book, Shape], Any]] = {
     "A01": a01, "A02": a02, "A03": a03, "A04": a04, "A05": a05, "A06": a06, "A07": a07,
     "A08": a08, "A09": a09, "A10": a10, "A11": a11, "A12": a12, "A13": a13, "A14": a14,
     "A15": a15, "A16": a16, "A17": a17, "A18": a18, "A19": a19, "A20": a20, "A21": a21, "A22": a22,
     "A23": a23, "A24": a24, "A25": a25, "A26": a26, "A27": a27, "A28": a28,
-    "A29": a29,
+    "A29": a29, "A30": a30,
 }

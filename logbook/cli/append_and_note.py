@@ -45,7 +45,7 @@ def open_for_writing(ledger: str | None) -> Any:
 
 
 def append_drafts(ledger: str | None, file: str | None, jsonl: bool, once: str | None,
-                  as_json: bool) -> None:
+                  as_json: bool, reproduces: str | None = None) -> None:
     """`logbook append FILE [--jsonl] [--once KEY]`: the draft (or drafts) in FILE appended in
     one transaction; a run draft without a `session` gets LOGBOOK_SESSION's, when it is set."""
     if file is None:
@@ -68,6 +68,10 @@ def append_drafts(ledger: str | None, file: str | None, jsonl: bool, once: str |
                 body["session"] = session
     key = signing_key()
     with open_for_writing(ledger) as book:
+        if reproduces is not None:
+            from logbook.ingest.appending import reproducing
+
+            reproducing(book, drafts, reproduces)
         entries = book.append_many(drafts, key, once=once)
     print_appended(entries, as_json)
     from logbook.cli.record_intake import warn_gaps

@@ -52,7 +52,7 @@ COMMANDS: dict[str, Spec] = {
                    flags={"--jsonl": "jsonl", "--json": "as_json"},
                    values={"--once": "once"},
                    declined=frozenset({"--from", "--plan", "--arm", "--session", "--apparatus",
-                                       "--spool", "--exploratory"})),
+                                       "--spool", "--exploratory", "--reproduces"})),
     "note": Spec(arguments=("text",), required=1, flags={"--json": "as_json"},
                  multiple={"--ref": "refs"}),
     "log": Spec(arguments=(), required=0,

@@ -34,7 +34,8 @@ def _declared(apparatus: str | None) -> dict[str, Any]:
 
 
 def append_from(source: str, path: str | None, plan: str | None, arm: str | None,
-                session: str | None, apparatus: str | None, once: str | None) -> list[Any]:
+                session: str | None, apparatus: str | None, once: str | None,
+                reproduces: str | None = None) -> list[Any]:
     """`logbook append --from SOURCE PATH`: every run the harness output holds, all or none;
     with --plan, the run of the plan's suite goes to the arm, the others are exploratory."""
     from logbook.crypto.signing import load_key
@@ -51,7 +52,7 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
                              lambda metric: harness.read_runs(Path(path), metric=metric),
                              plan=plan, arm=arm, declared=declared,
                              session=session or config.session(),
-                             once=once, what=path)
+                             once=once, what=path, reproduces=reproduces)
         entries: list[Any] = done.entries
         plan_body = done.plan
         drain_spool(ledger, key)
@@ -80,6 +81,9 @@ def run(
                                     help="Run even though the arm has its runs_per_arm "
                                     "completed runs, saying why (kept in the run; the audit "
                                     "judges it, A04)."),
+    reproduces: str = typer.Option(None, "--reproduces", metavar="REF", help="The run repeats "
+                                   "this earlier run (@SEQ or digest): the same suite and "
+                                   "metric (docs/format.md, Reproductions)."),
 ) -> None:
     """Run CMD and append its run, whatever happens to it."""
     from logbook.crypto.signing import load_key
@@ -90,7 +94,7 @@ def run(
                               key=load_key, declared=lambda: _declared(apparatus), plan=plan,
                               arm=arm, session=session, outcomes=outcomes, source=source,
                               logs=logs, note=note, beyond_plan=beyond_plan,
-                              say=intake_cli.say)
+                              say=intake_cli.say, reproduces=reproduces)
     except NotAppended as exc:
         raise typer.Exit(exc.code) from None
     entries, code = done.entries, done.code

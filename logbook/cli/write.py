@@ -76,6 +76,9 @@ def append(
     spool: bool = typer.Option(False, "--spool", help="Append the runs a harness integration "
                                "spooled beside the ledger when it could not append them "
                                "(docs/recording.md, \"When the append fails: the spool\")."),
+    reproduces: str = typer.Option(None, "--reproduces", metavar="REF", help="The runs "
+                                   "appended repeat this earlier run (@SEQ or digest): the "
+                                   "same suite and metric (docs/format.md, Reproductions)."),
     exploratory: bool = typer.Option(False, "--exploratory", help="With --spool: a spooled "
                                      "run its plan refuses is appended as an exploratory run "
                                      "saying why (one whose log cannot be read, as a failed "
@@ -88,8 +91,9 @@ def append(
     if exploratory and not spool:
         raise InputError("--exploratory goes with --spool")
     if spool:
-        if file is not None or source is not None:
-            raise InputError("--spool appends what the spool holds: give no FILE or --from")
+        if file is not None or source is not None or reproduces is not None:
+            raise InputError("--spool appends what the spool holds: give no FILE, --from or "
+                             "--reproduces")
         from logbook.cli.record import append_spool
 
         entries, left = append_spool(exploratory)
@@ -103,10 +107,10 @@ def append(
     if source is not None:
         from logbook.cli.record import append_from
 
-        print_appended(append_from(source, file, plan, arm, session, apparatus, once),
-                        as_json)
+        print_appended(append_from(source, file, plan, arm, session, apparatus, once,
+                                   reproduces), as_json)
         return
-    append_drafts(state.options().ledger, file, jsonl, once, as_json)
+    append_drafts(state.options().ledger, file, jsonl, once, as_json, reproduces)
 
 
 def _load_plan_file(file: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ Each verdict or claim gives two envelopes, each an in-toto Statement v1:
   https://in-toto.io/attestation/eval-result/v0.1): the plan's success conditions as claims
   (metric, comparator, threshold as a decimal string, passed), the sample size, the plan's own
   digest as the pre-registration, the ledger's tree root as the receipt, and
-  `assuranceLevel` self_attested (the ledger's owner signs their own runs).
+  `assuranceLevel` (self_attested, or reproduced when other signers reproduced the runs).
 
 The subject is the model the runs evaluated, by name and recorded digest; when a counted run's
 model has no recorded digest the subject is the logbook entry itself (the proposal's
@@ -110,6 +110,21 @@ def _number(value: float) -> str:
     return repr(float(value)) if not float(value).is_integer() else str(int(value))
 
 
+def _assurance(sel: Selection, plan: PlanView, counted: list[RunView]) -> str:
+    """`reproduced` when every arm has a counted run that another signer reproduced in
+    agreement and no reproduction of a counted run disagrees (logbook.analysis
+    .reproductions, at the plan's confidence); else `self_attested`."""
+    from logbook.analysis.reproductions import reproductions
+
+    confidence = 1 - float(plan.body.get("alpha", 0.05))
+    found = reproductions(sel.view, counted, confidence)
+    agreeing = {x.original.arm for x in found if x.independent and x.agrees}
+    arms = {r.arm for r in counted}
+    if arms and arms <= agreeing and not any(x.agrees is False for x in found):
+        return "reproduced"
+    return "self_attested"
+
+
 def _arm(condition: Any) -> str | None:
     arm = condition.arm
     return arm if isinstance(arm, str) else None  # ABSENT when the criterion names no arm
@@ -161,7 +176,7 @@ def statements(sel: Selection, plan: PlanView, verdict: Any,
                     "passed": bool(c.holds)} for c in verdict.success],
         "sampleSize": int(n_items),
         "commitments": _commitments(counted),
-        "assuranceLevel": "self_attested",
+        "assuranceLevel": _assurance(sel, plan, counted),
         "subjectProfile": profile,
         "preRegistration": {"alg": "sha256", "value": plan.digest},
         "receipt": {"schema": "logbook/tlog-checkpoint",

@@ -36,7 +36,7 @@ from logbook.format.apparatus import flatten, is_identity, system_gaps
 from logbook.format.reducers import MEAN, reducer_of
 
 # the layout of the facts (a checked copy of another version is made again)
-FACTS_VERSION = 2
+FACTS_VERSION = 3
 _SCORES = {int, float, bool, type(None)}
 # from this many items up, scores of few distinct values are summed value by value (exact
 # fractions: a few operations instead of one per item; slower below it)
@@ -70,6 +70,8 @@ class RunFacts:
     masks: tuple[int, int] | None = None
     # an item of the run names its cluster (outcomes.cluster): what A26 reads the runs for
     clustered: bool = False
+    # the digest of the run this one reproduces (body.reproduces), if any
+    reproduces: str | None = None
 
 
 class Figures(NamedTuple):
@@ -120,13 +122,16 @@ def _facts(body: Any, figures: Callable[[list[Any]], Figures] | None) -> RunFact
     cl = oc.get("cluster")
     clustered = bool(cl) and any(c is not None for _i, c in zip(ids, cl or [], strict=False))
     gaps = tuple(system_gaps(body))
+    reproduces = body.get("reproduces")
+    if reproduces is not None and type(reproduces) is not str:
+        return None
     reduced = bool(oc.get("sample")) or reducer_of(oc) != MEAN  # item scores need a reducer
     if figures is not None and len(raw) >= BY_VALUE_FROM and not reduced:
         if not set(map(type, raw)) <= _SCORES:
             return None
         n, score, variance, binary = figures(raw)
         return RunFacts(flat, system, metric, gaps, True, score, variance, n, len(raw),
-                        binary, items, masks_of(raw) if binary else None, clustered)
+                        binary, items, masks_of(raw) if binary else None, clustered, reproduces)
     # few distinct scores (0/1 items, a rubric's levels): the sums are worked out per value
     head = set(raw[:256])
     few = head if len(raw) <= 256 else set(raw) if len(head) <= 16 else None
@@ -134,7 +139,7 @@ def _facts(body: Any, figures: Callable[[list[Any]], Figures] | None) -> RunFact
     binary = few is not None and bool(raw) and all(s in (0, 1, None) for s in few)
     if reduced:
         return RunFacts(flat, system, metric, gaps, False, None, 0.0, 0, len(raw), binary, items,
-                        None, clustered)
+                        None, clustered, reproduces)
     if not set(map(type, raw if few is None else few)) <= _SCORES:
         return None
     plain = few is not None and not any(s == 0 and math.copysign(1.0, s) < 0
@@ -158,7 +163,7 @@ def _facts(body: Any, figures: Callable[[list[Any]], Figures] | None) -> RunFact
             score = math.fsum(values) / n
             variance = math.fsum([(v - score) * (v - score) for v in values]) / n
     return RunFacts(flat, system, metric, gaps, True, score, variance, n, len(raw), binary, items,
-                    masks, clustered)
+                    masks, clustered, reproduces)
 
 
 # a binary score as one letter (True, 1.0 and 1 are one key; so are False, 0.0 and -0.0),
@@ -227,7 +232,7 @@ def encode(facts: RunFacts | None) -> str | None:
         return orjson.dumps([facts.apparatus, facts.system, facts.metric, list(facts.gaps),
                              facts.figures, facts.score, facts.variance, facts.scored,
                              facts.scores, facts.binary, facts.items, masks,
-                             facts.clustered]).decode()
+                             facts.clustered, facts.reproduces]).decode()
     except (TypeError, orjson.JSONEncodeError):  # an integer past 64 bits: read whole
         return None
 
@@ -239,17 +244,17 @@ def decode(text: str | bytes | RunFacts | None) -> RunFacts | None:
         return text
     try:
         (app, system, metric, gaps, figures, score, variance, scored, scores, binary,
-         items, masks, clustered) = orjson.loads(text)
+         items, masks, clustered, reproduces) = orjson.loads(text)
         if masks is not None:
             masks = (int(masks[0], 16), int(masks[1], 16))
     except (orjson.JSONDecodeError, TypeError, ValueError, IndexError):
         return None
     if type(app) is not dict or type(system) is not str or type(gaps) is not list or type(
-            items) is not str:
+            items) is not str or (reproduces is not None and type(reproduces) is not str):
         return None
     return RunFacts(app, system, metric, tuple(gaps), bool(figures),
                     None if score is None else float(score), float(variance), int(scored),
-                    int(scores), bool(binary), items, masks, bool(clustered))
+                    int(scores), bool(binary), items, masks, bool(clustered), reproduces)
 
 
 def _name(pair: tuple[str, Any]) -> str:

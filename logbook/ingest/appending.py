@@ -69,20 +69,39 @@ def append_output(ledger: Ledger, key: SigningKey, source: str,
                   read: Callable[[str | None], list[Body]], *, plan: str | None,
                   arm: str | None, declared: Body, session: str | None,
                   once: str | None = None, labels: Labels = OPTIONS,
-                  what: str = "the output") -> Appended:
+                  what: str = "the output", reproduces: str | None = None) -> Appended:
     """Every run ``read(metric)`` returns, all or none: with a plan, the run of its suite goes
-    to the arm and the others are exploratory. ``what`` names the output in refusals."""
+    to the arm and the others are exploratory. ``what`` names the output in refusals; with
+    ``reproduces`` (a run's @SEQ or digest) the output's one run reproduces it."""
     digest = check_plan(ledger, plan, arm, labels)
     plan_body = ledger.plan_body(digest) if digest else None
     bodies = read(routing.item_metric(source, plan_body))
     drafts = routing.ingested(bodies, plan_body, digest, arm, declared, session)
     if not drafts:
         raise InputError(f"{what} holds no runs")
+    if reproduces is not None:
+        if len(drafts) != 1:
+            raise InputError(f"--reproduces: {what} holds {len(drafts)} runs; a reproduction "
+                             "is one run (append the others without --reproduces)")
+        reproducing(ledger, drafts, reproduces)
     try:
         entries = ledger.append_many(drafts, key, once=once)
     except InputError as exc:  # a run the ledger refuses: say which output it came from
         raise type(exc)(f"{what}: {exc}") from None
     return Appended(entries, plan_body)
+
+
+def reproducing(ledger: Ledger, drafts: list[tuple[str, Body]], ref: str) -> None:
+    """Every run draft marked as reproducing the run ``ref`` names (@SEQ, a digest or a
+    prefix); the ledger's admission checks it is a run of the same suite and metric."""
+    digest = ledger.resolve(ref, "--reproduces")
+    runs = [body for kind, body in drafts if kind == "run" and isinstance(body, dict)]
+    if not runs:
+        raise InputError("--reproduces: the drafts hold no run")
+    for body in runs:
+        if body.get("reproduces") not in (None, digest):
+            raise InputError(f"--reproduces: a draft already reproduces {body['reproduces']}")
+        body["reproduces"] = digest
 
 
 def plan_refusal(ledger: Ledger, plan: str | None, arm: str | None,

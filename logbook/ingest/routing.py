@@ -117,12 +117,14 @@ def command_runs(bodies: list[Body], plan: Body | None, base: Body, declared: Bo
 def failed_command_run(base: Body, declared: Body, captured: Body, status: str,
                        reason: str | None, lost: list[str]) -> Body:
     """The run kept when the ledger refuses a command's drafts: failed (or aborted), with what
-    logbook knows of the command and none of what the output said."""
+    logbook knows of the command and none of what the output said (nor the run it meant to
+    reproduce: a refused link is a reason the reason gives, not one to be refused again)."""
     return {"plan": base["plan"], "arm": base["arm"],
             "status": "failed" if status == "completed" else status,
             "reason": "; ".join([r for r in (reason,) if r] + lost),
             "apparatus": {**declared, "captured": captured},
-            **{k: v for k, v in base.items() if v is not None and k not in ("plan", "arm")}}
+            **{k: v for k, v in base.items()
+               if v is not None and k not in ("plan", "arm", "reproduces")}}
 
 
 def exploratory(body: Body, why: str, taken: list[str]) -> Body:

@@ -85,7 +85,8 @@ def record_command(command: list[str], *, open_ledger: OpenLedger, key: Callable
                    declared: Callable[[], dict[str, Any]], plan: str | None, arm: str | None,
                    session: str | None, outcomes: str | None,
                    source: tuple[str, str] | None, logs: list[str], note: str | None,
-                   beyond_plan: str | None, say: Say) -> Recorded:
+                   beyond_plan: str | None, say: Say,
+                   reproduces: str | None = None) -> Recorded:
     """Run ``command`` and append its run (see the module's text). InputError before the
     command starts; NotAppended when even the append failed (its record kept). ``declared``
     (the apparatus the user declares) and ``key`` are read once the command line holds."""
@@ -118,6 +119,7 @@ def record_command(command: list[str], *, open_ledger: OpenLedger, key: Callable
         digest = check_plan(ledger, plan, arm)
         plan_body = ledger.plan_body(digest) if digest else None
         within_plan(ledger, digest, plan, arm, beyond_plan)
+        reproduced = run_named(ledger, reproduces) if reproduces is not None else None
         metric = routing.item_metric(kind or "jsonl", plan_body)
         # the key must be able to sign here: learn it now, not after hours of work
         ledger.check_key(signing)
@@ -140,7 +142,8 @@ def record_command(command: list[str], *, open_ledger: OpenLedger, key: Callable
             note = "; ".join(([note] if note else []) + unreadable)
         base = {"plan": digest, "arm": arm, "session": session,
                 "started": done.started, "finished": done.finished, "logs": log_refs,
-                "note": note, "beyond_plan": beyond_plan if digest else None}
+                "note": note, "beyond_plan": beyond_plan if digest else None,
+                "reproduces": reproduced}
         drafts = routing.command_runs(done.bodies, plan_body, base, declared_apparatus,
                                       captured, done.status, done.reason, lost, taken)
         fallback = routing.failed_command_run(base, declared_apparatus, captured, done.status,
@@ -160,6 +163,17 @@ def record_command(command: list[str], *, open_ledger: OpenLedger, key: Callable
                 raise
             raise NotAppended(done.code or 3, str(exc)) from None
     return Recorded(entries, code, routed, plan_body)
+
+
+def run_named(ledger: Any, ref: str) -> str:
+    """The digest of the run ``ref`` names (--reproduces): refused before the command runs
+    when it names no run."""
+    digest = str(ledger.resolve(ref, "--reproduces"))
+    found = ledger.kind_of(digest)
+    if found is None or found[1] != "run":
+        raise InputError(f"--reproduces {ref}: entry {digest[:12]} is a "
+                         f"{found[1] if found else 'missing entry'}, not a run")
+    return digest
 
 
 def keep_logs(open_ledger: OpenLedger, output: bytes, logs: list[str],

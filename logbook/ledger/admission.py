@@ -55,7 +55,35 @@ def admit_run(at: Standing, body: dict[str, Any]) -> None:
         intake.check_run(at.suites, body["plan"], plan, body)
     elif body.get("intended"):
         expect(store, body["intended"]["plan"], "plan", "body.intended.plan")
+    if body.get("reproduces"):
+        _reproduces(store, body)
     intake.check_source(store, body)
+
+
+def _reproduces(store: EntryReads, body: dict[str, Any]) -> None:
+    """A reproduction repeats a run: the same metric, on the same suite (its dataset identity
+    when the original records one, else its task)."""
+    seq, _ = expect(store, body["reproduces"], "run", "body.reproduces")
+    original = _body_of(store, body["reproduces"])
+    theirs = (original.get("outcomes") or {}).get("metric")
+    mine = (body.get("outcomes") or {}).get("metric")
+    if theirs is not None and mine is not None and mine != theirs:
+        raise InputError(f"body.outcomes.metric: this run measures {mine!r}, and the run it "
+                         f"reproduces (@{seq}) measured {theirs!r}: a reproduction measures "
+                         "the same metric")
+    known, suite = intake.dotted(original.get("apparatus"), "dataset_hash")
+    if known:
+        _, given = intake.dotted(body.get("apparatus"), "dataset_hash")
+        if given != suite:
+            said = "gives none" if given is None else f"is {given}"
+            raise InputError(f"body.apparatus.dataset_hash: the run it reproduces (@{seq}) "
+                             f"was run on {suite}, and this run's {said}: a reproduction runs "
+                             "the same suite")
+    elif original.get("task") is not None and body.get("task") != original.get("task"):
+        raise InputError(f"body.task: the run it reproduces (@{seq}) ran task "
+                         f"{original.get('task')!r}, and this run "
+                         f"{'names none' if body.get('task') is None else repr(body['task'])}"
+                         ": a reproduction runs the same suite")
 
 
 def refused(body: dict[str, Any], why: str) -> dict[str, Any]:

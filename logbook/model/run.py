@@ -104,6 +104,9 @@ class Run(Record):
     source: Source | None = None
     intended: Intended | None = None
     beyond_plan: Text | None = None  # why a run past the arm's runs_per_arm was made anyway
+    # the earlier run this one repeats (docs/format.md, "Reproductions"): the same suite and
+    # metric, on the reproducer's machine and, to be independent, under their key
+    reproduces: Digest | None = None
 
     @model_validator(mode="after")
     def _coherent(self) -> Run:

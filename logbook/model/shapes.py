@@ -143,7 +143,7 @@ def _source(x: Any) -> bool:
 
 _RUN = frozenset(("plan", "arm", "status", "reason", "apparatus", "outcomes", "session",
                   "started", "finished", "logs", "note", "task", "group", "reported",
-                  "source", "intended", "beyond_plan"))
+                  "source", "intended", "beyond_plan", "reproduces"))
 _RUN_STRINGS = ("arm", "reason", "session", "started", "finished", "note", "task", "group")
 
 
@@ -175,6 +175,9 @@ def run(b: dict[str, Any]) -> bool:
     if b.get("intended") is not None and (plan is not None or not _intended(b["intended"])):
         return False
     if b.get("beyond_plan") is not None and not _text(b["beyond_plan"]):
+        return False
+    reproduces = b.get("reproduces")
+    if reproduces is not None and not (_str(reproduces) and _DIGEST(reproduces) is not None):
         return False
     outcomes = b.get("outcomes")
     if outcomes is None:

@@ -85,6 +85,8 @@ def build_report(view: LedgerView, plan_ref: str) -> Report:
     less the audit findings the command adds to ``findings``)."""
     # retractions reads this package's leaves, and importing a leaf runs this module first:
     # imported when a report is built, so either module can be imported first
+    from logbook.analysis.report_shapes import Reproduction
+    from logbook.analysis.reproductions import reproductions
     from logbook.analysis.retractions import retraction_review
 
     plan = view.plan(plan_ref)
@@ -99,4 +101,6 @@ def build_report(view: LedgerView, plan_ref: str) -> Report:
         plan=_plan_header(plan), ledger={"size": view.size}, arms=arms, effects=effects,
         verdict=verdict, line=line, excluded=_excluded(view, arms), findings=ABSENT,
         components=components(plan, confidence),
-        retractions=retraction_review(view, plan, verdict), refused=refused_rows(view, plan))
+        retractions=retraction_review(view, plan, verdict), refused=refused_rows(view, plan),
+        reproductions=[Reproduction(**r.as_json()) for r in reproductions(
+            view, plan.runs, confidence)] or ABSENT)

@@ -142,6 +142,7 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
     if rep["line"]:
         out.append(f"  {rep['line']}")
     out += review_lines(rep.get("retractions"))
+    out += reproduction_lines(rep.get("reproductions"), scale, unit)
     out.append("")
     for arm in rep["arms"]:
         out.append(f"{h}Arm {arm['name']} ({arm['role']}): {arm['completed']}/"
@@ -251,6 +252,29 @@ def component_lines(rep: dict[str, Any], scale: float) -> list[str]:
                            f"{effect_figures(e, scale)} ({e['method']}), n={e['n']} paired "
                            "items")
     out.append("")
+    return out
+
+
+def reproduction_lines(rows: list[dict[str, Any]] | None, scale: float,
+                       unit: str) -> list[str]:
+    """The report's lines for the plan's reproduced runs (logbook.analysis.reproductions)."""
+    if not rows:
+        return []
+    out = []
+    for r in rows:
+        who = "independent" if r["independent"] else "same signer"
+        head = f"  @{r['run']} reproduced by @{r['by']} ({who}, {r['signer'][:12]})"
+        d = r["difference"]
+        if d is None:
+            out.append(f"{head}: no agreement figure (the runs share fewer than two scored "
+                       "items, or one did not complete)")
+            continue
+        said = "agrees" if r["agrees"] else "DISAGREES"
+        out.append(f"{head}: {said}: difference{unit} {d['point'] * scale:+.3g} "
+                   f"({d['low'] * scale:+.3g} to {d['high'] * scale:+.3g}), n={d['n']} paired "
+                   f"items, {r['higher']} higher, {r['lower']} lower")
+    independent = {r["signer"] for r in rows if r["independent"] and r["agrees"]}
+    out.append(f"  reproduced by {len(independent)} independent signer(s) in agreement")
     return out
 
 

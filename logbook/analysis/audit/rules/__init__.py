@@ -15,10 +15,11 @@ from logbook.analysis.audit.rules import (
     comparisons,
     plans,
     repeats,
+    reproductions,
     retractions,
     runs,
     statements,
 )
 
 __all__ = ["admissions", "arms", "bands", "claims", "clusters", "comparisons", "plans",
-           "repeats", "retractions", "runs", "statements"]
+           "repeats", "reproductions", "retractions", "runs", "statements"]
