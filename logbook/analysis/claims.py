@@ -98,12 +98,28 @@ def check_claim(view: LedgerView, ref: str) -> dict[str, Any]:
                                     f"{high * s:.4g})")
             except InputError as exc:
                 problems.append(f"the figure cannot be recomputed now: {exc}")
+    out["reproduced_by"] = reproduced_by(view, body)
     out["findings"] = [f.as_dict() for f in audit_of(view, entry)]
     problems += [f"the audit finds an error: {f['check']} {f['message']}"
                  for f in out["findings"] if f["severity"] == "error"]
     out["stands"] = not problems
     out["problems"] = problems
     return out
+
+
+def reproduced_by(view: LedgerView, body: dict[str, Any]) -> list[str]:
+    """The signers other than the runs' own who reproduced a run the claim rests on and
+    agreed (logbook.analysis.reproductions, at the plan's confidence), sorted."""
+    from logbook.analysis.reproductions import reproductions
+
+    cited = set(body.get("runs") or [])
+    runs = [r for r in view.runs if r.digest in cited] if cited else []
+    if not runs or not view.reproducers:
+        return []
+    plan = view.plans.get(str(body.get("plan")))
+    confidence = 1 - float(plan.body.get("alpha", 0.05)) if plan is not None else 0.95
+    return sorted({x.as_json()["signer"] for x in reproductions(view, runs, confidence)
+                   if x.independent and x.agrees})
 
 
 def audit_of(view: LedgerView, entry: Any) -> list[Any]:

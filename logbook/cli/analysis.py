@@ -207,6 +207,9 @@ def _claim_check(ref: str, as_json: bool) -> None:
         if res["now"]:
             nlo, nhi = res["now"]["interval"]
             print(f"  now     {res['now']['value'] * s:.4g} ({nlo * s:.4g} to {nhi * s:.4g})")
+        if res["reproduced_by"]:
+            print(f"  reproduced by {len(res['reproduced_by'])} independent signer(s) in "
+                  "agreement")
         for p in res["problems"]:
             if not p.startswith("the audit finds an error"):  # printed below, as the audit
                 print(f"  - {p}")

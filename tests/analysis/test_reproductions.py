@@ -111,6 +111,10 @@ def test_an_independent_reproduction_that_agrees(ledger: Path,
     assert f"@3 reproduced by @{repro} (independent, " in text and "agrees: difference" in text
     assert "reproduced by 1 independent signer(s) in agreement" in text
     assert "A30" not in {f["check"] for f in audit_checks()}
+    check = run_cli("claim", "check", "@4")  # the claim rests on @3 (and @2)
+    assert "reproduced by 1 independent signer(s) in agreement" in check.out, check.out
+    signers = orjson.loads(run_cli("claim", "check", "@4", "--json").out)["reproduced_by"]
+    assert signers == [entries()[repro]["entry"]["signer"]]
     # one arm reproduced is not the plan reproduced; both arms are
     assert assurance() == "self_attested"
     monkeypatch.setenv("LOGBOOK_KEY", str(ledger / "lab2.key"))
