@@ -56,8 +56,9 @@ def test_two_run_proportion_bounds_stay_in_range(ledger_dir: Path, tmp_path: Pat
         assert 0 <= arm["interval"]["low"] <= arm["interval"]["high"] <= 1
     for form in ((), ("--markdown",)):
         text = run_cli("report", "two-runs", *form).out
-        lines = [ln for ln in text.splitlines()
-                 if ln.strip().startswith(("run-level:", "line:", "item-level:"))]
+        lines = [ln.strip().removeprefix("- ") for ln in text.splitlines()
+                 if ln.strip().removeprefix("- ").startswith(("run-level:", "line:",
+                                                               "item-level:"))]
         assert len(lines) == 6, text
         for ln in lines:  # every figure before "over 2 runs" / "(bootstrap..., n=...)"
             head = re.split(r" over \d+ runs| \(", ln)[0]

@@ -299,7 +299,27 @@ class TextRenderer:
 
     def render(self, rep: Report) -> str:
         # the lines read the report's JSON form, so every form shows what --json prints
-        return "\n".join(report_lines(rep.as_json(), markdown=self.markdown)) + "\n"
+        lines = report_lines(rep.as_json(), markdown=self.markdown)
+        return "\n".join(commonmark(lines) if self.markdown else lines) + "\n"
+
+
+_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<"})
+
+
+def commonmark(lines: list[str]) -> list[str]:
+    """The Markdown form's lines as CommonMark renders them one by one: each line that is not
+    a heading, a table row or blank becomes a list item, nested by its indent (two spaces a
+    level), its text escaped where Markdown would read it as markup; tables (a GitHub
+    extension of CommonMark) and headings stay as they are."""
+    out: list[str] = []
+    for line in lines:
+        text = line.strip()
+        if not text or line.startswith(("#", "|")):
+            out.append(line)
+            continue
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        out.append("  " * max(depth - 1, 0) + "- " + text.translate(_SPECIAL))
+    return out
 
 
 TEXT = TextRenderer("text", markdown=False)
