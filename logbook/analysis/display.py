@@ -19,6 +19,12 @@ def unit_of(kind: str | None) -> str:
     return " points" if kind in BOUNDED_KINDS else ""
 
 
+def alpha_of(plan: dict[str, Any]) -> float:
+    """The plan's alpha as the analysis uses it: 0.05 when the plan leaves it out."""
+    alpha = plan.get("alpha")
+    return 0.05 if alpha is None else float(alpha)
+
+
 def pvalue(p: float, n_resamples: int | None = None) -> str:
     """``p=0.78``; a resampling p-value below what B resamples can resolve is ``p < 1/B``."""
     if n_resamples and p < 1.0 / n_resamples:

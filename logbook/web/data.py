@@ -134,11 +134,14 @@ def run_row(src: Source, run: RunView) -> dict[str, Any]:
     plan = src.view.plans.get(run.plan) if run.plan else None
     n_items = (plan.body.get("suite") or {}).get("n_items") if plan else None
     missing, total = run.missing(n_items) if run.status == "completed" else (None, None)
+    ids = (run.body.get("outcomes") or {}).get("id") or []
     return {"seq": run.seq, "digest": run.digest, "ts": run.entry.envelope.get("ts"),
             "plan": None if plan is None else {"slug": plan.slug, "digest": plan.digest},
             "arm": run.arm, "status": run.status, "session": run.session,
             "score": run.score if run.status == "completed" else None,
-            "items": len((run.body.get("outcomes") or {}).get("id") or []),
+            # items as `missing` counts them (each item once, whatever its samples), and the
+            # outcome rows the run lists (an item scored in two epochs is two records)
+            "items": total if total is not None else len(set(ids)), "records": len(ids),
             "missing": missing,
             "missing_rate": None if not total else missing / total,  # type: ignore[operator]
             "retracted": run.retracted, "retracted_by": [e.digest for e in run.retracted_by],

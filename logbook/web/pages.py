@@ -189,7 +189,8 @@ def run(d: dict[str, Any]) -> str:
         ["arm", r["arm"]], ["status", badge(r["status"])], ["session", r["session"]],
         ["started / finished", f"{d['started'] or '—'} / {d['finished'] or '—'}"],
         ["metric", d["metric"]], ["score", tag("span", num(r["score"]), id="score")],
-        ["items", r["items"]],
+        ["items", r["items"] if r["records"] == r["items"]
+         else f"{r['items']} ({r['records']} records: samples or epochs)"],
         ["missing", "—" if r["missing_rate"] is None
          else f"{r['missing']} ({r['missing_rate']:.1%})"],
         ["note", tag("span", r["note"], id="note")], ["reason", r["reason"]]], cls="facts")

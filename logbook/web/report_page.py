@@ -127,6 +127,7 @@ def _effects(rep: dict[str, Any], scale: float) -> Markup:
 
 
 def plan_body(rep: dict[str, Any]) -> list[Markup]:
+    from logbook.analysis.display import alpha_of
     from logbook.analysis.report.text import component_lines
 
     p, scale = rep["plan"], _scale(rep)
@@ -135,7 +136,7 @@ def plan_body(rep: dict[str, Any]) -> list[Markup]:
            tag("div", f"plan @{p['seq']} {p['digest'][:12]}; metric {p['metric']['name']} "
                f"({p['metric']['kind']}); suite {suite.get('name')} n={suite.get('n_items')}; "
                f"{p['runs_per_arm']} runs per arm; min_effect {p['min_effect']}; alpha "
-               f"{p.get('alpha')}; ledger size {rep['ledger']['size']}", cls="meta"),
+               f"{alpha_of(p):g}; ledger size {rep['ledger']['size']}", cls="meta"),
            tag("div", "decision: ", p.get("decision"), cls="meta")]
     if p.get("retracted"):
         out.append(tag("div", "This plan has been retracted.", cls="box error"))

@@ -216,7 +216,7 @@ def render_html(rep: dict[str, Any]) -> str:
             f"{_e(plan['metric']['name'])} ({_e(plan['metric']['kind'])}); suite "
             f"{_e(plan['suite']['name'])} n={_e(plan['suite'].get('n_items'))}; "
             f"{_e(plan['runs_per_arm'])} runs per arm; min_effect {_e(plan['min_effect'])}; "
-            f"alpha {_e(0.05 if plan.get('alpha') is None else plan['alpha'])}; "
+            f"alpha {_e(display.alpha_of(plan))}; "
             f"ledger size {_e(rep['ledger']['size'])}</div>"]
     if plan.get("decision"):
         body.append(f"<div class='meta'>decision: {_e(plan['decision'])}</div>")

@@ -1,0 +1,54 @@
+"""Figures on the web pages that agree with the report (issue 37 item 5): a plan's default
+alpha is shown as the value the analysis uses (0.05), not "None"; a run scored in epochs
+counts its items as `missing` counts them, its outcome rows named apart as records."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import served
+from builders import plan_body, write_json
+from conftest import run_cli
+from served import get
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+server = served.server
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    base = tmp_path_factory.mktemp("figures")
+    folder = base / "ledger"
+    mp = pytest.MonkeyPatch()
+    mp.setenv("XDG_CONFIG_HOME", str(base / "config"))
+    mp.chdir(base)
+    try:
+        folder.mkdir()
+        assert run_cli("init", str(folder), "--name", "figures").code == 0
+        mp.setenv("LOGBOOK_DIR", str(folder))
+        body = plan_body("pp")
+        assert "alpha" not in body  # the plan leaves alpha to its default
+        assert run_cli("plan", str(write_json(base / "pp.json", body))).code == 0
+        r = run_cli("append", "--from", "inspect", str(FIXTURES / "inspect/run-main"))
+        assert r.code == 0, r.err
+        yield {"folder": folder, "run": int(r.out.split()[0])}
+    finally:
+        mp.undo()
+
+
+def test_the_default_alpha_is_shown_as_its_value(server: str) -> None:
+    status, page, _ = get(f"{server}/plans/pp")
+    assert status == 200 and "alpha 0.05;" in page and "alpha None" not in page
+
+
+def test_a_run_in_epochs_counts_items_as_missing_does(server: str,
+                                                     planted: dict[str, Any]) -> None:
+    status, d, _ = get(f"{server}/runs/@{planted['run']}.json")
+    assert status == 200
+    run = d["run"]
+    assert (run["items"], run["records"], run["missing"]) == (200, 400, 0)
+    _, page, _ = get(f"{server}/runs/@{planted['run']}")
+    assert "200 (400 records: samples or epochs)" in page
