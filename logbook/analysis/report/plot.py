@@ -71,7 +71,9 @@ def forest_svg(rep: dict[str, Any]) -> str:
             r = d["run"]
             iv = r["interval"]
             face, col = ("white", GREY) if r["retracted"] else (colour, colour)
-            if r["score"] is None:
+            if r["score"] is None or r["status"] != "completed":
+                # a run that did not complete is no point among the scores, whatever part of
+                # its items it scored: it is said, as its own page says it
                 ax.text(0.01, y, _mpl(_short(f"{r['status']}: {r.get('reason') or 'no score'}")),
                         transform=ax.get_yaxis_transform(), va="center", fontsize=8,
                         style="italic", color="#c0392b", gid=f"lb-nonscore-{r['seq']}")
