@@ -81,3 +81,17 @@ def table(head: list[str], rows: Iterable[list[Child]], cls: str | None = None,
             for i, row in enumerate(rows)]
     return tag("table", tag("thead", tag("tr", [tag("th", h) for h in head])),
                tag("tbody", body), cls=cls)
+
+
+def finding(message: str) -> Markup:
+    """An audit finding's message as the audit prints it: its first line as text, and lines
+    laid out as a table (`  a | b | c`, as A06 and A18 print their fields) as a table, not
+    run into one line; any other line on a line of its own."""
+    lines = message.splitlines()
+    out: list[Markup] = [tag("span", lines[0] if lines else "")]
+    rows = [[cell.strip() for cell in line.split(" | ")] for line in lines[1:]]
+    if len(rows) >= 2 and all(len(r) == len(rows[0]) > 1 for r in rows):
+        out.append(table(rows[0], rows[1:], cls="finding-table"))
+    else:
+        out += [tag("div", line.strip()) for line in lines[1:] if line.strip()]
+    return join(out)

@@ -11,7 +11,7 @@ from typing import Any
 
 from logbook.web.claims_page import claims_page
 from logbook.web.items_page import compare_page, power_page
-from logbook.web.markup import Markup, esc, href, join, link, table, tag
+from logbook.web.markup import Markup, esc, finding, href, join, link, table, tag
 from logbook.web.report_page import plan_body
 
 CSS = """
@@ -232,7 +232,7 @@ def run(d: dict[str, Any]) -> str:
 def audit(d: dict[str, Any]) -> str:
     a = d["audit"]
     rows = [[f["check"], badge(f["severity"]), f"@{f['seq']}" if f["seq"] is not None else "—",
-             f["message"], join([entry_link(e) for e in f["entries"]], ", ")]
+             finding(f["message"]), join([entry_link(e) for e in f["entries"]], ", ")]
             for f in a["findings"]]
     summary = (f"{len(rows)} finding(s) from {len(a['rules_run'])} rules over {a['entries']} "
                f"entries; {'no error' if a['ok'] else 'an error-level finding stands'}")

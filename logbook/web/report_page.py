@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from logbook.web.markup import Markup, join, link, table, tag
+from logbook.web.markup import Markup, finding, join, link, table, tag
 
 
 def _scale(rep: dict[str, Any]) -> float:
@@ -165,7 +165,7 @@ def plan_body(rep: dict[str, Any]) -> list[Markup]:
     findings = rep.get("findings") or []
     out.append(tag("h2", f"Audit findings on this plan ({len(findings)})"))
     out.append(table(["rule", "severity", "finding", "entries"],
-                     [[f["check"], f["severity"], f["message"],
+                     [[f["check"], f["severity"], finding(f["message"]),
                        join([link(d[:12], "entries", d) for d in f["entries"]], ", ")]
                       for f in findings], cls="findings") if findings else tag("p", "none"))
     return out

@@ -1,6 +1,7 @@
 """Figures on the web pages that agree with the report (issue 37 item 5): a plan's default
 alpha is shown as the value the analysis uses (0.05), not "None"; a run scored in epochs
-counts its items as `missing` counts them, its outcome rows named apart as records."""
+counts its items as `missing` counts them, its outcome rows named apart as records; a
+finding that lays its fields out as a table (A06) is shown as a table, not one line."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 import served
-from builders import plan_body, write_json
+from builders import plan_body, run_body, write_json
 from conftest import run_cli
 from served import get
 
@@ -34,7 +35,13 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         assert run_cli("plan", str(write_json(base / "pp.json", body))).code == 0
         r = run_cli("append", "--from", "inspect", str(FIXTURES / "inspect/run-main"))
         assert r.code == 0, r.err
-        yield {"folder": folder, "run": int(r.out.split()[0])}
+        run = int(r.out.split()[0])
+        for arm, build in (("f16", "b1234"), ("q8", "b9999")):  # A06: the builds differ
+            body = run_body("pp", arm, seed=len(build))
+            body["apparatus"]["engine_build"] = build
+            path = write_json(base / f"{arm}.json", {"kind": "run", "body": body})
+            assert run_cli("append", str(path)).code == 0
+        yield {"folder": folder, "run": run}
     finally:
         mp.undo()
 
@@ -52,3 +59,14 @@ def test_a_run_in_epochs_counts_items_as_missing_does(server: str,
     assert (run["items"], run["records"], run["missing"]) == (200, 400, 0)
     _, page, _ = get(f"{server}/runs/@{planted['run']}")
     assert "200 (400 records: samples or epochs)" in page
+
+
+def test_a_findings_table_is_a_table(server: str) -> None:
+    status, d, _ = get(f"{server}/audit.json")
+    assert status == 200
+    (a06,) = [f for f in d["audit"]["findings"] if f["check"] == "A06"]
+    assert "\n  field" in a06["message"]  # the audit prints its fields as a table
+    for page in ("/audit", "/plans/pp"):
+        _, html, _ = get(f"{server}{page}")
+        assert '<table class="finding-table">' in html, page
+        assert "<td>engine_build</td><td>&#x27;b1234&#x27;</td><td>&#x27;b9999&#x27;</td>" in html
