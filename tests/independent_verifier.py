@@ -29,16 +29,17 @@ KINDS = {"genesis", "key", "plan", "amendment", "run", "retraction", "claim", "b
          "admission"}
 ENVELOPE = {"v", "ledger", "seq", "prev", "ts", "kind", "signer", "body"}  # section 1
 # section 5: the body fields that reference earlier entries, per kind (True: a list of them)
-REFERENCES = {"run": [("plan", False), ("intended.plan", False)],
+REFERENCES = {"run": [("plan", False), ("intended.plan", False), ("reproduces", False)],
               "amendment": [("plan", False)],
               "claim": [("plan", False), ("runs", True)], "band": [("runs", True)],
               "retraction": [("target", False)], "note": [("refs", True)],
               "admission": [("run", False), ("plan", False)]}
 # section 7, step 3.6: the kind a single reference must name
-MUST_BE = {("run", "plan"): "plan", ("run", "intended.plan"): "plan",
+MUST_BE = {("run", "plan"): "plan", ("run", "intended.plan"): "plan", ("run", "reproduces"): "run",
            ("amendment", "plan"): "plan", ("claim", "plan"): "plan",
            ("admission", "plan"): "plan", ("admission", "run"): "run"}
-OPTIONAL = {("run", "plan"), ("claim", "plan"), ("run", "intended.plan")}  # null: names none
+OPTIONAL = {("run", "plan"), ("claim", "plan"), ("run", "intended.plan"),
+            ("run", "reproduces")}  # null: names none
 
 Finding = dict[str, Any]
 

@@ -228,3 +228,24 @@ def test_logbook_run_records_the_link_and_refuses_a_bad_one_before_running(
     kept = entries()[-1]["entry"]["body"]
     assert kept["status"] == "failed" and "reproduces" not in kept
     assert "a reproduction measures the same metric" in kept["reason"]
+
+
+def test_verify_checks_what_a_reproduction_names(ledger: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A signer who skips the admission rules can write a link to a plan: verify and the
+    independent verifier of format.md §7 both find it."""
+    import independent_verifier as iv
+
+    from logbook.ledger import admission
+
+    draft_path = run_file("r.json", 0.7, 3, reproduces="@1")  # the plan, written in the draft
+    r = run_cli("append", draft_path)
+    assert r.code == 2 and "body.reproduces: entry" in r.err and "not a run" in r.err
+    assert run_cli("verify").code == 0
+    with monkeypatch.context() as mp:
+        mp.setattr(admission, "check_state", lambda *_a: None)
+        assert run_cli("append", draft_path).code == 0
+    r = run_cli("verify")
+    assert r.code == 1 and "body.reproduces names a plan, not a run" in r.out + r.err
+    found = iv.verify_db(ledger / ".logbook" / "ledger.db")
+    assert [f["message"].split(" names ")[0] for f in found] == ["entry 6: body.reproduces"]
