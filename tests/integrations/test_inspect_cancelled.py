@@ -28,6 +28,12 @@ pytestmark = pytest.mark.skipif(INSPECT is None, reason="needs inspect_ai: pip i
 
 EVAL = ["eval", "tiny_task.py", "--model", "echo/x", "--max-samples", "1", "--display",
         "plain", "-T", "stall=s3"]
+# a terminal's Ctrl-C reaches a command whose SIGINT is at its default; a suite started in the
+# background (a shell's `cmd &` ignores SIGINT in what it starts, and an ignored signal stays
+# ignored across exec) would hand it an ignored one, and Inspect would never see the Ctrl-C:
+# the command is exec'd from a trampoline that puts SIGINT back to its default first
+DEFAULT_SIGINT = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                  "os.execvp(sys.argv[1], sys.argv[1:])")
 
 
 def ctrl_c(work: Path, command: list[str], env: dict[str, str],
@@ -39,8 +45,9 @@ def ctrl_c(work: Path, command: list[str], env: dict[str, str],
     environ = {**os.environ, "PYTHONPATH": str(DATA / "site"), **env}
     err = work.parent / f"{work.name}-stderr.txt"
     with err.open("wb") as sink:
-        child = subprocess.Popen(command, cwd=work, env=environ, stdout=subprocess.DEVNULL,
-                                 stderr=sink, start_new_session=True)
+        child = subprocess.Popen([sys.executable, "-c", DEFAULT_SIGINT, *command], cwd=work,
+                                 env=environ, stdout=subprocess.DEVNULL, stderr=sink,
+                                 start_new_session=True)
         try:
             deadline = time.monotonic() + 120
             while not (work / "stalled").exists():
