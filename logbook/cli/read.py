@@ -125,7 +125,7 @@ def _export_format(fmt: str, selector: str | None, out: str | None,
     """One of the field's formats (logbook.exports), from the verified ledger: a ledger that
     fails the check exits 1 and nothing is written."""
     from logbook.analysis.view import LedgerView
-    from logbook.exports import exporter_for, folder
+    from logbook.exports import check_needs, exporter_for, folder
     from logbook.exports.selection import selection
 
     exporter = exporter_for(fmt)
@@ -140,6 +140,7 @@ def _export_format(fmt: str, selector: str | None, out: str | None,
         if not exporter.text:
             raise InputError(f"--format {fmt} writes a binary file: give it with --out FILE")
         where = sys.stdout.buffer
+    check_needs(exporter)
     options: dict[str, object] = {}
     if exporter.signs:
         from logbook.crypto.signing import load_key

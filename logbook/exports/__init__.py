@@ -44,12 +44,18 @@ class Exporter:
 
 
 def exporter_for(name: str) -> Exporter:
-    """The exporter of format ``name``; InputError naming the formats there are, or
-    EnvironmentProblem when the extra it needs is not installed."""
+    """The exporter of format ``name``; InputError naming the formats there are."""
     if name not in FORMATS:
         raise InputError(f"--format {name!r} is not a format logbook exports: "
                          f"{', '.join(['jsonl', 'sqlite', *FORMATS])}")
     found: Exporter = import_module(FORMATS[name]).EXPORTER
+    return found
+
+
+def check_needs(found: Exporter) -> None:
+    """EnvironmentProblem (exit 3) when the extra the format needs is not installed: said
+    after the command line was found sound (exit 2 comes first)."""
+    name = found.name
     for module in found.needs:
         try:
             import_module(module)
@@ -57,7 +63,6 @@ def exporter_for(name: str) -> Exporter:
             raise EnvironmentProblem(
                 f"--format {name} needs {module}, which is not installed: "
                 f"pip install 'logbook[{found.extra}]'") from exc
-    return found
 
 
 def folder(path: str | None, name: str) -> Path:
