@@ -74,7 +74,7 @@ def export(
                              "--format nor a SELECTOR with it")
         _export_sqlite(sqlite)
         return
-    if fmt != "jsonl" and source_url is not None and fmt not in ("hf", "in-toto", "mlflow"):
+    if source_url is not None and fmt not in ("hf", "in-toto", "mlflow"):
         raise InputError(f"--source-url: --format {fmt} writes no links")
     if fmt == "sqlite":
         if out is None or selector is not None:
@@ -88,8 +88,6 @@ def export(
     if selector is not None:
         raise InputError(f"SELECTOR {selector}: JSON Lines export every entry of the ledger; "
                          "a selection takes --format (csv, parquet, in-toto, hf, mlflow)")
-    if source_url is not None:
-        raise InputError("--source-url: --format jsonl writes no links")
     _export_jsonl(out)
 
 

@@ -182,10 +182,10 @@ def statements(sel: Selection, plan: PlanView, verdict: Any,
         "receipt": {"schema": "logbook/tlog-checkpoint",
                     "merkleRootB64": base64.b64encode(bytes.fromhex(sel.root)).decode()},
     }
-    harness = {k: r.apparatus.get(f"harness.{k}") for r in counted[:1] for k in ("name",
-                                                                                    "version")}
-    if harness.get("name") is not None:
-        eval_result["harness"] = {k: str(v) for k, v in harness.items() if v is not None}
+    first = counted[0].apparatus if counted else {}
+    if first.get("harness.name") is not None:
+        eval_result["harness"] = {k: str(first[f"harness.{k}"]) for k in ("name", "version")
+                                  if first.get(f"harness.{k}") is not None}
     return [{"_type": STATEMENT, "subject": subjects, "predicateType": kind, "predicate": pred}
             for kind, pred in ((TEST_RESULT, test_result), (EVAL_RESULT, eval_result))]
 

@@ -36,7 +36,7 @@ def selection(view: LedgerView, selector: str | None, source_url: str | None = N
         digest = view.ledger.resolve(selector, "SELECTOR")
         if digest in view.plans:
             plans = [view.plans[digest]]
-            runs = [r for r in view.runs if r.plan == digest]
+            runs = plans[0].runs
         elif digest in view.runs_by_digest:
             runs = [view.runs_by_digest[digest]]
             plans = [p for p in plans if p.digest == runs[0].plan]
