@@ -156,23 +156,24 @@ def drop_recorded(ledger: Ledger, drafts: list[Draft], code: int,
 
 
 def admit(ledger: Ledger, drafts: list[Draft], key: SigningKey, code: int, fallback: Body,
-          taken: list[str], plan: str | None,
-          say: Callable[[str], None]) -> tuple[list[Entry], int, bool]:
+          taken: list[str], plan: str | None, say: Callable[[str], None],
+          once: str | None = None) -> tuple[list[Entry], int, bool]:
     """Append a command's drafts (and whether each went where route() put it). Outputs
     already recorded are left out; a run the plan does not take is kept as an exploratory run
     saying why; one the ledger refuses otherwise is kept as the failed ``fallback`` run saying
-    why."""
+    why. ``once``: the idempotency key of whichever of them is appended (a spooled run's)."""
     drafts, code = drop_recorded(ledger, drafts, code, say)
     try:
-        return ledger.append_many(drafts, key), code, True
+        return ledger.append_many(drafts, key, once=once), code, True
     except intake.NotOfPlan as exc:  # what happened belongs elsewhere: kept, exploratory
         say(f"not counted in plan {plan}: {exc}")
         drafts = [("run", exploratory(b, f"not counted in plan {plan}: {exc}", taken))
                   for _, b in drafts]
-        return ledger.append_many(drafts, key), code or 1, False
+        return ledger.append_many(drafts, key, once=once), code or 1, False
     except InputError as exc:
         # a run that happened is never lost: keep it as failed, saying why
         why = f"its record was refused: {exc}"
-        fallback["reason"] = f"{fallback['reason']}; {why}" if fallback["reason"] else why
-        return (ledger.append_many([("run", scrub_run_body(fallback, taken))], key),
+        reason = fallback.get("reason")
+        fallback["reason"] = f"{reason}; {why}" if reason else why
+        return (ledger.append_many([("run", scrub_run_body(fallback, taken))], key, once=once),
                 code or 1, False)

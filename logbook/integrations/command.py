@@ -4,9 +4,10 @@ whatever happens to it: a non-zero exit is `failed`, a signal or Ctrl-C `aborted
 unreadable outcome file `failed` naming the file (docs/recording.md). logbook.cli.record
 parses the options and prints what this returns.
 
-When even the append fails (a full disk, a lost lock), the run's drafts are kept beside the
-ledger in a recovery file (logbook.capture.recovery) for `logbook append --jsonl FILE --once
-NAME`, or, when that cannot be written either, on stderr."""
+When even the append fails (a full disk, a lost lock), the run's drafts go to the spool beside
+the ledger (logbook.integrations.spool), as a harness integration's run does, for the next
+writing command or `logbook append --spool`; when that cannot be written either, its record is
+said on stderr."""
 
 from __future__ import annotations
 
@@ -93,6 +94,7 @@ def record_command(command: list[str], *, open_ledger: OpenLedger, key: Callable
     from logbook.capture.apparatus import capture
     from logbook.capture.argv import argv_redaction
     from logbook.capture.process import Signals, run_command
+    from logbook.capture.redact import scrub_run_body
     from logbook.ingest import adapter_for, routing
     from logbook.ingest.appending import check_plan
     from logbook.ingest.flags import as_apparatus, requested
@@ -156,9 +158,12 @@ def record_command(command: list[str], *, open_ledger: OpenLedger, key: Callable
         except AlreadyRecorded:  # all it found is already in the ledger: nothing to add
             raise
         except Exception as exc:
-            # even the append failed (a full disk, a lost lock, a bug): the record is kept
+            # even the append failed (a full disk, a lost lock, a bug): the record is spooled
             # for later, then a bug still ends as one (exit 70, with its traceback)
-            recover(db, drafts, exc, say)
+            spool_run(db, {"source": "run", "path": None, "what": what_ran(command),
+                           "plan": digest, "arm": arm, "session": session,
+                           "drafts": [list(d) for d in drafts],
+                           "fallback": scrub_run_body(fallback, taken)}, exc, say)
             if not isinstance(exc, LogbookError | OSError):
                 raise
             raise NotAppended(done.code or 3, str(exc)) from None
@@ -212,18 +217,23 @@ def drain_spool(ledger: Any, key: Any, say: Say) -> list[Any]:
     return drain(ledger, key, say).entries
 
 
-def recover(db: Path, drafts: list[tuple[str, dict[str, Any]]], exc: BaseException,
-            say: Say) -> None:
-    """Keep the run's record where `logbook append --jsonl` takes it later: a file beside the
-    ledger, or, when even that cannot be written, said in full."""
-    from logbook.capture.recovery import keep_drafts
+def what_ran(command: list[str]) -> str:
+    """How a spooled command run is named in `logbook spool list`: the program it ran."""
+    return f"the run of {Path(command[0]).name}"
+
+
+def spool_run(db: Path, record: dict[str, Any], exc: BaseException, say: Say) -> None:
+    """Spool the run's record beside the ledger (logbook.integrations.spool), where the next
+    writing command appends it; when even that cannot be written, say it in full."""
+    from logbook.integrations.spool import SPOOL, keep
 
     why = " ".join(str(exc).split()) or type(exc).__name__
-    kept = keep_drafts(db, drafts)
+    kept = keep(db.parent / SPOOL, record, why)
     if kept.path is None:
-        say(f"the run could not be appended ({why}) nor kept beside the ledger; its record "
-            "follows, one draft per line: save it and append it later with `logbook append "
-            f"--jsonl FILE --once {kept.name}`\n{kept.lines.rstrip(chr(10))}")
+        say(f"the run could not be appended ({why}) nor spooled; its record follows: save it "
+            f"as a .json file in {db.parent / SPOOL}, and `logbook append --spool` appends "
+            f"it\n{kept.text.rstrip(chr(10))}")
         return
-    say(f"the run could not be appended ({why}); its record is kept in {kept.path}: append "
-        f"it later with `logbook append --jsonl {kept.path} --once {kept.name}`")
+    say(f"the run could not be appended ({why}); it is spooled in {kept.path}: the next "
+        "writing command (`logbook run`, `logbook append --from`, `logbook append --spool`, "
+        "a hooked run) appends it; `logbook spool list` shows it")

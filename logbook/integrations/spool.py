@@ -68,7 +68,7 @@ def folder_of(ledger: Ledger) -> Path:
 # -- appending one record ------------------------------------------------------------------
 def _what(record: dict[str, Any]) -> str:
     path = record.get("path")
-    return Path(str(path)).name if path else "results"
+    return Path(str(path)).name if path else _text(record.get("what")) or "results"
 
 
 def _read(record: dict[str, Any], metric: str | None, keep_refused: bool) -> list[Any]:
@@ -99,6 +99,8 @@ def append_record(ledger: Ledger, key: SigningKey, record: dict[str, Any], *,
     from logbook.ingest.appending import Labels, append_kept, append_output
     from logbook.ledger.intake import AlreadyRecorded
 
+    if "drafts" in record:  # a `logbook run` whose append failed: its drafts, ready
+        return _append_drafts(ledger, key, record, keep_refused, once, say)
     labels = Labels(*record.get("labels") or ("plan", "arm"))
     what = _what(record)
     common: dict[str, Any] = {
@@ -120,6 +122,36 @@ def append_record(ledger: Ledger, key: SigningKey, record: dict[str, Any], *,
         return append_kept(ledger, key, source, lambda _metric: [failed], say=say, **common)
 
 
+def _drafts(record: dict[str, Any]) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, Any]]:
+    """A spooled command run's drafts and fallback run, their shapes checked (the file may
+    have been edited)."""
+    drafts, fallback = record.get("drafts"), record.get("fallback")
+    if (not isinstance(drafts, list) or not drafts or not isinstance(fallback, dict)
+            or not all(isinstance(d, list) and len(d) == 2 and isinstance(d[0], str)
+                       and isinstance(d[1], dict) for d in drafts)):
+        raise InputError("its drafts must be a non-empty list of [kind, body] pairs, with "
+                         "its fallback run an object")
+    return [(kind, body) for kind, body in drafts], fallback
+
+
+def _append_drafts(ledger: Ledger, key: SigningKey, record: dict[str, Any],
+                   keep_refused: bool, once: str | None, say: Say) -> Appended:
+    """Append a spooled `logbook run`: its drafts were routed and scrubbed when it ran. With
+    ``keep_refused`` they are admitted as the run would have admitted them (a run its plan
+    refuses kept exploratory, one the ledger refuses kept as the failed fallback run);
+    without, all of them or none (InputError: the file stays)."""
+    from logbook.ingest import routing
+    from logbook.ingest.appending import Appended
+
+    drafts, fallback = _drafts(record)
+    plan = record.get("plan")
+    if not keep_refused:
+        return Appended(ledger.append_many(drafts, key, once=once), None)
+    entries, _code, _routed = routing.admit(ledger, drafts, key, 0, dict(fallback), [],
+                                           str(plan) if plan else None, say, once=once)
+    return Appended(entries, None)
+
+
 # -- the spool -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Kept:
@@ -132,15 +164,17 @@ class Kept:
 def keep(folder: Path, record: dict[str, Any], why: str) -> Kept:
     """Write one run's record into the spool ``folder`` (created, private) as a new file,
     with when and ``why`` it was spooled."""
+    from datetime import UTC, datetime
+
     import orjson
 
-    from logbook.capture.recovery import now_stamp
     from logbook.files import write_new
     from logbook.ledger.entry import now_rfc3339
 
     text = orjson.dumps({**record, "spooled_at": now_rfc3339(),
                          "spooled_because": why}).decode() + "\n"
-    path = folder / f"{now_stamp()}-{os.getpid()}.json"
+    now = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    path = folder / f"{now}-{os.getpid()}.json"
     try:
         write_new(path, text, "spooled run", parents=True)
     except (LogbookError, OSError):
@@ -206,10 +240,11 @@ def listing(folder: Path) -> list[SpooledRun]:
                     "%Y-%m-%dT%H:%M:%S.%fZ")
             except OSError:
                 when = None
-        bodies = record.get("bodies")
+        bodies = record.get("bodies", record.get("drafts"))
         rows.append(SpooledRun(
             file=path.name, spooled_at=when, source=_text(record.get("source")),
-            output=_text(record.get("path")) or "simple_evaluate results",
+            output=(_text(record.get("path")) or _text(record.get("what"))
+                    or "simple_evaluate results"),
             runs=len(bodies) if isinstance(bodies, list) else None,
             plan=_text(record.get("plan")), arm=_text(record.get("arm")),
             why=_text(record.get("spooled_because")) or "not said"))

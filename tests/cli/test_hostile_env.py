@@ -472,18 +472,22 @@ def test_4_a_full_disk_loses_no_run_and_out_says_so(tmp_path: Path,
         acked.append(run_cli("show", f"@{head()[0]}", "--json").json["digest"])
         blobs.unlink()
 
-        # the disk fills during the run: nothing can be written, so the record is on stderr
+        # the disk fills during the run: nothing can be written, not even the spool, so the
+        # record is on stderr, to be saved into the spool once there is room
         before = head()
         r = run_cli("run", "--outcomes", str(outcomes), "--", sys.executable, "-c",
                     FILL_AND_FAIL, str(outcomes), str(mnt / "filler"))
         assert r.code == 5, r.err
         sentence, *lines = r.err.splitlines()[-2:]
-        assert "could not be appended" in sentence and "nor kept beside the ledger" in sentence
+        assert "could not be appended" in sentence and "nor spooled" in sentence
+        assert "logbook append --spool" in sentence
         (mnt / "filler").unlink()
         assert head() == before
-        saved = tmp_path / "recovered.jsonl"
-        saved.write_text("\n".join(lines) + "\n")
-        r = run_cli("append", "--jsonl", str(saved), "--once", "recovered-1", "--json")
+        spooled = mnt / ".logbook" / "spool"
+        assert not list(spooled.glob("*.json")) if spooled.is_dir() else True
+        spooled.mkdir(exist_ok=True)
+        (spooled / "saved.json").write_text("\n".join(lines) + "\n")
+        r = run_cli("append", "--spool", "--json")
         assert r.code == 0, r.err
         body = r.json["entry"]["body"]
         assert body["status"] == "failed" and "status 5" in body["reason"]
@@ -512,8 +516,8 @@ sys.exit(7)
 """
 
 
-def test_4_a_locked_ledger_keeps_the_record_beside_it(ledger_dir: Path, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_4_a_locked_ledger_spools_the_run(ledger_dir: Path, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
     import time
 
     acked = populated(tmp_path)
@@ -524,28 +528,36 @@ def test_4_a_locked_ledger_keeps_the_record_beside_it(ledger_dir: Path, tmp_path
     r = run_cli("run", "--outcomes", str(tmp_path / "none.jsonl"), "--", sys.executable, "-c",
                 HOLD_LOCK, str(db), str(flag), str(release))
     assert r.code == 7, r.err
-    one_sentence(r, 7, "could not be appended", "locked", "logbook append --jsonl")
-    recovered = sorted(db.parent.glob("recovered-run-*.jsonl"))
-    assert len(recovered) == 1
-    # still locked: the record cannot be appended yet, and nothing changed
-    locked = run_cli("append", "--jsonl", str(recovered[0]), "--once", recovered[0].name)
+    one_sentence(r, 7, "could not be appended", "locked", "spooled in",
+                 "logbook append --spool")
+    spooled = sorted((db.parent / "spool").glob("*.json"))
+    assert len(spooled) == 1
+    listed = run_cli("spool", "list", "--json")
+    assert listed.code == 0, listed.err
+    [row] = listed.json
+    assert row["source"] == "run" and row["runs"] == 1 and "locked" in row["why"]
+    assert row["output"] == f"the run of {Path(sys.executable).name}"
+    kept = spooled[0].read_bytes()
+    # still locked: the run cannot be appended yet, nothing changed, the run stays spooled
+    locked = run_cli("append", "--spool")
     one_sentence(locked, 3, "locked")
-    assert head() == before
+    assert head() == before and spooled[0].exists()
     release.touch()
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:  # until the lock holder is gone
-        r = run_cli("append", "--jsonl", str(recovered[0]), "--once", recovered[0].name,
-                    "--json")
+        r = run_cli("append", "--spool", "--json")
         if r.code != 3:
             break
         time.sleep(0.2)
     assert r.code == 0, r.err
     assert r.json["entry"]["body"]["status"] == "failed"
     assert "status 7" in r.json["entry"]["body"]["reason"]
-    # appending it again changes nothing (the --once key the sentence gives)
-    again = run_cli("append", "--jsonl", str(recovered[0]), "--once", recovered[0].name,
-                    "--json")
-    assert again.code == 0 and again.json["digest"] == r.json["digest"]
+    assert not spooled[0].exists()
+    # the spooled file back (a drain that died before removing it): appended once only
+    spooled[0].write_bytes(kept)
+    again = run_cli("append", "--spool")
+    assert again.code == 0 and "already appended" in again.err, again.err
+    assert not spooled[0].exists()
     assert verified(*acked, r.json["digest"]) == before[0] + 2
 
 
