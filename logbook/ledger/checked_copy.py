@@ -22,8 +22,9 @@ ANALYSED_KINDS = ("plan", "run", "amendment", "retraction", "claim", "band")
 
 
 def open_checked_copy(ledger: Ledger) -> CheckedCopy | None:
-    """The checked copy of ``ledger`` to carry the check on from; None when LOGBOOK_STATE_DIR
-    is "off", or when no copy can be kept (the check is then made in full)."""
+    """The checked copy of ``ledger`` to carry the check on from and read through; None when
+    LOGBOOK_STATE_DIR is "off", or when no copy can be kept (the check is then made in full,
+    and the analysis reads the rows it compared: docs/auditing.md §7)."""
     import hashlib
 
     from logbook.storage.sqlite.checked_copy import CheckedIndex
@@ -59,8 +60,8 @@ def checked_reading(ledger: Any, keep: tuple[str, ...] = (),
 
 @contextmanager
 def checked_copy_of(ledger: Any) -> Iterator[Any]:
-    """This machine's checked copy of the ledger (logbook.ledger.checked_copy), closed afterwards;
-    None when there is none to keep."""
+    """This machine's checked copy of the ledger (open_checked_copy), closed afterwards; None
+    when there is none to keep."""
     copy = open_checked_copy(ledger)
     try:
         yield copy

@@ -1,6 +1,8 @@
-"""What the analysis reads after a resumed check (logbook.verify.resume): the index, the tree and
-the keys from this machine's checked copy (logbook.storage.sqlite.checked_copy), and the entries'
-bytes from the ledger, each held to the digest the checked copy records for its seq.
+"""What the analysis reads after its check (logbook.verify.integrity), resumed or full: the index,
+the tree and the keys from this machine's checked copy (logbook.storage.sqlite.checked_copy), and
+the entries' bytes from the ledger, each held to the digest the checked copy records for its seq.
+Only where no copy can be kept (LOGBOOK_STATE_DIR=off, a read-only home) does the analysis read
+the store's own derived rows, just compared with the entries by the full check.
 
 The ledger's own derived rows below the size checked before are not compared again, so they
 are never read: a slug, a plan's runs, a retraction's target, a root, all come from the copy.
@@ -29,12 +31,13 @@ _BATCH = 500
 
 
 class CheckedReads:
-    """The ledger's store as the analysis reads it after a resumed check (see above)."""
+    """The ledger's store as the analysis reads it after its check (see above)."""
 
     def __init__(self, store: Any, checked: CheckedCopy, size: int, head: str | None,
-                 when: str) -> None:
+                 when: str, runs: list[tuple[Any, ...]] | None = None) -> None:
         self._rows, self._checked, self._size, self._head = store, checked, size, head
         self._when = when
+        self._runs = runs  # the runs' rows as the full check that made the copy decoded them
 
     def __getattr__(self, name: str) -> Any:  # writes, checkpoints, audits, logs: the ledger's
         return getattr(self._rows, name)
@@ -169,6 +172,8 @@ class CheckedReads:
     def run_rows(self) -> Iterator[RunRow]:
         """Every run's index fields and facts (logbook.format.runfacts), from the checked
         copy: what the analysis reads of a run without reading the run."""
+        if self._runs is not None:
+            return iter(self._runs)
         return self._checked.run_rows(self._size)
 
     def kept(self, kinds: Iterable[str]) -> Mapping[str, list[Kept]]:
@@ -210,10 +215,11 @@ def held(rows: list[StoredEntry], want: Mapping[int, str], what: str) -> list[St
 
 
 class CheckedRuns:
-    """After a full check: every run's index fields and facts as the check worked them out
-    (logbook.format.runfacts), for the analysis to read instead of the runs; a run read later
-    (`entries_at`) is read again in the check's own read transaction and held to the digest
-    the check computed for it. After a resumed check `CheckedReads` plays this part."""
+    """After a full check made without a checked copy: every run's index fields and facts as
+    the check worked them out (logbook.format.runfacts), for the analysis to read instead of
+    the runs; a run read later (`entries_at`) is read again in the check's own read
+    transaction and held to the digest the check computed for it. With a copy,
+    `CheckedReads` plays this part."""
 
     def __init__(self, store: Any, rows: list[tuple[Any, ...]]) -> None:
         self._entries, self._rows = store, rows

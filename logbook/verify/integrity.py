@@ -58,11 +58,11 @@ class Verified:
     facts: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
     resumed: int = 0  # entries this machine had checked before, which this check carried on
     checked_at: str | None = None  # when that earlier check was made
-    # what the analysis reads after a resumed check (logbook.verify.checked_reads), else None
+    # what the analysis reads (logbook.verify.checked_reads), after a resumed check and a full
+    # one alike; None for a check made without a checked copy (LOGBOOK_STATE_DIR=off)
     reads: Any = field(default=None, repr=False, compare=False)
     # where the analysis reads the runs through their facts (`run_rows`, and `entries_at` for
-    # a run it reads whole): the checked copy's after a resumed check, the check's own after
-    # a full one that was asked for them (``runs``); None when the runs are read as entries
+    # a run it reads whole) when the caller asked for them (``runs``), else None
     runs: Any = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -132,15 +132,39 @@ def check(store: TailReads, keep: Iterable[str] = (),
                               keep=kept if kept.kinds or kept.copy else None,
                               on_progress=on_progress, logs=False)
         _raise_on_findings(result)
-        if checked is not None and renew:
-            checked.replace(store.all_index_rows(), store.all_tree_nodes(), result.keys,
-                            store.plan_shapes(), kept.rows, _state(result))
+        if checked is not None:  # read through the copy just made: one read path
+            reads = _renewed(store, checked if renew else checked.spare(), result, kept)
+            return Verified(result.entries, result.head, result.ledger,
+                            result.entries - result.unchecked, min(vouched, result.entries),
+                            kept.entries, kept.facts, reads=reads,
+                            runs=reads if runs else None)
     from logbook.verify.checked_reads import CheckedRuns
 
+    # no copy (LOGBOOK_STATE_DIR=off, or none can be kept): the store's own derived rows,
+    # which this check has just compared with the entries in this read transaction
     return Verified(result.entries, result.head, result.ledger,
                     result.entries - result.unchecked, min(vouched, result.entries),
                     kept.entries, kept.facts,
                     runs=CheckedRuns(store, kept.read) if runs else None)
+
+
+def _renewed(store: TailReads, copy: CheckedCopy, result: Any, kept: Any) -> Any:
+    """What the analysis reads after a full check: the checked copy made anew from the rows
+    the check has just compared with the entries (another copy, in memory, when this one
+    cannot take them: a full disk, a copy another check carried past this snapshot), each
+    entry held to its checked digest, as after a resumed check. The runs' facts are the ones
+    the check worked out (``kept.read``), not read back."""
+    from logbook.verify.checked_reads import CheckedReads
+
+    state = _state(result)
+    rows = (store.all_index_rows(), store.all_tree_nodes(), result.keys, store.plan_shapes(),
+            kept.rows, state)
+    if not copy.replace(*rows):
+        copy = copy.spare()
+        if not copy.replace(*rows):
+            raise RuntimeError("a checked copy in memory took none of the check's rows")
+    return CheckedReads(store, copy, result.entries, result.head, str(state["checked_at"]),
+                        runs=kept.read if kept.runs else None)
 
 
 def _kept(kinds: Iterable[str], copy: bool, runs: bool) -> Any:

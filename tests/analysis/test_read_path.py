@@ -38,3 +38,25 @@ def test_no_setting_chooses_a_read_path_by_size() -> None:
     from logbook import config
 
     assert not [v for v in config.VARIABLES if "BELOW" in v or "THRESHOLD" in v]
+
+
+def _reads_of_a_check(where: Path) -> tuple[object, int]:
+    from logbook.ledger.checked_copy import ANALYSED_KINDS, checked_reading
+    from logbook.ledger.service import Ledger
+
+    with Ledger.open(where) as ledger, checked_reading(ledger, ANALYSED_KINDS) as checked:
+        return checked.reads, checked.resumed
+
+
+def test_the_first_check_is_read_through_the_copy_it_made(ledger_dir: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full check and a resumed one hand the analysis the same reader: the checked copy."""
+    from logbook.verify.checked_reads import CheckedReads
+
+    assert run_cli("note", "one").code == 0
+    first, resumed = _reads_of_a_check(ledger_dir)
+    assert isinstance(first, CheckedReads) and resumed == 0
+    second, resumed = _reads_of_a_check(ledger_dir)
+    assert isinstance(second, CheckedReads) and resumed == 2
+    monkeypatch.setenv("LOGBOOK_STATE_DIR", "off")  # no copy: the rows the check compared
+    assert _reads_of_a_check(ledger_dir) == (None, 0)

@@ -35,6 +35,16 @@ def test_the_overview_twin(server: str, planted: dict[str, Any]) -> None:
     assert d["ledger"]["kinds"]["run"] == sum(1 for e in log if e["kind"] == "run")
 
 
+def test_pages_carry_the_check_on_from_the_checked_copy(server: str,
+                                                      planted: dict[str, Any]) -> None:
+    """The web reads as every analysis does: its check is carried on from this machine's
+    checked copy, not made in full for each page."""
+    get(f"{server}/index.json")
+    _, again, _ = get(f"{server}/index.json")
+    checked = again["integrity"]
+    assert checked["resumed_from"] == checked["entries"] > 0, checked
+
+
 def test_runs_filters_and_sorting(server: str, planted: dict[str, Any]) -> None:
     _, everything, _ = get(f"{server}/runs.json")
     runs = [e for e in planted["log"] if e["kind"] == "run"]

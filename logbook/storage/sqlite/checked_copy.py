@@ -89,6 +89,20 @@ class CheckedIndex(IndexQueries):
                 return None
         return None
 
+    @classmethod
+    def in_memory(cls) -> CheckedIndex:
+        """A copy that lives as long as one command: where the check's rows are read from
+        when no file can be kept (LOGBOOK_STATE_DIR=off, a read-only home, a copy another
+        check holds), so every analysis reads through a checked index, whatever the case."""
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        for statement in _SCHEMA:
+            conn.execute(statement)
+        return cls(conn, Path(":memory:"))
+
+    def spare(self) -> CheckedIndex:
+        """Another copy, in memory: for a check whose rows this one cannot take."""
+        return CheckedIndex.in_memory()
+
     def close(self) -> None:
         self.conn.close()
 
