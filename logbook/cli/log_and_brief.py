@@ -46,7 +46,8 @@ def show_log(ledger_at: str | None, kind: str | None, plan: str | None, n: int |
 
 def show_brief(ledger_at: str | None, as_json: bool, since: int | None) -> None:
     """What to know before the first run: open plans, retractions, what to re-measure."""
-    from logbook.analysis.brief import brief_lines, build_brief
+    from logbook.analysis.brief import build_brief
+    from logbook.analysis.brief_text import brief_lines
     from logbook.integrations.spool import folder_of, listing
 
     if since is not None and since < 0:

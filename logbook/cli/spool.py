@@ -18,7 +18,7 @@ spool_app = typer.Typer(help="The runs waiting in the spool beside the ledger: l
 def list_spooled(as_json: bool = state.json_flag()) -> None:
     """The spooled runs, oldest first: file, when, harness output, plan and arm, and why each
     was spooled (the ledger need not exist yet). `logbook append --spool` appends them."""
-    from logbook.analysis.brief import spooled_line
+    from logbook.analysis.brief_text import spooled_line
     from logbook.integrations.spool import folder_for, listing
 
     folder = folder_for(state.options().ledger)

@@ -95,7 +95,7 @@ def verify(file: str | None, trust: str | None, checkpoints: list[str], witnesse
     """`logbook verify [FILE]`: ``store`` opens the ledger's store (its reads and size) when no
     FILE is given; ``bar`` shows progress. Bad options or files are InputError (exit 2)
     before any work."""
-    from logbook.verify import chain
+    from logbook.verify import export_lines
     from logbook.verify.checkpoint import check_against, read_checkpoint, read_trust_key
     from logbook.verify.cosignatures import witness_policy
 
@@ -118,7 +118,7 @@ def verify(file: str | None, trust: str | None, checkpoints: list[str], witnesse
         from logbook.limits import MAX_LINE_BYTES
 
         with _export_stream(file) as fh:
-            result = chain.verify_export_lines(bounded_lines(fh, file, MAX_LINE_BYTES),
+            result = export_lines.verify_export_lines(bounded_lines(fh, file, MAX_LINE_BYTES),
                                                trusted, source=file, strict=strict)
     else:
         from logbook.verify.stored import verify_store

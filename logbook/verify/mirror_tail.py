@@ -34,7 +34,8 @@ from logbook.crypto.points import public_key_problem
 from logbook.inside import read_inside, write_inside
 from logbook.reading import max_input_bytes
 from logbook.tlog import merkle, tiles
-from logbook.verify.chain import ChainVerifier, ExpectedKeys, Result, verify_export_lines
+from logbook.verify.chain import ChainVerifier, ExpectedKeys, Result
+from logbook.verify.export_lines import verify_export_lines
 from logbook.verify.proofs import Parsed
 from logbook.verify.published import (
     BUNDLE_LIMIT,

@@ -28,7 +28,8 @@ from logbook.findings import Finding
 from logbook.reading import max_input_bytes, read_timeout
 from logbook.tlog import merkle, tiles
 from logbook.tlog.note import parse_checkpoint, verify_checkpoint_signature
-from logbook.verify.chain import Result, verify_export_lines
+from logbook.verify.chain import Result
+from logbook.verify.export_lines import verify_export_lines
 from logbook.verify.proofs import Parsed, origin_of
 
 __all__ = ["DirSource", "HttpSource", "Published", "Source", "entries_path", "is_published",

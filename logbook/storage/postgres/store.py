@@ -1,6 +1,7 @@
 """The PostgreSQL store (logbook.storage.base.Store; DESIGN §10): the team ledger. With its
 companions schema.py (the migrations), summaries.py (what ``brief`` reads), txn.py (the append
-transaction's writes) and conn.py (connecting, and the one-sentence errors).
+transaction's writes), beside.py (checkpoints and audits) and conn.py (connecting, and the
+one-sentence errors).
 
 An append is one transaction that locks the one-row ``head`` table (``SELECT ... FOR UPDATE``,
 waiting at most LOGBOOK_LOCK_TIMEOUT), reads ``seq`` and ``prev`` from the entries, writes the
@@ -21,11 +22,12 @@ import psycopg
 from psycopg import pq
 
 from logbook.errors import EnvironmentProblem, InputError
-from logbook.storage.base import AuditRow, CheckpointRow, KeyRow, RawEntry, StoredEntry, Txn
+from logbook.storage.base import KeyRow, RawEntry, StoredEntry
 from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
+from logbook.storage.postgres.beside import BesideRows
 from logbook.storage.postgres.blobs import BlobRows
 from logbook.storage.postgres.conn import connect, display, lock_wait_ms, problem
-from logbook.storage.postgres.schema import DERIVED_TABLES, MIGRATIONS
+from logbook.storage.postgres.schema import MIGRATIONS
 from logbook.storage.postgres.suites import SuiteRows
 from logbook.storage.postgres.summaries import Summaries, stored_entry
 from logbook.storage.postgres.tail import TailRows
@@ -39,7 +41,7 @@ _MIGRATION_LOCK = 0x6C6F67626F6F6B  # "logbook": the advisory lock migrations ta
 _CURSORS = count()  # server-side cursors' names: scans may interleave (verify's do)
 
 
-class PostgresStore(Summaries, SuiteRows, BlobRows, TailRows):
+class PostgresStore(Summaries, SuiteRows, BlobRows, TailRows, BesideRows):
     """One ledger in a PostgreSQL database, its logs in it (blobs.py). Open for writing
     (migrates) or read-only (never migrates; every transaction is READ ONLY)."""
 
@@ -160,6 +162,13 @@ class PostgresStore(Summaries, SuiteRows, BlobRows, TailRows):
                 cur.execute(sql.encode())
                 while batch := cur.fetchmany(size):
                     yield from batch
+        except psycopg.Error as exc:
+            raise self._problem(exc) from None
+
+    def _insert(self, sql: str, args: tuple[Any, ...]) -> None:
+        try:
+            with self.conn.transaction():
+                self.conn.execute(sql.encode(), args)
         except psycopg.Error as exc:
             raise self._problem(exc) from None
 
@@ -396,44 +405,3 @@ class PostgresStore(Summaries, SuiteRows, BlobRows, TailRows):
         for level, idx, h in self._batches("SELECT level, idx, hash FROM tree "
                                            "ORDER BY level, idx"):
             yield (int(level), int(idx), bytes(h))
-
-    # -- checkpoints and audits (kept beside the ledger, not entries) ---------------------
-    def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None:
-        self._insert("INSERT INTO checkpoints (size, root, note, created) VALUES (%s,%s,%s,%s)",
-                     (size, root, note, created))
-
-    def checkpoints(self, checked: bool = True) -> list[CheckpointRow]:
-        """The checkpoints kept, oldest first (the column types are fixed: ``checked`` has
-        nothing to find)."""
-        return [(int(r[0]), int(r[1]), r[2], r[3], r[4]) for r in self.rows(
-            "SELECT id, size, root, note, created FROM checkpoints ORDER BY id")]
-
-    def record_audit(self, size: int, at: str, findings: str) -> None:
-        self._insert("INSERT INTO audits (size, at, findings) VALUES (%s,%s,%s)",
-                     (size, at, findings))
-
-    def _insert(self, sql: str, args: tuple[Any, ...]) -> None:
-        try:
-            with self.conn.transaction():
-                self.conn.execute(sql.encode(), args)
-        except psycopg.Error as exc:
-            raise self._problem(exc) from None
-
-    def audits(self) -> list[AuditRow]:
-        return [(int(r[0]), str(r[1]), str(r[2])) for r in self.rows(
-            "SELECT size, at, findings FROM audits ORDER BY id")]
-
-    def last_audit(self) -> AuditRow | None:
-        found = self.rows("SELECT size, at, findings FROM audits ORDER BY id DESC LIMIT 1")
-        return (int(found[0][0]), found[0][1], found[0][2]) if found else None
-
-    # -- rebuilding the derived tables ------------------------------------------------------
-    def rebuild_derived(self, rows: Callable[[Txn], None]) -> None:
-        """Empty every derived table and let ``rows`` write them again, in one transaction."""
-        with self.transaction() as txn:
-            txn.execute(f"TRUNCATE {', '.join(DERIVED_TABLES)}")
-            rows(txn)
-
-    def table_counts(self) -> dict[str, int]:
-        return {t: int(self.rows(f"SELECT count(*) FROM {t}")[0][0])
-                for t in ("entries", *DERIVED_TABLES)}

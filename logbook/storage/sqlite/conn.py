@@ -158,3 +158,34 @@ def environment_problem(exc: sqlite3.OperationalError, path: Path) -> Environmen
                                   f"folder this user cannot write ({text}); reading commands "
                                   "still work")
     return EnvironmentProblem(f"ledger {path} cannot be opened: {text}")
+
+
+def companions(db: Path) -> list[Path]:
+    """A database file and the journal files SQLite may keep beside it."""
+    return [db, *(db.with_name(db.name + tail) for tail in ("-wal", "-shm", "-journal"))]
+
+
+def remove_abandoned(path: Path) -> None:
+    """Remove what a creation of ``path`` killed before it finished left beside it (a
+    ``.NAME.creating-PID`` file whose process is gone): never the ledger, never a file a
+    running creation is building."""
+    prefix = f".{path.name}.creating-"
+    try:
+        names = [p for p in path.parent.iterdir() if p.name.startswith(prefix)]
+    except OSError:
+        return
+    for leftover in names:
+        pid = leftover.name.removeprefix(prefix).split("-")[0]
+        if not pid.isdigit() or alive(int(pid)):
+            continue
+        leftover.unlink(missing_ok=True)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: alive
+    return True

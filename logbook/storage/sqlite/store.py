@@ -1,6 +1,7 @@
 """The embedded SQLite store (logbook.storage.base.Store; DESIGN §5). With its companions
 schema.py (the migrations), summaries.py (what ``brief`` reads without parsing every entry),
-txn.py (the append transaction's writes) and conn.py (opening), the only code that speaks SQL.
+txn.py (the append transaction's writes), beside.py (checkpoints and audits) and conn.py
+(opening), the only code that speaks SQL.
 
 Everything uses the standard ``sqlite3`` module (sqlite-utils would import numpy and pandas
 when they are installed). The ``entries`` table holds the canonical bytes and the signature,
@@ -21,24 +22,23 @@ from typing import Any, ClassVar
 from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
 from logbook.files import sync_folder
 from logbook.storage.base import (
-    AuditRow,
-    CheckpointRow,
     RawEntry,
     StoredEntry,
-    Txn,
-    checkpoint_type_problems,
 )
 from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
+from logbook.storage.sqlite.beside import BesideRows
 from logbook.storage.sqlite.blobs import BlobFiles
 from logbook.storage.sqlite.conn import (
+    companions,
     connect_read,
     connect_write,
     environment_problem,
     is_ledger,
     lock_timeout,
     opening_cause,
+    remove_abandoned,
 )
-from logbook.storage.sqlite.schema import DERIVED_SCHEMA, DERIVED_TABLES, MIGRATIONS
+from logbook.storage.sqlite.schema import MIGRATIONS
 from logbook.storage.sqlite.suites import SuiteRows
 from logbook.storage.sqlite.summaries import Summaries, stored_entry
 from logbook.storage.sqlite.tail import TailRows
@@ -53,7 +53,7 @@ ENTRY_COLUMNS = "seq, digest, CAST(entry AS BLOB), signature"
 READ_BATCH = 2000  # rows fetched at a time by the whole-table reads (`_rows`)
 
 
-class SQLiteStore(Summaries, SuiteRows, BlobFiles, TailRows):
+class SQLiteStore(Summaries, SuiteRows, BlobFiles, TailRows, BesideRows):
     """One ledger database and its logs (blobs.py). Open for writing (migrates) or read-only."""
 
     # Called after a transaction's writes, just before its COMMIT. A test seam, installed only
@@ -81,7 +81,7 @@ class SQLiteStore(Summaries, SuiteRows, BlobFiles, TailRows):
         # 0755 or tighter whatever the umask (mkdir's mode is only ever cut by it): a ledger
         # folder others could write would let them replace the ledger
         path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-        _remove_abandoned(path)
+        remove_abandoned(path)
         tmp = path.with_name(f".{path.name}.creating-{os.getpid()}")
         try:
             cls.open_write(tmp, create=True).close()  # the last close folds its WAL in
@@ -98,7 +98,7 @@ class SQLiteStore(Summaries, SuiteRows, BlobFiles, TailRows):
                 os.rename(tmp, path)
             sync_folder(path.parent)
         finally:
-            for leftover in _companions(tmp):
+            for leftover in companions(tmp):
                 leftover.unlink(missing_ok=True)
         return cls.open_write(path)
 
@@ -388,85 +388,7 @@ class SQLiteStore(Summaries, SuiteRows, BlobFiles, TailRows):
         while rows := cur.fetchmany(10000):
             yield from rows
 
-    # -- checkpoints and audits (kept beside the ledger, not entries) ---------------------
-    def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None:
-        with self.transaction() as txn:
-            txn.execute("INSERT INTO checkpoints (size, root, note, created) VALUES (?,?,?,?)",
-                        (size, root, note, created))
-
-    def checkpoints(self, checked: bool = True) -> list[CheckpointRow]:
-        """The checkpoints kept, oldest first. ``checked``: StorageDamaged (exit 1) when a
-        column holds the wrong SQLite type (an altered file); `verify` reads them unchecked
-        and reports each such column (``checkpoint_type_problems``)."""
-        rows = list(self.conn.execute(
-            "SELECT id, size, root, note, created FROM checkpoints ORDER BY id"))
-        problems = [p for row in rows for p in checkpoint_type_problems(row)] if checked else []
-        if problems:
-            path = getattr(self.conn, "ledger_path", "ledger.db")
-            raise StorageDamaged(f"ledger {path} is damaged: {problems[0]} (`logbook verify` "
-                                 "lists what is wrong)")
-        return rows
-
-    def record_audit(self, size: int, at: str, findings: str) -> None:
-        with self.transaction() as txn:
-            txn.execute("INSERT INTO audits (size, at, findings) VALUES (?,?,?)",
-                        (size, at, findings))
-
-    def audits(self) -> list[AuditRow]:
-        return [(int(r[0]), str(r[1]), str(r[2])) for r in self.conn.execute(
-            "SELECT size, at, findings FROM audits ORDER BY id")]
-
-    def last_audit(self) -> AuditRow | None:
-        row = self.conn.execute("SELECT size, at, findings FROM audits ORDER BY id DESC "
-                                "LIMIT 1").fetchone()
-        return (row[0], row[1], row[2]) if row else None
-
-    # -- rebuilding the derived tables ------------------------------------------------------
-    def rebuild_derived(self, rows: Callable[[Txn], None]) -> None:
-        """Drop every derived row and let ``rows`` write them again, in one transaction."""
-        with self.transaction() as txn:
-            for statement in DERIVED_SCHEMA:  # a derived table the file lost is made again
-                txn.execute(statement)
-            for table in DERIVED_TABLES:
-                txn.execute(f"DELETE FROM {table}")
-            rows(txn)
-
-    def table_counts(self) -> dict[str, int]:
-        return {t: int(self.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
-                for t in ("entries", *DERIVED_TABLES)}
-
 
 class TreeDamaged(StorageDamaged, LookupError):
     """A node of the stored Merkle tree is missing or malformed (exit 1; a LookupError for
     the callers that check a proof against the tree)."""
-
-
-def _companions(db: Path) -> list[Path]:
-    """A database file and the journal files SQLite may keep beside it."""
-    return [db, *(db.with_name(db.name + tail) for tail in ("-wal", "-shm", "-journal"))]
-
-
-def _remove_abandoned(path: Path) -> None:
-    """Remove what a creation of ``path`` killed before it finished left beside it (a
-    ``.NAME.creating-PID`` file whose process is gone): never the ledger, never a file a
-    running creation is building."""
-    prefix = f".{path.name}.creating-"
-    try:
-        names = [p for p in path.parent.iterdir() if p.name.startswith(prefix)]
-    except OSError:
-        return
-    for leftover in names:
-        pid = leftover.name.removeprefix(prefix).split("-")[0]
-        if not pid.isdigit() or _alive(int(pid)):
-            continue
-        leftover.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # another user's process: alive
-    return True

@@ -1,0 +1,61 @@
+"""What a team ledger keeps beside its entries: the checkpoints and audits (not entries, not
+derived), and the rebuilding and counting of the derived tables. `PostgresStore`
+(logbook.storage.postgres.store) takes these methods from `BesideRows`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+
+from logbook.storage.base import AuditRow, CheckpointRow, Txn
+from logbook.storage.postgres.schema import DERIVED_TABLES
+
+
+class BesideRows:
+    conn: psycopg.Connection[Any]
+
+    if TYPE_CHECKING:  # the store's own
+        def transaction(self, plans: Any = None, signers: Any = None
+                        ) -> AbstractContextManager[Any]: ...
+
+        def rows(self, sql: str, args: tuple[Any, ...] | list[Any] = ()
+                 ) -> list[tuple[Any, ...]]: ...
+
+        def _insert(self, sql: str, args: tuple[Any, ...]) -> None: ...
+
+    # -- checkpoints and audits (kept beside the ledger, not entries) ---------------------
+    def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None:
+        self._insert("INSERT INTO checkpoints (size, root, note, created) VALUES (%s,%s,%s,%s)",
+                     (size, root, note, created))
+
+    def checkpoints(self, checked: bool = True) -> list[CheckpointRow]:
+        """The checkpoints kept, oldest first (the column types are fixed: ``checked`` has
+        nothing to find)."""
+        return [(int(r[0]), int(r[1]), r[2], r[3], r[4]) for r in self.rows(
+            "SELECT id, size, root, note, created FROM checkpoints ORDER BY id")]
+
+    def record_audit(self, size: int, at: str, findings: str) -> None:
+        self._insert("INSERT INTO audits (size, at, findings) VALUES (%s,%s,%s)",
+                     (size, at, findings))
+
+    def audits(self) -> list[AuditRow]:
+        return [(int(r[0]), str(r[1]), str(r[2])) for r in self.rows(
+            "SELECT size, at, findings FROM audits ORDER BY id")]
+
+    def last_audit(self) -> AuditRow | None:
+        found = self.rows("SELECT size, at, findings FROM audits ORDER BY id DESC LIMIT 1")
+        return (int(found[0][0]), found[0][1], found[0][2]) if found else None
+
+    # -- rebuilding the derived tables ------------------------------------------------------
+    def rebuild_derived(self, rows: Callable[[Txn], None]) -> None:
+        """Empty every derived table and let ``rows`` write them again, in one transaction."""
+        with self.transaction() as txn:
+            txn.execute(f"TRUNCATE {', '.join(DERIVED_TABLES)}")
+            rows(txn)
+
+    def table_counts(self) -> dict[str, int]:
+        return {t: int(self.rows(f"SELECT count(*) FROM {t}")[0][0])
+                for t in ("entries", *DERIVED_TABLES)}

@@ -1,0 +1,71 @@
+"""What a SQLite ledger keeps beside its entries: the checkpoints and audits (not entries, not
+derived), and the rebuilding and counting of the derived tables. `SQLiteStore`
+(logbook.storage.sqlite.store) takes these methods from `BesideRows`."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+
+from logbook.errors import StorageDamaged
+from logbook.storage.base import AuditRow, CheckpointRow, Txn, checkpoint_type_problems
+from logbook.storage.sqlite.schema import DERIVED_SCHEMA, DERIVED_TABLES
+
+
+class BesideRows:
+    conn: sqlite3.Connection
+
+    if TYPE_CHECKING:  # the store's own
+        def transaction(self, plans: Any = None, signers: Any = None
+                        ) -> AbstractContextManager[Any]: ...
+
+    # -- checkpoints and audits (kept beside the ledger, not entries) ---------------------
+    def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None:
+        with self.transaction() as txn:
+            txn.execute("INSERT INTO checkpoints (size, root, note, created) VALUES (?,?,?,?)",
+                        (size, root, note, created))
+
+    def checkpoints(self, checked: bool = True) -> list[CheckpointRow]:
+        """The checkpoints kept, oldest first. ``checked``: StorageDamaged (exit 1) when a
+        column holds the wrong SQLite type (an altered file); `verify` reads them unchecked
+        and reports each such column (``checkpoint_type_problems``)."""
+        rows = list(self.conn.execute(
+            "SELECT id, size, root, note, created FROM checkpoints ORDER BY id"))
+        problems = [p for row in rows for p in checkpoint_type_problems(row)] if checked else []
+        if problems:
+            path = getattr(self.conn, "ledger_path", "ledger.db")
+            raise StorageDamaged(f"ledger {path} is damaged: {problems[0]} (`logbook verify` "
+                                 "lists what is wrong)")
+        return rows
+
+    def record_audit(self, size: int, at: str, findings: str) -> None:
+        with self.transaction() as txn:
+            txn.execute("INSERT INTO audits (size, at, findings) VALUES (?,?,?)",
+                        (size, at, findings))
+
+    def audits(self) -> list[AuditRow]:
+        return [(int(r[0]), str(r[1]), str(r[2])) for r in self.conn.execute(
+            "SELECT size, at, findings FROM audits ORDER BY id")]
+
+    def last_audit(self) -> AuditRow | None:
+        row = self.conn.execute("SELECT size, at, findings FROM audits ORDER BY id DESC "
+                                "LIMIT 1").fetchone()
+        return (row[0], row[1], row[2]) if row else None
+
+    # -- rebuilding the derived tables ------------------------------------------------------
+    def rebuild_derived(self, rows: Callable[[Txn], None]) -> None:
+        """Drop every derived row and let ``rows`` write them again, in one transaction."""
+        with self.transaction() as txn:
+            for statement in DERIVED_SCHEMA:  # a derived table the file lost is made again
+                txn.execute(statement)
+            for table in DERIVED_TABLES:
+                txn.execute(f"DELETE FROM {table}")
+            rows(txn)
+
+    def table_counts(self) -> dict[str, int]:
+        return {t: int(self.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
+                for t in ("entries", *DERIVED_TABLES)}
+
+
