@@ -44,6 +44,7 @@ class Shape:
     retract: bool = False         # a run that broke mid-way, kept as failed, then withdrawn
     seed: int = 0
     reproduce: bool = False       # another lab, under its own key, reproduces a q8 run
+    stamp: bool = False           # every checkpoint stamped by a time-stamping authority
 
 
 def shapes(count: int, seed: int, cli: bool = True) -> Iterator[Shape]:
@@ -62,7 +63,8 @@ def shapes(count: int, seed: int, cli: bool = True) -> Iterator[Shape]:
             due=rng.choice([None, "2999-12-31"]), retract=rng.random() < 0.2,
             seed=seed * 100_003 + i,
             # drawn from a stream of its own: the shapes' own draws stay as they were
-            reproduce=random.Random(seed * 100_003 + i + 0x5EED).random() < 0.3)
+            reproduce=random.Random(seed * 100_003 + i + 0x5EED).random() < 0.3,
+            stamp=random.Random(seed * 100_003 + i + 0x57A3).random() < 0.3)
 
 
 def suite_hash(name: str) -> str:
@@ -79,6 +81,9 @@ class Book:
     session: str = "s1"
     counter: int = 0
     other: SigningKey | None = None  # a second lab's key (`reproduce`)
+    stamping: bool = False  # each checkpoint is stamped as it is made (`stamp`)
+    notes: list[str] = field(default_factory=list)  # every checkpoint made, in order
+    clock: int = 0  # minutes the time-stamping authority's clock has moved on
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -123,7 +128,30 @@ class Book:
     def checkpoint(self) -> None:
         from logbook.ledger.checkpoints import make_checkpoint
 
-        make_checkpoint(self.ledger, self.key)
+        self.notes.append(make_checkpoint(self.ledger, self.key))
+        if self.stamping:
+            self.stamp(self.notes[-1])
+
+    def stamp(self, note: str) -> str:
+        """A time-stamping authority stamps the checkpoint ``note`` now (its clock moves on a
+        minute a stamp: logbook.calibration.tsa), appended as `checkpoint --timestamp` does."""
+        import base64
+        import datetime
+
+        from logbook.calibration.tsa import Authority
+        from logbook.crypto.timestamps import read_response
+        from logbook.tlog.note import body_text, parse_checkpoint
+
+        cp = parse_checkpoint(note)[0]
+        self.clock += 1
+        when = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC) + datetime.timedelta(
+            minutes=self.clock)
+        answer = Authority(b"calibration").answer(body_text(cp), when, self.clock)
+        time = read_response(answer, body_text(cp), "the calibration TSA's answer").time
+        return self.append("timestamp", {"size": cp.size, "root": cp.root.hex(),
+                                         "tsa": "https://tsa.calibration.invalid/",
+                                         "time": time,
+                                         "response": base64.b64encode(answer).decode()})
 
     def apparatus(self, arm: str, suite: str, temperature: float = 0.0,
                   **extra: Any) -> dict[str, Any]:
@@ -263,6 +291,7 @@ def how_of(shape: Shape, rng: random.Random) -> str:
 def honest(book: Book, shape: Shape, **plan_extra: Any) -> dict[str, Any]:
     """An honest ledger of `shape`; returns what violations need (plan, runs by arm, rng)."""
     rng = random.Random(shape.seed)
+    book.stamping = shape.stamp
     if shape.explore:  # a nightly series of one unchanged apparatus, on another suite
         p = rng.uniform(0.2, 0.9)
         for _ in range(shape.explore):
@@ -288,6 +317,8 @@ def honest(book: Book, shape: Shape, **plan_extra: Any) -> dict[str, Any]:
                                       temperature=shape.temperature, missing=shape.missing))
     book.claim(plan)
     book.claim(plan, arm="q8")
+    if shape.stamp:  # the finished work stamped too
+        book.checkpoint()
     if shape.reproduce:  # after the claims, another lab repeats a q8 run (its own stream)
         book.reproduce(runs["q8"][0], truth["q8"], shape.n, random.Random(shape.seed + 0x5EED),
                        temperature=shape.temperature, missing=shape.missing)

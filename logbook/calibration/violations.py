@@ -331,10 +331,28 @@ def a30(book: Book, s: Shape) -> None:
                    temperature=s.temperature)
 
 
+def a31(book: Book, s: Shape) -> None:
+    """A stamp backfilled: the plan's anchoring checkpoint went unstamped until after a
+    checkpoint holding its runs was stamped; then it was stamped, later."""
+    h = honest(book, with_shape(s, stamp=False))
+    book.checkpoint()  # holds the runs
+    book.stamp(book.notes[-1])
+    seq = book.ledger.get(h["plan"]).seq
+    anchor = next(n for n in book.notes if n.split("\n")[1] == str(seq + 1))
+    book.stamp(anchor)
+
+
+def a32(book: Book, s: Shape) -> None:
+    """A ledger that stamps its checkpoints, but only once the runs were in."""
+    honest(book, with_shape(s, stamp=False))
+    book.stamping = True
+    book.checkpoint()
+
+
 VIOLATIONS: dict[str, Callable[[Book, Shape], Any]] = {
     "A01": a01, "A02": a02, "A03": a03, "A04": a04, "A05": a05, "A06": a06, "A07": a07,
     "A08": a08, "A09": a09, "A10": a10, "A11": a11, "A12": a12, "A13": a13, "A14": a14,
     "A15": a15, "A16": a16, "A17": a17, "A18": a18, "A19": a19, "A20": a20, "A21": a21, "A22": a22,
     "A23": a23, "A24": a24, "A25": a25, "A26": a26, "A27": a27, "A28": a28,
-    "A29": a29, "A30": a30,
+    "A29": a29, "A30": a30, "A31": a31, "A32": a32,
 }

@@ -26,7 +26,13 @@ def checkpoint(
     quorum: int = typer.Option(None, "--quorum", help="How many witnesses must cosign "
                                "(default: every --witness)."),
     timeout: float = typer.Option(None, "--timeout", help="Seconds to wait for each witness "
-                                  "(default: LOGBOOK_READ_TIMEOUT, 30)."),
+                                  "and the TSA (default: LOGBOOK_READ_TIMEOUT, 30)."),
+    timestamp: str = typer.Option(None, "--timestamp", metavar="URL", help="An RFC 3161 "
+                                  "time-stamping authority to stamp the checkpoint; its token "
+                                  "is appended as a `timestamp` entry."),
+    tsa_cert: str = typer.Option(None, "--tsa-cert", metavar="FILE", help="With --timestamp: "
+                                 "the TSA's certificate (PEM, with its chain) its token must "
+                                 "verify under before it is kept."),
 ) -> None:
     """Sign the ledger's current Merkle root as a C2SP checkpoint and keep it in the ledger.
 
@@ -35,12 +41,17 @@ def checkpoint(
 
     With --witness: each witness is asked, in parallel, to cosign it; their cosignatures are
     appended to the note, and fewer than --quorum is exit 1 with nothing kept or written.
+
+    With --timestamp: a time-stamping authority stamps the checkpoint (RFC 3161), and its
+    token is appended as a `timestamp` entry: outside time that `logbook verify --tsa-cert`
+    checks and the audit uses.
     """
     from logbook.crypto.signing import load_key
     from logbook.files import atomic_writer
     from logbook.ledger.checkpoints import describe, make_checkpoint
 
     targets, need, wait = witness_options(witnesses, quorum, timeout)
+    stamp_at, certs = timestamp_options(timestamp, tsa_cert)
     previous = previous_note(out) if targets else None
     made: list[str] = []
     # --out is opened (as a temporary file beside it, or written through when it is a device
@@ -68,6 +79,15 @@ def checkpoint(
         state.emit_json(shown)
     elif out is None:
         sys.stdout.write(note)
+    if stamp_at is not None:  # the checkpoint is kept and shown whatever the TSA answers
+        from logbook.ledger.stamping import stamp
+
+        sys.stdout.flush()
+        with state.open_ledger(write=True) as ledger:
+            stamped = stamp(ledger, key, note, stamp_at, wait, certs)
+        print(f"logbook: checkpoint at size {stamped.body['size']} stamped by "
+              f"{stamped.body['tsa']} at {stamped.body['time']} (timestamp @{stamped.seq})",
+              file=sys.stderr)
 
 
 def witness_options(witnesses: list[str], quorum: int | None,
@@ -87,6 +107,18 @@ def witness_options(witnesses: list[str], quorum: int | None,
     if timeout is not None and not 0 < timeout <= 86400:
         raise InputError(f"--timeout {timeout} is not a number of seconds above 0")
     return targets, need, timeout if timeout is not None else config.read_timeout()
+
+
+def timestamp_options(url: str | None, tsa_cert: str | None) -> tuple[str | None, Any]:
+    """--timestamp's URL and --tsa-cert's certificates, checked before anything is signed."""
+    from logbook.crypto.timestamps import load_certificates
+    from logbook.ledger.stamping import tsa_url
+
+    if tsa_cert is not None and url is None:
+        raise InputError("--tsa-cert goes with --timestamp URL")
+    certs = load_certificates(state.read_input(tsa_cert, "--tsa-cert"),
+                              f"--tsa-cert {tsa_cert}") if tsa_cert is not None else None
+    return (tsa_url(url) if url is not None else None), certs
 
 
 def previous_note(out: str | Path | None) -> str | None:

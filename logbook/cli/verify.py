@@ -31,6 +31,10 @@ def verify(
     strict: bool = typer.Option(False, "--strict", help="Also check that every stored entry "
                                 "is exactly RFC 8785 canonical and every body passes its "
                                 "schema (slower)."),
+    tsa_cert: str = typer.Option(None, "--tsa-cert", metavar="FILE", help="The certificate "
+                                 "(PEM, with its chain) of the time-stamping authority every "
+                                 "`timestamp` entry must be signed by; each is then said: "
+                                 "\"checkpoint at size N existed by TIME\"."),
 ) -> None:
     """Verify digests, chain, signatures, references and derived tables; exit 1 on any finding.
 
@@ -43,6 +47,10 @@ def verify(
     rewritten or forked), by a consistency proof from its size to the current head.
     With --witness: also that each --checkpoint carries valid cosignatures by --quorum of
     the given witnesses.
+
+    Every `timestamp` entry is checked: it stamps a checkpoint the entries give; with
+    --tsa-cert, its token is signed by that TSA, and each is said ("checkpoint at size N
+    existed by TIME").
     """
     from contextlib import contextmanager
 
@@ -54,8 +62,9 @@ def verify(
         with state.open_ledger() as ledger:
             yield ledger.verify_reads(), ledger.size()
 
+    certs = (tsa_cert, state.read_input(tsa_cert, "--tsa-cert")) if tsa_cert else None
     done = verify_any(file, trust, checkpoints, witnesses, quorum, strict, store,
-                      lambda what, size: progress(what, size=size))
+                      lambda what, size: progress(what, size=size), certs)
     if as_json:
         state.emit_json(done.as_dict())
     else:

@@ -98,6 +98,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          refs=(Ref("run", "run"), _PLAN), indexed=("plan", "arm", "target=run"),
          admission=_ADMIT + "admit_admission"),
     Kind("note", "logbook.model.entries:Note", refs=(Ref("refs", many=True),)),
+    Kind("timestamp", "logbook.model.entries:Timestamp", admission=_ADMIT + "admit_timestamp"),
 )}
 
 NAMES: tuple[str, ...] = tuple(KINDS)

@@ -178,6 +178,35 @@ def admit_key(at: Standing, body: dict[str, Any]) -> None:
     _key_change(at.reads, body)
 
 
+def admit_timestamp(at: Standing, body: dict[str, Any]) -> None:
+    """A timestamp names a tree the ledger has (its size and root, recomputed from the stored
+    tree), and its answer grants a token over that checkpoint's body at the time it says."""
+    import binascii
+
+    import orjson
+
+    from logbook.crypto.timestamps import read_response
+    from logbook.tlog.merkle import root_from_nodes
+    from logbook.tlog.note import Checkpoint, body_text
+    from logbook.verify.proofs import origin_of
+
+    size, root = body["size"], body["root"]
+    if size > at.size:
+        raise InputError(f"body.size: the ledger holds {at.size} entries, not {size}")
+    if root_from_nodes(size, at.reads.tree_node).hex() != root:
+        raise InputError(f"body.root: the ledger's tree of size {size} has another root")
+    genesis = at.reads.entry(0)
+    uuid = orjson.loads(genesis.entry)["body"]["uuid"] if genesis is not None else ""
+    message = body_text(Checkpoint(origin_of(uuid), size, bytes.fromhex(root)))
+    try:
+        der = base64.b64decode(body["response"], validate=True)
+    except binascii.Error:
+        raise InputError("body.response is not base64") from None
+    stamp = read_response(der, message, "body.response")
+    if stamp.time != body["time"]:
+        raise InputError(f"body.time: the token says {stamp.time}, not {body['time']}")
+
+
 def admit_genesis(at: Standing, body: dict[str, Any]) -> None:
     for i, k in enumerate(body.get("keys") or []):
         PublicKey.checked(base64.b64decode(k["public"]), f"body.keys[{i}].public: "

@@ -1,4 +1,5 @@
-"""The smaller entry kinds: genesis, key, retraction, claim, band, note (DESIGN §4.4)."""
+"""The smaller entry kinds: genesis, key, retraction, claim, band, note, timestamp (DESIGN
+§4.4)."""
 
 from __future__ import annotations
 
@@ -67,3 +68,16 @@ class Band(Record):
 class Note(Record):
     text: Text
     refs: list[Digest] = Field(default_factory=list)
+
+
+class Timestamp(Record):
+    """An RFC 3161 time-stamp over the checkpoint of ``size`` and ``root`` (docs/format.md,
+    "Timestamps"): the TSA's answer as it came (base64 DER), where it was asked, and the time
+    its token states."""
+
+    size: int = Field(ge=1)
+    root: Digest
+    tsa: Text
+    time: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
+    response: str = Field(min_length=4, max_length=360_000,
+                          pattern=r"^[A-Za-z0-9+/]+={0,2}$")

@@ -20,7 +20,7 @@ algorithms and answer False, never raise, for any malformed input.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 __all__ = [
     "HASH_SIZE",
@@ -37,6 +37,7 @@ __all__ = [
     "nodes_completed_by_append",
     "root_from_nodes",
     "root_hash",
+    "roots_at",
     "verify_consistency",
     "verify_inclusion",
     "verify_inclusion_hash",
@@ -347,3 +348,27 @@ def consistency_proof_from_nodes(old_size: int, new_size: int, get_node: GetNode
         top_down.append(_range_hash(lo, hi, get_node))
     top_down.reverse()
     return top_down
+
+
+def roots_at(digests: Iterable[bytes], sizes: Iterable[int]) -> dict[int, bytes]:
+    """The root of the tree of each of ``sizes`` (1 and up) over the entries whose digests
+    ``digests`` gives in order: one pass, holding only the complete subtrees on the right edge
+    (a size beyond the digests given has no root in the answer)."""
+    want = sorted({n for n in sizes if n >= 1})
+    out: dict[int, bytes] = {}
+    edge: list[tuple[int, bytes]] = []  # (height, hash) of complete subtrees, left to right
+    at = 0
+    for n, digest in enumerate(digests, 1):
+        if at == len(want):
+            break
+        edge.append((0, leaf_hash(digest)))
+        while len(edge) > 1 and edge[-1][0] == edge[-2][0]:
+            (height, left), (_, right) = edge[-2], edge[-1]
+            edge[-2:] = [(height + 1, node_hash(left, right))]
+        while at < len(want) and want[at] == n:
+            root = edge[-1][1]
+            for _, left in reversed(edge[:-1]):
+                root = node_hash(left, root)
+            out[n] = root
+            at += 1
+    return out

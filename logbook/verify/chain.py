@@ -49,6 +49,8 @@ class Result:
     # The Merkle root over `digests` when the check rebuilt the tree anyway (a ledger database:
     # logbook.verify.stored), so that no caller hashes every leaf again; None: not computed.
     root: bytes | None = field(default=None, repr=False)
+    # every `timestamp` entry (seq, body), for logbook.verify.timestamps to check
+    stamps: list[tuple[int, dict[str, Any]]] = field(default_factory=list, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -151,6 +153,8 @@ class ChainVerifier:
                 break
         if kind == "key" and self._signed_ok:
             self._key_entry(position, body, label)
+        elif kind == "timestamp":
+            r.stamps.append((position, body))
         self.kinds[digest_b] = (_KIND_NAMES.get(kind) if kind is not None else None) or str(kind)
         if len(self.kinds) >= self._pack_at and type(self.kinds) is dict:
             self.kinds = KindIndex(self.kinds)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from logbook.verify.checkpoint import CheckpointCheck
     from logbook.verify.cosignatures import WitnessKey
     from logbook.verify.published import Published
+    from logbook.verify.timestamps import StampCheck
 
 Progress = Callable[[int, int], None]
 # a progress bar: (what, size) -> a context giving the callback
@@ -37,6 +38,8 @@ class Verification:
     trusted: str | None
     witnessed: tuple[Sequence[WitnessKey], int] | None
     strict: bool
+    stamps: list[StampCheck]  # the timestamps that hold
+    tsa_checked: bool  # their signatures were checked (--tsa-cert)
 
     @property
     def ok(self) -> bool:
@@ -50,6 +53,8 @@ class Verification:
             cp = self.published.checkpoint[0]
             out["published"] = {"size": cp.size, "root": cp.root.hex(),
                                 "signed_by": self.published.signed_by}
+        if self.tsa_checked:
+            out["timestamps"] = [s.as_dict() for s in self.stamps]
         return out
 
     def lines(self) -> tuple[list[str], list[str]]:
@@ -67,6 +72,8 @@ class Verification:
                            f"by {(c.signed_by or '?')[:16]}…" + (
                                f"; cosigned by at least {self.witnessed[1]} of the given "
                                "witnesses)" if self.witnessed else ")"))
+        if self.tsa_checked:
+            out += [s.line() for s in self.stamps]
         if result.ok and self.published is not None:
             cp = self.published.checkpoint[0]
             out.append(f"verified {result.entries} entries of the ledger {result.ledger} "
@@ -84,6 +91,7 @@ class Verification:
             else ["derived"]
         what += (["strict"] if self.strict else []) + (["checkpoints"] if self.checkpoints
                                                        else [])
+        what += ["timestamps"] if self.stamps and self.tsa_checked else []
         out.append(quotable_line(result, self.trusted, what))
         return out, err
 
@@ -91,10 +99,11 @@ class Verification:
 def verify(file: str | None, trust: str | None, checkpoints: list[str], witnesses: list[str],
            quorum: int | None, strict: bool,
            store: Callable[[], AbstractContextManager[tuple[TailReads, int]]],
-           bar: Bar) -> Verification:
+           bar: Bar, tsa_cert: tuple[str, bytes] | None = None) -> Verification:
     """`logbook verify [FILE]`: ``store`` opens the ledger's store (its reads and size) when no
-    FILE is given; ``bar`` shows progress. Bad options or files are InputError (exit 2)
-    before any work."""
+    FILE is given; ``bar`` shows progress; ``tsa_cert``: the name and bytes of the TSA
+    certificates every timestamp must verify under. Bad options or files are InputError
+    (exit 2) before any work."""
     from logbook.verify import export_lines
     from logbook.verify.checkpoint import check_against, read_checkpoint, read_trust_key
     from logbook.verify.cosignatures import witness_policy
@@ -103,6 +112,11 @@ def verify(file: str | None, trust: str | None, checkpoints: list[str], witnesse
     for cp in checkpoints:
         read_checkpoint(cp)  # a missing or malformed file is bad input: exit 2 before any work
     witnessed = witness_policy(witnesses, quorum)
+    certs = None
+    if tsa_cert is not None:
+        from logbook.crypto.timestamps import load_certificates
+
+        certs = load_certificates(tsa_cert[1], f"--tsa-cert {tsa_cert[0]}")
     if witnessed is not None and not checkpoints:
         raise InputError("--witness checks the cosignatures of a --checkpoint: give one")
     published = None
@@ -128,7 +142,11 @@ def verify(file: str | None, trust: str | None, checkpoints: list[str], witnesse
             result = verify_store(reads, trusted, strict=strict, on_progress=on_progress)
     # from the digests verify recomputed from the entries' bytes, never the stored tree
     checked = [check_against(result, cp, trusted_key, trusted, witnessed) for cp in checkpoints]
-    return Verification(result, checked, published, file, trusted, witnessed, strict)
+    from logbook.verify.timestamps import check_stamps
+
+    stamps = check_stamps(result, certs)
+    return Verification(result, checked, published, file, trusted, witnessed, strict, stamps,
+                        certs is not None)
 
 
 def _is_published(file: str) -> bool:

@@ -19,7 +19,8 @@ from logbook.analysis.audit.rules import (
     retractions,
     runs,
     statements,
+    timestamps,
 )
 
 __all__ = ["admissions", "arms", "bands", "claims", "clusters", "comparisons", "plans",
-           "repeats", "reproductions", "retractions", "runs", "statements"]
+           "repeats", "reproductions", "retractions", "runs", "statements", "timestamps"]
