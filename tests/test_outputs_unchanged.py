@@ -34,6 +34,7 @@ def fixed(mp: pytest.MonkeyPatch) -> Iterator[None]:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     import logbook.ledger.service as service
+    import logbook.ledger.writer as writer
     from logbook.crypto.signing import SigningKey
 
     seed = bytes(range(32))
@@ -43,7 +44,7 @@ def fixed(mp: pytest.MonkeyPatch) -> Iterator[None]:
         m.setattr(SigningKey, "generate",
                   classmethod(lambda cls: cls(Ed25519PrivateKey.from_private_bytes(seed))))
         m.setattr(service.uuidlib, "uuid4", lambda: uuid.UUID(int=35))
-        m.setattr(service, "now_rfc3339", lambda: (start + timedelta(seconds=next(tick)))
+        m.setattr(writer, "now_rfc3339", lambda: (start + timedelta(seconds=next(tick)))
                   .strftime("%Y-%m-%dT%H:%M:%SZ"))
         yield
 

@@ -83,6 +83,6 @@ def plan_not_stamped(ctx: Context) -> Iterator[Finding]:
         first = plan.runs[0]
         yield Finding("A32", "info", f"plan {plan.slug} @{plan.seq}: no stamped "
                       f"checkpoint lies between it and its first run @{first.seq}, so no "
-                      "outside time shows the plan came first (`logbook checkpoint "
-                      "--timestamp URL` after writing a plan)", plan.seq,
+                      "outside time shows the plan came first (stamp a checkpoint after "
+                      "writing a plan: logbook checkpoint --timestamp URL)", plan.seq,
                       [plan.digest, first.digest])
