@@ -97,7 +97,7 @@ def authority(tmp_path: Path) -> Iterator[Authority]:
     made = Authority("", folder, folder / "ca.crt", folder / "chain.pem")
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        def do_POST(self) -> None:
             query = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             with lock:  # openssl keeps its serial in a file
                 (folder / "q.tsq").write_bytes(query)
