@@ -242,3 +242,98 @@ def verify_export(path: Path, trusted: str | None = None) -> list[Finding]:
 
 def verify_db(path: Path, trusted: str | None = None) -> list[Finding]:
     return verify(read_db(path), read_trust(trusted) if trusted else None)
+
+
+# --- committed items: openings (docs/format.md, "Committed items") -------------------------
+def _rfc6962_root(leaf: bytes, index: int, size: int, path: list[bytes]) -> bytes | None:
+    """RFC 9162 §2.1.3.2: the root an inclusion path gives, or None when it cannot."""
+    if not 0 <= index < size:
+        return None
+    fn, sn = index, size - 1
+    r = hashlib.sha256(b"\x00" + leaf).digest()
+    for p in path:
+        if sn == 0:
+            return None
+        if fn & 1 or fn == sn:
+            r = hashlib.sha256(b"\x01" + p + r).digest()
+            if not fn & 1:
+                while fn and not fn & 1:
+                    fn >>= 1
+                    sn >>= 1
+        else:
+            r = hashlib.sha256(b"\x01" + r + p).digest()
+        fn >>= 1
+        sn >>= 1
+    return r if sn == 0 else None
+
+
+def _chosen(root: bytes, run: bytes, n: int, k: int) -> set[int]:
+    """SPEC: the partial Fisher-Yates shuffle the format describes."""
+    seed = hashlib.sha256(b"logbook.open.v1\n" + root + run + n.to_bytes(8, "big")
+                          + k.to_bytes(8, "big")).digest()
+    places, counter = list(range(n)), 0
+    for j in range(k):
+        m = n - j
+        limit = 2**64 - 2**64 % m
+        while True:
+            x = int.from_bytes(hashlib.sha256(seed + counter.to_bytes(8, "big")).digest()[:8],
+                               "big")
+            counter += 1
+            if x < limit:
+                break
+        pick = j + x % m
+        places[j], places[pick] = places[pick], places[j]
+    return set(places[:k])
+
+
+def verify_openings(doc: dict[str, Any], public: bytes) -> list[str]:
+    """Every problem with an openings file under the ledger key ``public`` (32 raw bytes)."""
+    import struct
+
+    key = Ed25519PublicKey.from_public_bytes(public)
+    problems: list[str] = []
+    note = doc["checkpoint"]
+    body, _, sigs = note.partition("\n\n")
+    origin, size_text, root_b64 = body.split("\n")
+    size, root = int(size_text), base64.b64decode(root_b64)
+    key_id = hashlib.sha256(origin.encode() + b"\n\x01" + public).digest()[:4]
+    signed = False
+    for line in sigs.splitlines():
+        name, _, blob = line.removeprefix("\u2014 ").partition(" ")
+        raw = base64.b64decode(blob)
+        if name == origin and raw[:4] == key_id:
+            try:
+                key.verify(raw[4:], (body + "\n").encode())
+                signed = True
+            except InvalidSignature:
+                problems.append("checkpoint signature")
+    if not signed or origin != "logbook/" + doc["ledger"]:
+        problems.append("checkpoint not signed by the key for this ledger")
+    run = doc["run"]
+    env = run["entry"]
+    digest = hashlib.sha256(rfc8785.dumps(env)).digest()
+    if digest.hex() != run["digest"]:
+        problems.append("run digest")
+    try:
+        key.verify(base64.b64decode(run["signature"]), DOMAIN + digest)
+    except InvalidSignature:
+        problems.append("run signature")
+    seq = env["seq"]
+    if _rfc6962_root(digest, seq, size, [bytes.fromhex(h) for h in doc["proof"]]) != root:
+        problems.append("inclusion")
+    oc = env["body"]["outcomes"]
+    made = oc["commitment"]
+    rows = [o["row"] for o in doc["openings"]]
+    if len(set(rows)) != len(rows) or set(rows) != _chosen(root, digest, len(made), doc["k"]):
+        problems.append("rows not the ones the checkpoint chooses")
+    for o in doc["openings"]:
+        i = o["row"]
+        score = oc["score"][i]
+        scored = b"\xff" * 8 if score is None else struct.pack(">d", float(score))
+        preimage = (b"logbook.item-commitment.v1\n" + bytes.fromhex(o["salt"])
+                    + hashlib.sha256(oc["id"][i].encode()).digest()
+                    + hashlib.sha256(o["content"].encode()).digest() + scored)
+        if hashlib.sha256(preimage).hexdigest() != made[i] or o["id"] != oc["id"][i] or \
+                o["score"] != score:
+            problems.append(f"row {i} does not open its commitment")
+    return problems

@@ -65,6 +65,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "clone": ("clone",),
     "serve": ("serve",),
     "witness": ("witness",),
+    "openings": ("open", "verify-openings"),
 }
 _MODULE_OF = {command: module for module, commands in MODULES.items() for command in commands}
 _registered: list[str] = []

@@ -45,11 +45,16 @@ def open_for_writing(ledger: str | None) -> Any:
 
 
 def append_drafts(ledger: str | None, file: str | None, jsonl: bool, once: str | None,
-                  as_json: bool, reproduces: str | None = None) -> None:
+                  as_json: bool, reproduces: str | None = None,
+                  commit_items: str | None = None) -> None:
     """`logbook append FILE [--jsonl] [--once KEY]`: the draft (or drafts) in FILE appended in
-    one transaction; a run draft without a `session` gets LOGBOOK_SESSION's, when it is set."""
+    one transaction; a run draft without a `session` gets LOGBOOK_SESSION's, when it is set.
+    ``commit_items``: the salt file; each run's items are committed (logbook.ledger.commitments)."""
     if file is None:
         raise InputError("FILE is required (a draft as JSON, or - for stdin)")
+    if commit_items is not None and once is not None:
+        raise InputError("--commit-items draws new salts each time, so --once could not know "
+                         "the draft again: give one or the other")
     data = read_input(file)
     name = "stdin" if file == "-" else file
     if jsonl:
@@ -66,6 +71,8 @@ def append_drafts(ledger: str | None, file: str | None, jsonl: bool, once: str |
         for kind, body in drafts:
             if kind == "run" and isinstance(body, dict) and "session" not in body:
                 body["session"] = session
+    if commit_items is not None:
+        drafts = _committed(drafts, commit_items)
     key = signing_key()
     with open_for_writing(ledger) as book:
         if reproduces is not None:
@@ -77,6 +84,22 @@ def append_drafts(ledger: str | None, file: str | None, jsonl: bool, once: str |
     from logbook.cli.record_intake import warn_gaps
 
     warn_gaps(entries)
+
+
+def _committed(drafts: list[tuple[str, Any]], salts: str) -> list[tuple[str, Any]]:
+    """The run drafts with their items committed (logbook.ledger.commitments)."""
+    from pathlib import Path
+
+    from logbook.ledger.commitments import commit_items
+
+    if not any(kind == "run" for kind, _ in drafts):
+        raise InputError("--commit-items commits a run's items: the drafts hold no run")
+    out = []
+    for kind, body in drafts:
+        if kind == "run" and isinstance(body, dict):
+            body = commit_items(body, Path(salts))
+        out.append((kind, body))
+    return out
 
 
 def append_note(ledger: str | None, text: str, refs: list[str], as_json: bool) -> None:

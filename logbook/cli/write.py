@@ -83,6 +83,11 @@ def append(
                                      "run its plan refuses is appended as an exploratory run "
                                      "saying why (one whose log cannot be read, as a failed "
                                      "run saying why), instead of staying in the spool."),
+    commit_items: str = typer.Option(None, "--commit-items", metavar="SALTS", help="Commit "
+                                     "each run's items instead of showing them: the draft's "
+                                     "outcomes.content (each row's item) is replaced by salted "
+                                     "commitments; salts and content go to the file SALTS, "
+                                     "which you keep (docs/format.md, Committed items)."),
     as_json: bool = state.json_flag(),
 ) -> None:
     """Append an entry draft (or, with --from, the runs of a harness output).
@@ -90,6 +95,9 @@ def append(
     A run draft without a `session` gets LOGBOOK_SESSION's, when it is set."""
     if exploratory and not spool:
         raise InputError("--exploratory goes with --spool")
+    if commit_items is not None and (spool or source is not None):
+        raise InputError("--commit-items commits the items of a run draft FILE: not with "
+                         "--spool or --from")
     if spool:
         if file is not None or source is not None or reproduces is not None:
             raise InputError("--spool appends what the spool holds: give no FILE, --from or "
@@ -110,7 +118,7 @@ def append(
         print_appended(append_from(source, file, plan, arm, session, apparatus, once,
                                    reproduces), as_json)
         return
-    append_drafts(state.options().ledger, file, jsonl, once, as_json, reproduces)
+    append_drafts(state.options().ledger, file, jsonl, once, as_json, reproduces, commit_items)
 
 
 def _load_plan_file(file: str) -> dict[str, Any]:

@@ -26,11 +26,14 @@ class Outcomes(Record):
     extra: dict[str, list[float | None]] | None = None
     # how an item scored several times gets its one score (logbook.format.reducers); mean
     reducer: str | None = Field(default=None, pattern=REDUCERS)
+    # committed items (logbook.format.commitments): each row's salted commitment to its id,
+    # content digest and score, in place of the content, which stays with the run's owner
+    commitment: list[Digest] | None = None
 
     @model_validator(mode="after")
     def _columns(self) -> Outcomes:
         n = len(self.id)
-        for name in ("score", "cluster", "sample", "error", "component"):
+        for name in ("score", "cluster", "sample", "error", "component", "commitment"):
             col = getattr(self, name)
             if col is not None and len(col) != n:
                 raise ValueError(f"outcomes.{name} has {len(col)} values but outcomes.id has {n}")
