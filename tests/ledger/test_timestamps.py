@@ -161,6 +161,12 @@ def test_a_stamped_checkpoint_verifies_with_logbook_and_openssl(
     assert j.json["timestamps"] == [{"seq": 2, "size": 2, "time": body["time"],
                                      "tsa": authority.url, "signer": "CN=Test TSA"}]
 
+    # published with the tiles: a reader of the published folder checks the stamp too
+    assert run_cli("publish", str(tmp_path / "site")).code == 0
+    pub = run_cli("verify", str(tmp_path / "site"), "--tsa-cert", str(authority.ca))
+    assert pub.code == 0, pub.out + pub.err
+    assert f"checkpoint at size 2 existed by {body['time']}" in pub.out
+
     # OpenSSL, independently: the answer over the checkpoint's body (the note up to its
     # blank line), under the root certificate
     stamped = note.split("\n\n", 1)[0] + "\n"
