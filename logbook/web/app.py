@@ -112,6 +112,7 @@ def routes(site: _Site) -> list[Route]:
         ("/claims", lambda s, r: claims_data(s), pages.claims),
         ("/compare", lambda s, r: compare_data(s, _query(r)), pages.compare),
         ("/power", lambda s, r: power_data(s, _query(r)), pages.power),
+        ("/integrity", lambda s, r: data.integrity_page(s), pages.integrity),
     ]
     out = [Route("/", site.page(lambda s, r: data.overview(s), pages.overview)),
            Route("/index.json", site.page(lambda s, r: data.overview(s), None)),

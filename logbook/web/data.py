@@ -77,9 +77,43 @@ def _entry_ref(src: Source, digest: str | None) -> dict[str, Any] | None:
     return {"digest": str(digest), "seq": seq, "kind": kind}
 
 
+LATEST = 10  # runs the overview lists
+
+
 def overview(src: Source) -> dict[str, Any]:
+    """Results first: each plan's verdict and effect, the latest runs with their figures, what
+    `brief` says is open, and the integrity line; keys, hashes and roots are `integrity`'s."""
     led = src.ledger
     b = brief_json(led, src.checked)
+    plans_shown = []
+    for plan in src.view.plans.values():
+        if plan.retracted_by:
+            continue
+        rep = report_json(src.view, plan.digest)
+        effect = (rep.get("effects") or [None])[0]
+        plans_shown.append({
+            "slug": plan.slug, "digest": plan.digest, "seq": plan.seq,
+            "title": plan.body.get("title"), "verdict": rep["verdict"]["status"],
+            "metric": (plan.body.get("metric") or {}).get("name"),
+            "effect": None if not effect else {
+                "label": effect.get("label"), "point": effect.get("point"),
+                "low": effect.get("low"), "high": effect.get("high"),
+                "unit": effect.get("unit")},
+            "scale": _scale(plan.body)})
+    latest = sorted(src.view.runs, key=lambda r: r.seq)[-LATEST:][::-1]
+    return {
+        "ledger": {"name": led.name, "size": src.view.size},
+        "integrity": integrity(src),
+        "plans": plans_shown,
+        "latest_runs": [run_columns(src, r, run_row(src, r)) for r in latest],
+        "open_plans": b.get("open_plans", []), "claims": b.get("claims", []),
+        "notes": b.get("notes", []), "next": b.get("next", [])}
+
+
+def integrity_page(src: Source) -> dict[str, Any]:
+    """What the overview leaves out: the ledger's uuid and head, its entries by kind, the
+    latest checkpoint and the signing keys."""
+    led = src.ledger
     checkpoints = led.checkpoints()
     counts: dict[str, int] = {}
     for e in led.entries():
@@ -92,9 +126,43 @@ def overview(src: Source) -> dict[str, Any]:
             "size": checkpoints[-1][1], "root": checkpoints[-1][2],
             "created": checkpoints[-1][4], "note": checkpoints[-1][3]},
         "keys": [{"fingerprint": fp, "name": name, "public": public, "added": added,
-                  "revoked": revoked} for fp, name, public, added, revoked in led.signing_keys()],
-        "open_plans": b.get("open_plans", []), "claims": b.get("claims", []),
-        "notes": b.get("notes", []), "next": b.get("next", [])}
+                  "revoked": revoked} for fp, name, public, added, revoked in led.signing_keys()]}
+
+
+def _scale(plan_body: dict[str, Any] | None) -> int:
+    """100 for a plan whose metric is a share (printed in points), else 1."""
+    kind = ((plan_body or {}).get("metric") or {}).get("kind")
+    return 100 if kind in ("proportion", "pass_at_k") else 1
+
+
+def run_columns(src: Source, run: RunView, row: dict[str, Any]) -> dict[str, Any]:
+    """A run's row with what people read a run by: model, suite, metric, harness, and its
+    score's item-level interval (as `report` computes it for a plan's runs)."""
+    from logbook.analysis.report.arms import run_interval
+
+    plan = src.view.plans.get(run.plan) if run.plan else None
+    body = plan.body if plan is not None else None
+    app = run.apparatus
+    interval = None
+    if run.status == "completed" and run.score is not None:
+        facts = run.figures
+        kind = ((body or {}).get("metric") or {}).get("kind") or (
+            "proportion" if facts is not None and facts.binary else "mean")
+        cluster = (body or {}).get("cluster_field")
+        try:
+            iv = run_interval(run, str(kind), 0.95, cluster)
+        except (ValueError, ZeroDivisionError):
+            iv = None
+        if iv is not None:
+            interval = {"low": iv.low, "high": iv.high, "method": iv.method, "n": iv.n}
+    source = run.body.get("source") or {}
+    return {**row, "model": app.get("model"),
+            "suite": ((body or {}).get("suite") or {}).get("name") or app.get("task")
+            or app.get("suite"),
+            "split": app.get("split"), "metric": run.metric, "harness": source.get("harness"),
+            "interval": interval,
+            "scale": _scale(body) if body else (
+                100 if run.figures is not None and run.figures.binary else 1)}
 
 
 def _plan_row(src: Source, plan: PlanView) -> dict[str, Any]:
@@ -161,7 +229,8 @@ def runs(src: Source, q: dict[str, list[str]]) -> dict[str, Any]:
     ``plan`` (slug, digest prefix, @SEQ, or ``none`` for exploratory runs), ``arm``,
     ``status``, ``session``, ``since``/``until`` (dates, inclusive, of the entry's ts),
     ``where`` (``FIELD=VALUE`` on the apparatus, repeatable: every one must hold),
-    ``retracted`` (yes | no), ``sort`` (a column of SORTS, ``-`` first for descending).
+    ``retracted`` (yes | no), ``sort`` (a column of SORTS, ``-`` first for descending),
+    ``page`` (from 1) and ``per`` (runs a page, 100 by default, at most 1,000).
     """
     from logbook.analysis.selectors import parse
 
@@ -213,17 +282,42 @@ def runs(src: Source, q: dict[str, list[str]]) -> dict[str, Any]:
     if key not in SORTS:
         raise InputError(f"sort must be one of {', '.join(SORTS)} (with - for descending), "
                          f"not {sort!r}")
-    rows = [run_row(src, r) for r in chosen]
-    rows.sort(key=lambda row: _sort_key(row, key), reverse=sort.startswith("-"))
+    page, per = _paging(one("page"), one("per"))
+    pairs = [(run_row(src, r), r) for r in chosen]
+    pairs.sort(key=lambda pair: _sort_key(pair[0], key), reverse=sort.startswith("-"))
     if sort.startswith("-"):  # absent values last, whichever the direction
-        rows.sort(key=lambda row: _value(row, key) is None)
+        pairs.sort(key=lambda pair: _value(pair[0], key) is None)
+    pages = max(1, -(-len(pairs) // per))
+    if page > pages:
+        raise InputError(f"page {page} is past the last page ({pages} of {per} runs)")
+    shown = pairs[(page - 1) * per:page * per]
+    rows = [run_columns(src, r, row) for row, r in shown]
     filters.update({k: v for k, v in (("plan", plan_ref), ("status", status),
                                       ("retracted", retracted), ("since", since),
                                       ("until", until)) if v})
     if wheres:
         filters["where"] = wheres
     return {"integrity": integrity(src), "filters": filters, "sort": sort,
-            "total": len(src.view.runs), "runs": rows}
+            "total": len(src.view.runs), "matched": len(pairs), "page": page, "pages": pages,
+            "per": per, "runs": rows}
+
+
+PER_PAGE, MAX_PER_PAGE = 100, 1000
+
+
+def _paging(page: str | None, per: str | None) -> tuple[int, int]:
+    """``page`` (from 1) and ``per`` (runs a page, at most MAX_PER_PAGE) from the query."""
+    out = []
+    for name, text, default, top in (("page", page, 1, None), ("per", per, PER_PAGE,
+                                                                 MAX_PER_PAGE)):
+        if text is None:
+            out.append(default)
+            continue
+        if not text.isdigit() or int(text) < 1 or (top is not None and int(text) > top):
+            bound = f"between 1 and {top}" if top else "1 or more"
+            raise InputError(f"{name} must be a whole number {bound}, not {text!r}")
+        out.append(int(text))
+    return out[0], out[1]
 
 
 def _value(row: dict[str, Any], key: str) -> Any:

@@ -22,7 +22,9 @@ nav a{text-decoration:none;font-weight:600}h1{font-size:1.45em;margin:14px 0 6px
 h2{font-size:1.12em;margin:24px 0 8px;border-bottom:1px solid #ddd;padding-bottom:3px}
 .meta,.integrity{color:#5b6570;font-size:.88em}.integrity{margin:4px 0 12px}
 table{border-collapse:collapse;margin:6px 0;font-size:.92em}th,td{padding:3px 10px;
- border-bottom:1px solid #e3e3e3;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+ border-bottom:1px solid #e3e3e3;text-align:left;vertical-align:top;overflow-wrap:break-word}
+td code{overflow-wrap:anywhere}.nowrap,.badge,.score,.interval{white-space:nowrap}
+.wide{overflow-x:auto;max-width:100%}.wide table{width:100%}
 th{background:#f0f0ee;white-space:nowrap;overflow-wrap:normal}td.num{text-align:right;font-variant-numeric:tabular-nums}
 tr.retracted td{color:#888}code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;
  font-size:.88em}pre{background:#fff;border:1px solid #ddd;padding:8px;overflow:auto;
@@ -40,7 +42,8 @@ figure svg{width:100%;height:auto}.side{display:grid;grid-template-columns:1fr 1
 """
 
 NAV = (("Overview", ""), ("Plans", "plans"), ("Runs", "runs"), ("Compare", "compare"),
-       ("Claims", "claims"), ("Audit", "audit"), ("Retractions", "retractions"))
+       ("Claims", "claims"), ("Audit", "audit"), ("Retractions", "retractions"),
+       ("Integrity", "integrity"))
 
 
 def short(digest: Any) -> str:
@@ -85,7 +88,50 @@ def error_page(status: int, message: str) -> str:
     return layout(f"{status}", "", {}, tag("div", message, cls="box error", id="error"))
 
 
+def _effect(e: dict[str, Any] | None, scale: int) -> Any:
+    if not e or e.get("point") is None:
+        return "—"
+    from logbook.analysis.report.text import effect_parts
+
+    point, interval, _ = effect_parts(e, scale)
+    return [tag("span", point, cls="effect"), " ", tag("span", f"[{interval}]",
+                                                       cls="interval")]
+
+
 def overview(d: dict[str, Any]) -> str:
+    led = d["ledger"]
+    plans_table = table(
+        ["plan", "title", "verdict", "effect (interval)"],
+        [[link(p["slug"], "plans", p["digest"]), p["title"], badge(p["verdict"]),
+          _effect(p["effect"], p["scale"])] for p in d["plans"]],
+        cls="plans", row_attrs=[{"data_plan": p["slug"]} for p in d["plans"]]) \
+        if d["plans"] else tag("p", "no plans")
+    latest = tag("div", table(RUN_HEAD, [run_cells(r) for r in d["latest_runs"]], cls="runs",
+                              row_attrs=[{"data_seq": r["seq"], "cls": "retracted"
+                                          if r["retracted"] else None}
+                                         for r in d["latest_runs"]]), cls="wide") \
+        if d["latest_runs"] else tag("p", "no runs")
+    opened = table(["plan", "title", "runs done", "next arm", "due"],
+                   [[link(p["slug"], "plans", p["plan"]), p["title"],
+                     f"{p['runs_done']}/{p['runs_planned']}", p["next_arm"], p["due"]]
+                    for p in d["open_plans"]]) if d["open_plans"] else tag("p", "none")
+    claims = table(["claim", "statement", "status"],
+                   [[link(f"@{c['seq']}", "entries", c["digest"]), c["statement"], c["status"]]
+                    for c in d["claims"]]) if d["claims"] else tag("p", "none")
+    notes = tag("ul", [tag("li", link(f"@{n['seq']}", "entries", f"@{n['seq']}"), " ",
+                           tag("span", n["text"], cls="note")) for n in d["notes"]],
+                id="notes") if d["notes"] else tag("p", "none")
+    return layout(f"Ledger {led['name']}", "index.json", d,
+                  tag("h2", "Plans"), plans_table,
+                  tag("h2", "Latest runs"), latest,
+                  tag("p", link(f"all {led['size']} entries' runs", "runs"), " · ",
+                      link("integrity: keys, head, checkpoints", "integrity"), cls="meta"),
+                  tag("h2", "Open plans"), opened, tag("h2", "Next"),
+                  tag("ul", [tag("li", s) for s in d["next"]]),
+                  tag("h2", "Claims"), claims, tag("h2", "Latest notes"), notes)
+
+
+def integrity(d: dict[str, Any]) -> str:
     led, cp = d["ledger"], d["latest_checkpoint"]
     facts = table(["", ""], [["name", led["name"]], ["uuid", led["uuid"]],
                              ["size", led["size"]], ["head", tag("code", led["head"])],
@@ -99,21 +145,8 @@ def overview(d: dict[str, Any]) -> str:
     keys = table(["name", "fingerprint", "added", "revoked"],
                  [[k["name"], tag("code", k["fingerprint"]), f"@{k['added']}",
                    "—" if k["revoked"] is None else f"@{k['revoked']}"] for k in d["keys"]])
-    opened = table(["plan", "title", "runs done", "next arm", "due"],
-                   [[link(p["slug"], "plans", p["plan"]), p["title"],
-                     f"{p['runs_done']}/{p['runs_planned']}", p["next_arm"], p["due"]]
-                    for p in d["open_plans"]]) if d["open_plans"] else tag("p", "none")
-    claims = table(["claim", "statement", "status"],
-                   [[link(f"@{c['seq']}", "entries", c["digest"]), c["statement"], c["status"]]
-                    for c in d["claims"]]) if d["claims"] else tag("p", "none")
-    notes = tag("ul", [tag("li", link(f"@{n['seq']}", "entries", f"@{n['seq']}"), " ",
-                           tag("span", n["text"], cls="note")) for n in d["notes"]],
-                id="notes") if d["notes"] else tag("p", "none")
-    return layout(f"Ledger {led['name']}", "index.json", d, facts,
-                  tag("h2", "Latest checkpoint"), checkpoint, tag("h2", "Signing keys"), keys,
-                  tag("h2", "Open plans"), opened, tag("h2", "Claims"), claims,
-                  tag("h2", "Latest notes"), notes,
-                  tag("h2", "Next"), tag("ul", [tag("li", s) for s in d["next"]]))
+    return layout("Integrity", "integrity.json", d, facts, tag("h2", "Latest checkpoint"),
+                  checkpoint, tag("h2", "Signing keys"), keys)
 
 
 def plans(d: dict[str, Any]) -> str:
@@ -139,17 +172,35 @@ def plan(d: dict[str, Any]) -> str:
     return layout(f"Plan {p['slug']}", f"plans/{p['digest']}.json", d, *plan_body(rep))
 
 
-RUN_HEAD = ["run", "plan", "arm", "status", "session", "score", "items", "missing",
-            "retracted", "note or reason"]
+RUN_HEAD = ["run", "time", "plan / arm", "model", "suite", "metric", "score (95% interval)",
+            "missing", "status", "harness", "note or reason"]
+
+
+def _score(r: dict[str, Any]) -> Any:
+    from logbook.analysis.report.text import interval_cell, score_cell
+
+    scale = r.get("scale") or 1
+    if r["score"] is None:
+        return tag("span", "—", cls="score")
+    iv = r.get("interval")
+    return [tag("span", score_cell(r["score"], scale, iv), cls="score"), " ",
+            tag("span", "" if not iv else f"[{interval_cell(iv, scale).split(' (')[0]}]",
+                cls="interval")]
 
 
 def run_cells(r: dict[str, Any]) -> list[Any]:
-    plan_cell = link(r["plan"]["slug"], "plans", r["plan"]["digest"]) if r["plan"] else \
-        "exploratory"
-    return [link(f"@{r['seq']}", "runs", r["digest"]), plan_cell, r["arm"], badge(r["status"]),
-            r["session"], tag("span", num(r["score"]), cls="score"), r["items"],
+    plan_cell = tag("span", [link(r["plan"]["slug"], "plans", r["plan"]["digest"]), " / ",
+                             r["arm"]], cls="nowrap") \
+        if r["plan"] else tag("span", "exploratory", cls="meta")
+    suite = r.get("suite") or "—"
+    if r.get("split"):
+        suite = f"{suite} ({r['split']})"
+    return [link(f"@{r['seq']}", "runs", r["digest"]),
+            tag("span", str(r.get("ts") or "")[:16].replace("T", " "), cls="nowrap"),
+            plan_cell, r.get("model") or "—", suite, r.get("metric") or "—", _score(r),
             "—" if r["missing_rate"] is None else f"{r['missing']} ({r['missing_rate']:.1%})",
-            "retracted" if r["retracted"] else "", r["note"] or r["reason"]]
+            [badge(r["status"])] + ([" ", badge("retracted")] if r["retracted"] else []),
+            r.get("harness") or "—", r["note"] or r["reason"]]
 
 
 def _field(name: str, label: str, value: Any) -> Markup:
@@ -166,13 +217,25 @@ def runs(d: dict[str, Any]) -> str:
     sorts = join([link(k, "runs", query={**f, "sort": k if d["sort"] != k else f"-{k}"})
                   for k in ("seq", "plan", "arm", "status", "session", "score", "missing")],
                  " · ")
-    twin = href("runs.json", query={**f, "sort": d["sort"]}).lstrip("/")
+    here = {**f, "sort": d["sort"], **({"per": d["per"]} if d["per"] != 100 else {})}
+    twin = href("runs.json", query={**here, **({"page": d["page"]} if d["page"] > 1
+                                               else {})}).lstrip("/")
     rows = [run_cells(r) for r in d["runs"]]
     attrs = [{"data_seq": r["seq"], "cls": "retracted" if r["retracted"] else None}
              for r in d["runs"]]
-    return layout("Runs", twin, d, form, tag("p", f"{len(rows)} of {d['total']} runs; sort by ",
-                                             sorts, cls="meta", id="count"),
-                  table(RUN_HEAD, rows, cls="runs", row_attrs=attrs))
+    first = (d["page"] - 1) * d["per"] + 1
+    shown = (f"runs {first}–{first + len(rows) - 1} of {d['matched']}" if rows else
+             f"0 of {d['matched']}") + (f" (of {d['total']} in all)" if d["matched"] !=
+                                         d["total"] else "")
+    pager = [link("previous", "runs", query={**here, "page": d["page"] - 1})
+             if d["page"] > 1 else "",
+             f" page {d['page']} of {d['pages']} ",
+             link("next", "runs", query={**here, "page": d["page"] + 1})
+             if d["page"] < d["pages"] else ""]
+    return layout("Runs", twin, d, form, tag("p", f"{shown}; sort by ", sorts, cls="meta",
+                                             id="count"),
+                  tag("div", table(RUN_HEAD, rows, cls="runs", row_attrs=attrs), cls="wide"),
+                  tag("p", pager, cls="meta", id="pager"))
 
 
 def _value(v: Any, is_set: bool) -> Any:

@@ -39,10 +39,19 @@ def test_overview_to_plan_to_run(browser: Any, server: str, planted: dict[str, A
     page.goto(server + "/")
     assert page.locator("h1").inner_text() == "Ledger demo"
     size = len(planted["log"])
+    assert page.locator("#integrity").inner_text().startswith(f"verified {size} entries")
+    # results first: the plan's verdict and effect, then the latest runs
+    assert page.locator(f"table.plans tr[data-plan='{SLUG}'] .badge").inner_text() == \
+        rep["verdict"]["status"]
+    assert effect_parts(rep["effects"][0], 100)[0] in page.locator(
+        f"table.plans tr[data-plan='{SLUG}'] .effect").inner_text()
+    assert page.locator("table.runs tr[data-seq]").count() == min(10, sum(
+        1 for e in planted["log"] if e["kind"] == "run"))
+    page.screenshot(path=str(screens / "overview.png"), full_page=True)
+    page.click("nav >> text=Integrity")
     assert page.locator("table.facts tr", has_text="size").locator("td").nth(1)\
         .inner_text() == str(size)
-    assert page.locator("#integrity").inner_text().startswith(f"verified {size} entries")
-    page.screenshot(path=str(screens / "overview.png"), full_page=True)
+    page.screenshot(path=str(screens / "integrity.png"), full_page=True)
 
     page.click("nav >> text=Plans")
     row = page.locator(f"tr[data-plan='{SLUG}']")

@@ -24,8 +24,30 @@ def test_the_plan_twin_is_report_json(server: str, planted: dict[str, Any]) -> N
     assert d["integrity"]["entries"] == len(planted["log"])
 
 
-def test_the_overview_twin(server: str, planted: dict[str, Any]) -> None:
+def test_the_overview_twin_leads_with_results(server: str, planted: dict[str, Any]) -> None:
     status, d, _ = get(f"{server}/index.json")
+    log = planted["log"]
+    rep = planted["report"]
+    assert status == 200
+    assert d["ledger"] == {"name": "demo", "size": len(log)}
+    [plan] = d["plans"]
+    assert plan["slug"] == SLUG and plan["verdict"] == rep["verdict"]["status"]
+    effect = rep["effects"][0]
+    assert (plan["effect"]["point"], plan["effect"]["low"], plan["effect"]["high"]) == \
+        (effect["point"], effect["low"], effect["high"])
+    runs = [e for e in log if e["kind"] == "run"]
+    assert [r["seq"] for r in d["latest_runs"]] == [e["seq"] for e in runs][::-1][:10]
+    by_seq = {r["seq"]: r for a in rep["arms"] for r in a["runs"]}
+    for row in d["latest_runs"]:  # the interval report computes for each of the plan's runs
+        if row["seq"] in by_seq and by_seq[row["seq"]]["interval"]:
+            want = by_seq[row["seq"]]["interval"]
+            assert (row["interval"]["low"], row["interval"]["high"]) == \
+                (want["low"], want["high"]), row["seq"]
+    assert "keys" not in d and "latest_checkpoint" not in d
+
+
+def test_the_integrity_twin(server: str, planted: dict[str, Any]) -> None:
+    status, d, _ = get(f"{server}/integrity.json")
     log = planted["log"]
     assert status == 200
     assert d["ledger"]["size"] == len(log) and d["ledger"]["name"] == "demo"
@@ -33,6 +55,24 @@ def test_the_overview_twin(server: str, planted: dict[str, Any]) -> None:
     assert d["latest_checkpoint"]["size"] == 2  # the demo anchors its plan with one
     assert [k["name"] for k in d["keys"]] == ["default"]
     assert d["ledger"]["kinds"]["run"] == sum(1 for e in log if e["kind"] == "run")
+
+
+def test_runs_are_paged(server: str, planted: dict[str, Any]) -> None:
+    runs = [e["seq"] for e in planted["log"] if e["kind"] == "run"]
+    _, first, _ = get(f"{server}/runs.json?per=2")
+    assert first["matched"] == len(runs) and first["pages"] == -(-len(runs) // 2)
+    seen = []
+    for page in range(1, first["pages"] + 1):
+        _, d, _ = get(f"{server}/runs.json?per=2&page={page}")
+        assert d["page"] == page and len(d["runs"]) <= 2
+        seen += [r["seq"] for r in d["runs"]]
+    assert seen == runs
+    for query, field in (("page=0", "page"), ("per=1001", "per"), ("per=x", "per"),
+                         (f"page={first['pages'] * 2 + 9}", "past the last page")):
+        status, bad, _ = get(f"{server}/runs.json?{query}")
+        assert status == 400 and field in bad["error"], (query, bad)
+    row = first["runs"][0]
+    assert {"model", "suite", "metric", "harness", "interval", "ts"} <= set(row)
 
 
 def test_pages_carry_the_check_on_from_the_checked_copy(server: str,

@@ -40,7 +40,7 @@ def test_the_documented_filters_are_the_ones_read(server: str) -> None:
             if line.startswith("| `")]
     names = {n.strip("` ") for row in rows for n in row.split(",")}
     assert names == {"plan", "arm", "session", "status", "retracted", "since", "until", "where",
-                     "sort"}
+                     "sort", "page", "per"}
     for name in names:  # each is read: a value it cannot take is refused, naming it
         status, d, _ = get(f"{server}/runs.json?{name}=%00bad")
         if name in ("arm", "session"):  # free text: no run has it
