@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar, overload
 import orjson
 
 from logbook.format.apparatus import flatten, is_identity, system_gaps, temperature_of
-from logbook.format.runfacts import Figures, RunFacts, facts_of
+from logbook.format.runfacts import Figures, RunFacts, decode, facts_of
 from logbook.ledger.entry import Entry
 
 
@@ -79,6 +79,7 @@ class RunView:
     worked out on first use is kept in a slot of its own (`_kept`)."""
 
     __slots__ = (
+        "_facts_text",
         "_k_apparatus",
         "_k_clusters",
         "_k_entry",
@@ -101,7 +102,7 @@ class RunView:
     def __init__(self, seq: int, digest: str, plan: str | None, arm: str | None, status: str,
                  session: str | None, retracted_by: list[Entry] | None = None,
                  pass_k: int | None = None, *, entry: Entry | None = None,
-                 facts: RunFacts | None = None,
+                 facts: RunFacts | None = None, facts_text: str | None = None,
                  load: Callable[[int], Entry] | None = None) -> None:
         self.seq, self.digest, self.plan, self.arm = seq, digest, plan, arm
         self.admitted: Entry | None = None  # the admission that counts it in plan and arm
@@ -109,7 +110,8 @@ class RunView:
         self.retracted_by = retracted_by if retracted_by is not None else []
         self.pass_k = pass_k  # the plan's k when its metric is pass@k
         self._load = load
-        if entry is not None:
+        self._facts_text = facts_text  # the facts as the checked copy keeps them, decoded
+        if entry is not None:  # when first asked for
             self._k_entry = entry
         if facts is not None:
             self._k_facts = facts
@@ -168,7 +170,12 @@ class RunView:
     @_kept
     def facts(self) -> RunFacts | None:
         """logbook.format.runfacts of the body (None for a body it cannot summarise); a long
-        score column's figures from the item array, which the analysis builds anyway."""
+        score column's figures from the item array, which the analysis builds anyway. The
+        checked copy's text of them, when the run came from it, decoded instead."""
+        if self._facts_text is not None:
+            kept = decode(self._facts_text)
+            if kept is not None:
+                return kept
         return facts_of(self.body, None if self.pass_k else self._array_figures)
 
     def _array_figures(self, raw: list[Any]) -> Figures:
@@ -328,6 +335,10 @@ class RunView:
 
     def missing(self, n_items: int | None) -> tuple[int, int]:
         """(missing items, denominator): items never written count as missing, not absent."""
+        facts = self.figures
+        if facts is not None and facts.figures:  # one row an item: its counts are its facts'
+            total = max(n_items or 0, facts.scores)
+            return total - facts.scored, total
         import numpy as np
 
         ids, values = self.item_arrays

@@ -21,7 +21,7 @@ from logbook.analysis.run_view import (
     paired_arrays,
 )
 from logbook.format.apparatus import flatten, is_identity
-from logbook.format.runfacts import decode
+from logbook.format.runfacts import RunFacts, decode
 from logbook.ledger.entry import Entry
 from logbook.ledger.service import Ledger
 from logbook.model import amended
@@ -73,11 +73,14 @@ class PlanView:
 class LedgerView:
     """Everything analysis reads, loaded once from the ledger's indexes and entries."""
 
-    def __init__(self, ledger: Ledger, checked: Any = None) -> None:
+    def __init__(self, ledger: Ledger, checked: Any = None, lazy: bool = False) -> None:
         """``checked``: what the analysis check established (logbook.verify.integrity
         `Verified`), when the caller made one: the runs' facts it worked out, or, after a
-        check resumed from this machine's checked copy, the copy's runs (`reads`)."""
+        check resumed from this machine's checked copy, the copy's runs (`reads`).
+        ``lazy``: each run's facts are decoded when first read (a page that shows a few runs
+        of a large ledger), not all of them at once (the audit reads them all)."""
         self.ledger = ledger
+        self._lazy = lazy
         self.size = ledger.size()
         self._checked = checked
         self._loaded: dict[int, Entry] = {}
@@ -197,16 +200,20 @@ class LedgerView:
 
     def _checked_runs(self, reads: Any, pass_k: dict[str, int]) -> list[RunView]:
         """The runs from the checked copy's rows: index fields and facts; a run of no facts
-        is read whole now (its index fields may not be its body's)."""
+        is read whole now (its index fields may not be its body's); facts that do not decode
+        are worked out again from the run, when asked for."""
         out: list[RunView] = []
         whole: list[int] = []
         for seq, digest, plan, arm, status, session, text in reads.run_rows():
-            facts = decode(text)
-            if facts is None:
+            if text is None:
                 whole.append(len(out))
+            # the check's own facts come decoded; the copy's are decoded now, or when first
+            # read (``lazy``); a text that does not decode is worked out from the run
+            facts, kept = (text, None) if isinstance(text, RunFacts) or text is None else (
+                (None, text) if self._lazy else (decode(text), text))
             out.append(RunView(seq, digest, plan, arm, str(status), session,
                                self.retracted_by(digest), pass_k.get(str(plan)), facts=facts,
-                               load=self._entry))
+                               facts_text=kept, load=self._entry))
         self._reads = reads
         for i in range(0, len(whole), 2000):
             part = [out[j] for j in whole[i:i + 2000]]

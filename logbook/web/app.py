@@ -62,7 +62,8 @@ class _Site:
         # then read from what was checked
         with Ledger.open(self.db, write=False) as ledger, \
                 checked_reading(ledger) as checked:
-            return build(Source(ledger, LedgerView(ledger, checked), checked), request)
+            return build(Source(ledger, LedgerView(ledger, checked, lazy=True), checked),
+                         request)
 
     def page(self, build: Build, render: Callable[[dict[str, Any]], str] | None) -> Any:
         """A synchronous endpoint (run in Starlette's thread pool): the data, then its HTML

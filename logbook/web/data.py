@@ -77,18 +77,18 @@ def _entry_ref(src: Source, digest: str | None) -> dict[str, Any] | None:
     return {"digest": str(digest), "seq": seq, "kind": kind}
 
 
-LATEST = 10  # runs the overview lists
+LATEST = 10  # plans and runs the overview lists, the latest first
 
 
 def overview(src: Source) -> dict[str, Any]:
-    """Results first: each plan's verdict and effect, the latest runs with their figures, what
-    `brief` says is open, and the integrity line; keys, hashes and roots are `integrity`'s."""
+    """Results first: the latest plans' verdicts and effects, the latest runs with their
+    figures, what `brief` says is open, and the integrity line; keys, hashes and roots are
+    `integrity`'s, every plan is `plans`'."""
     led = src.ledger
     b = brief_json(led, src.checked)
     plans_shown = []
-    for plan in src.view.plans.values():
-        if plan.retracted_by:
-            continue
+    standing = [p for p in src.view.plans.values() if not p.retracted_by]
+    for plan in sorted(standing, key=lambda p: p.seq)[-LATEST:][::-1]:
         rep = report_json(src.view, plan.digest)
         effect = (rep.get("effects") or [None])[0]
         plans_shown.append({
@@ -104,7 +104,7 @@ def overview(src: Source) -> dict[str, Any]:
     return {
         "ledger": {"name": led.name, "size": src.view.size},
         "integrity": integrity(src),
-        "plans": plans_shown,
+        "plans": plans_shown, "plans_total": len(standing),
         "latest_runs": [run_columns(src, r, run_row(src, r)) for r in latest],
         "open_plans": b.get("open_plans", []), "claims": b.get("claims", []),
         "notes": b.get("notes", []), "next": b.get("next", [])}
@@ -202,14 +202,19 @@ def run_row(src: Source, run: RunView) -> dict[str, Any]:
     plan = src.view.plans.get(run.plan) if run.plan else None
     n_items = (plan.body.get("suite") or {}).get("n_items") if plan else None
     missing, total = run.missing(n_items) if run.status == "completed" else (None, None)
-    ids = (run.body.get("outcomes") or {}).get("id") or []
+    facts = run.figures
+    if facts is not None and facts.figures:  # one row an item
+        records = distinct = facts.scores
+    else:
+        ids = (run.body.get("outcomes") or {}).get("id") or []
+        records, distinct = len(ids), len(set(ids))
     return {"seq": run.seq, "digest": run.digest, "ts": run.entry.envelope.get("ts"),
             "plan": None if plan is None else {"slug": plan.slug, "digest": plan.digest},
             "arm": run.arm, "status": run.status, "session": run.session,
             "score": run.score if run.status == "completed" else None,
             # items as `missing` counts them (each item once, whatever its samples), and the
             # outcome rows the run lists (an item scored in two epochs is two records)
-            "items": total if total is not None else len(set(ids)), "records": len(ids),
+            "items": total if total is not None else distinct, "records": records,
             "missing": missing,
             "missing_rate": None if not total else missing / total,  # type: ignore[operator]
             "retracted": run.retracted, "retracted_by": [e.digest for e in run.retracted_by],
@@ -283,23 +288,43 @@ def runs(src: Source, q: dict[str, list[str]]) -> dict[str, Any]:
         raise InputError(f"sort must be one of {', '.join(SORTS)} (with - for descending), "
                          f"not {sort!r}")
     page, per = _paging(one("page"), one("per"))
-    pairs = [(run_row(src, r), r) for r in chosen]
-    pairs.sort(key=lambda pair: _sort_key(pair[0], key), reverse=sort.startswith("-"))
+    # sorted by the key alone (read from the runs' facts: a large ledger's runs are not read),
+    # then only the page's rows are made
+    valued = [(_sort_value(src, r, key), r) for r in chosen]
+    valued.sort(key=lambda pair: (pair[0] is None, "" if pair[0] is None else pair[0],
+                                  pair[1].seq), reverse=sort.startswith("-"))
     if sort.startswith("-"):  # absent values last, whichever the direction
-        pairs.sort(key=lambda pair: _value(pair[0], key) is None)
-    pages = max(1, -(-len(pairs) // per))
+        valued.sort(key=lambda pair: pair[0] is None)
+    pages = max(1, -(-len(valued) // per))
     if page > pages:
         raise InputError(f"page {page} is past the last page ({pages} of {per} runs)")
-    shown = pairs[(page - 1) * per:page * per]
-    rows = [run_columns(src, r, row) for row, r in shown]
+    rows = [run_columns(src, r, run_row(src, r))
+            for _, r in valued[(page - 1) * per:page * per]]
     filters.update({k: v for k, v in (("plan", plan_ref), ("status", status),
                                       ("retracted", retracted), ("since", since),
                                       ("until", until)) if v})
     if wheres:
         filters["where"] = wheres
     return {"integrity": integrity(src), "filters": filters, "sort": sort,
-            "total": len(src.view.runs), "matched": len(pairs), "page": page, "pages": pages,
-            "per": per, "runs": rows}
+            "total": len(src.view.runs), "matched": len(valued), "page": page,
+            "pages": pages, "per": per, "runs": rows}
+
+
+def _sort_value(src: Source, run: RunView, key: str) -> Any:
+    """What the runs table sorts ``run`` by, as its row shows it (`run_row`)."""
+    if key in ("seq", "arm", "status", "session"):
+        return getattr(run, key)
+    if key == "plan":
+        plan = src.view.plans.get(run.plan) if run.plan else None
+        return None if plan is None else plan.slug
+    if key == "ts":
+        return run.entry.envelope.get("ts")
+    if run.status != "completed":
+        return None
+    if key == "score":
+        return run.score
+    plan = src.view.plans.get(run.plan) if run.plan else None
+    return run.missing((plan.body.get("suite") or {}).get("n_items") if plan else None)[0]
 
 
 PER_PAGE, MAX_PER_PAGE = 100, 1000
@@ -318,15 +343,6 @@ def _paging(page: str | None, per: str | None) -> tuple[int, int]:
             raise InputError(f"{name} must be a whole number {bound}, not {text!r}")
         out.append(int(text))
     return out[0], out[1]
-
-
-def _value(row: dict[str, Any], key: str) -> Any:
-    return (row["plan"] or {}).get("slug") if key == "plan" else row.get(key)
-
-
-def _sort_key(row: dict[str, Any], key: str) -> tuple[bool, Any, int]:
-    v = _value(row, key)
-    return (v is None, "" if v is None else v, row["seq"])
 
 
 def _run(src: Source, ref: str) -> RunView:

@@ -123,6 +123,8 @@ def overview(d: dict[str, Any]) -> str:
                 id="notes") if d["notes"] else tag("p", "none")
     return layout(f"Ledger {led['name']}", "index.json", d,
                   tag("h2", "Plans"), plans_table,
+                  tag("p", link(f"all {d['plans_total']} plans", "plans"), cls="meta")
+                  if d["plans_total"] > len(d["plans"]) else "",
                   tag("h2", "Latest runs"), latest,
                   tag("p", link(f"all {led['size']} entries' runs", "runs"), " · ",
                       link("integrity: keys, head, checkpoints", "integrity"), cls="meta"),
