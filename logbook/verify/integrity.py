@@ -157,11 +157,14 @@ def _renewed(store: TailReads, copy: CheckedCopy, result: Any, kept: Any) -> Any
     from logbook.verify.checked_reads import CheckedReads
 
     state = _state(result)
-    rows = (store.all_index_rows(), store.all_tree_nodes(), result.keys, store.plan_shapes(),
-            kept.rows, state)
-    if not copy.replace(*rows):
+
+    def made(into: CheckedCopy) -> bool:  # the store's rows read afresh for each attempt
+        return into.replace(store.all_index_rows(), store.all_tree_nodes(), result.keys,
+                            store.plan_shapes(), kept.rows, state)
+
+    if not made(copy):
         copy = copy.spare()
-        if not copy.replace(*rows):
+        if not made(copy):
             raise RuntimeError("a checked copy in memory took none of the check's rows")
     return CheckedReads(store, copy, result.entries, result.head, str(state["checked_at"]),
                         runs=kept.read if kept.runs else None)

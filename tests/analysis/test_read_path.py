@@ -60,3 +60,33 @@ def test_the_first_check_is_read_through_the_copy_it_made(ledger_dir: Path,
     assert isinstance(second, CheckedReads) and resumed == 2
     monkeypatch.setenv("LOGBOOK_STATE_DIR", "off")  # no copy: the rows the check compared
     assert _reads_of_a_check(ledger_dir) == (None, 0)
+
+
+def test_a_copy_that_cannot_take_the_rows_gives_way_to_a_spare(ledger_dir: Path,
+                                                               tmp_path: Path) -> None:
+    """A copy whose write fails after reading the rows (a disk that fills mid-write): the
+    analysis reads through a spare in memory, made from the rows read again, every entry
+    found."""
+    from logbook.ledger.service import Ledger
+    from logbook.storage.sqlite.checked_copy import CheckedIndex
+    from logbook.verify.checked_reads import CheckedReads
+    from logbook.verify.integrity import verified
+
+    for text in ("one", "two", "three"):
+        assert run_cli("note", text).code == 0
+
+    class FillsUp(CheckedIndex):
+        def replace(self, index, tree, keys, shapes, facts, state):  # type: ignore[no-untyped-def]
+            list(index), list(tree), list(shapes)  # read, then the disk is full
+            return False
+
+    opened = CheckedIndex.open(tmp_path / "copy.db")
+    assert opened is not None
+    copy = FillsUp(opened.conn, opened.path)
+    with Ledger.open(ledger_dir) as ledger, verified(ledger.verify_reads(), (), None,
+                                                     copy) as checked:
+        assert isinstance(checked.reads, CheckedReads)
+        with ledger.reading_checked({}, checked.reads):
+            assert [e.body["text"] for e in ledger.log(kind="note")] == ["one", "two", "three"]
+            assert ledger.kind_of(ledger.log(kind="note")[-1].digest) is not None
+    copy.close()
