@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from logbook.errors import EnvironmentProblem, InputError
 
@@ -40,7 +40,9 @@ def stamp(ledger: Ledger, key: SigningKey, note: str, url: str, timeout: float,
     cp = parse_checkpoint(note)[0]
     message = body_text(cp)
     query, nonce = request(message)
-    shown = url.split("@")[-1] if "@" in urlsplit(url).netloc else url
+    parts = urlsplit(url)  # said and kept without any credentials it carries
+    shown = urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path,
+                        parts.query, ""))
     answer = send(url, shown, MAX_RESPONSE_BYTES, timeout, method="POST", body=query,
                   headers={"Content-Type": "application/timestamp-query",
                            "Accept": "application/timestamp-reply"},

@@ -245,3 +245,12 @@ def test_verify_names_a_tsa_certificate_that_is_not_one(ledger_dir: Path,
     bad.write_text("not a certificate")
     r = run_cli("verify", "--tsa-cert", str(bad))
     assert r.code == 2 and "--tsa-cert" in r.err, r.err
+
+
+def test_credentials_in_the_tsa_url_are_not_kept(ledger_dir: Path, authority: Authority) -> None:
+    url = authority.url.replace("http://", "http://someone:s3cret@")
+    r = run_cli("checkpoint", "--timestamp", url)
+    assert r.code == 0, r.err
+    assert "s3cret" not in r.err
+    [entry] = _stamps()
+    assert _body(entry["seq"])["tsa"] == authority.url
