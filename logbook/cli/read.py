@@ -28,9 +28,25 @@ def log(
 def show(
     ref: str = typer.Argument(..., metavar="REF", help="The entry: a digest, a unique digest "
                               "prefix, @SEQ, or a plan's slug."),
+    item: str = typer.Option(None, "--item", metavar="ID", help="A run's item: its score, "
+                             "error and trace (prompt, output, target, verdict), every sample."),
+    sample: int = typer.Option(None, "--sample", metavar="N", help="With --item: that sample "
+                               "(epoch) only."),
+    items: bool = typer.Option(False, "--items", help="A run's items, one line each (with "
+                               "--where, those it matches)."),
+    where: list[str] = typer.Option(None, "--where", metavar="EXPR", help="With --items: "
+                                    "FIELD OP VALUE, e.g. score=0, error!=null, output~Paris "
+                                    "(repeat: all must hold)."),
+    limit: int = typer.Option(50, "--limit", metavar="N", help="With --items: at most N lines."),
     as_json: bool = state.json_flag(),
 ) -> None:
-    """Show one entry (by digest, prefix, @SEQ or plan slug), with its signature."""
+    """Show one entry (by digest, prefix, @SEQ or plan slug), with its signature; with --item
+    or --items, a run's items and their traces."""
+    if item is not None or items or where or sample is not None:
+        from logbook.cli.items import show_items
+
+        show_items(ref, item, sample, items, where or [], limit, as_json)
+        return
     with state.open_ledger() as ledger:
         e = ledger.get(ref)
         retracted = ledger.retractions_of([e.digest]).get(e.digest, [])

@@ -136,7 +136,10 @@ def copy_blobs(source: Ledger, target: Ledger, entries: list[Entry]) -> int:
     copied = 0
     for e in entries:
         logs = e.body.get("logs") if e.kind == "run" else None
-        for ref in logs if isinstance(logs, list) else []:
+        refs = list(logs) if isinstance(logs, list) else []
+        traces = e.body.get("traces") if e.kind == "run" else None
+        refs += [{**traces, "name": "item traces"}] if isinstance(traces, dict) else []
+        for ref in refs:
             digest = str(ref.get("sha256", "")).removeprefix("sha256:")
             size = ref.get("size")
             if not is_blob_name(digest) or type(size) is not int or target.blob(digest, 0) \

@@ -15,7 +15,7 @@ import orjson
 from logbook.crypto.signing import SigningKey
 from logbook.errors import EnvironmentProblem, InputError
 from logbook.format import canonical, kinds
-from logbook.ledger import admission, suites
+from logbook.ledger import admission, suites, traces
 from logbook.ledger.entry import Entry, now_rfc3339
 from logbook.storage import index as derive
 from logbook.storage.base import Store, StoredEntry, Txn
@@ -58,9 +58,13 @@ class Appending:
         # writer holding it only splices them into the envelope (see _write)
         bodies: list[tuple[bytes, Any] | None] = []
         slugs: dict[tuple[str, str], str] = {}  # a batch names its plan once, not per draft
+        keep: list[traces.Packed] = []  # item traces to keep once every draft is sound
         for i, (kind, body) in enumerate(drafts):
             where = f"draft {i + 1}: " if len(drafts) > 1 else ""
             try:
+                if kind == "run" and isinstance(body, dict):
+                    body, pack = traces.packed(body)
+                    keep += [pack] if pack is not None else []
                 check_value_depth(body, "body")
                 body = self._resolve_refs(kind, body, slugs)
                 check_body(kind, body)
@@ -68,6 +72,8 @@ class Appending:
             except InputError as exc:
                 raise type(exc)(where + str(exc)) from None
             resolved.append((kind, body))
+        for pack in keep:  # before the entry that names it: an entry never names no blob
+            self._store.keep_blob(pack.digest, pack.data)
         if early is not None:
             return self._once_again(str(once), early, resolved)
         lid = ledger_id or self.uuid

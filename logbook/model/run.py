@@ -80,6 +80,15 @@ class Source(Record):
     ids: dict[Text, str] = Field(default_factory=dict)
 
 
+class TraceRef(Record):
+    """Where a run's item traces are kept (logbook.ledger.traces): a zstd frame of JSON Lines
+    named by its SHA-256, its size in bytes and how many rows it holds."""
+
+    sha256: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    size: int = Field(ge=0)
+    items: int = Field(ge=0)
+
+
 class Intended(Record):
     """The plan and arm a run named but was not counted in, and the refusal's sentence (its
     ``plan`` and ``arm`` are then null: docs/recording.md, "Refused runs stay in view")."""
@@ -110,6 +119,8 @@ class Run(Record):
     # the earlier run this one repeats (docs/format.md, "Reproductions"): the same suite and
     # metric, on the reproducer's machine and, to be independent, under their key
     reproduces: Digest | None = None
+    # each item's prompt, output, target and verdict, kept beside the ledger (format.md §5)
+    traces: TraceRef | None = None
 
     @model_validator(mode="after")
     def _coherent(self) -> Run:
@@ -119,6 +130,10 @@ class Run(Record):
             raise ValueError("arm: a run of a plan must name its arm")
         if self.plan is not None and self.intended is not None:
             raise ValueError("intended: a run counted in a plan was not refused by one")
+        if self.traces is not None and self.outcomes is not None \
+                and self.traces.items > len(self.outcomes.id):
+            raise ValueError(f"traces.items is {self.traces.items} but the outcomes have "
+                             f"{len(self.outcomes.id)} rows")
         if self.status != "completed" and not self.reason:
             raise ValueError(f"reason: a {self.status} run must say why")
         return self

@@ -11,6 +11,9 @@ ledger that could not be opened, a PostgreSQL ledger before it kept logs).
 The analysis check (logbook.verify.integrity) leaves this to `verify`: the figures come from
 the entries alone, which the chain and signatures bind, and hashing every log on every
 report would read up to 256 MiB a log for nothing the report prints.
+
+A run's item traces (``traces``: sha256 and size, logbook.ledger.traces) are checked here as
+one more log named "item traces": they are never "not kept", so a missing one is an error.
 """
 
 from __future__ import annotations
@@ -38,7 +41,11 @@ class LogRefs:
         if env.get("kind") != "run" or type(body) is not dict:
             return
         logs, reason = body.get("logs"), body.get("reason")
-        if type(logs) is list and logs:
+        logs = list(logs) if type(logs) is list else []
+        traces = body.get("traces")  # item traces are kept as a log is (logbook.ledger.traces)
+        if traces is not None:
+            logs.append({**traces, "name": "item traces"} if type(traces) is dict else traces)
+        if logs:
             self.runs.append((seq, digest, logs, reason if isinstance(reason, str) else ""))
 
     def check(self, store: VerifyReads) -> tuple[int, list[Finding]]:
