@@ -49,6 +49,7 @@ from logbook.ingest.inspect_source import (
     suite_identity,
     with_source,
 )
+from logbook.ingest.traces import inspect_kept, inspect_trace
 
 SUPPORTED_VERSIONS = frozenset({2})
 NOT_RUN = "not run (evaluation ended early)"
@@ -172,9 +173,12 @@ def _read_with_inspect_ai(path: Path) -> Log:
             from None
     header = log.model_dump(mode="json", exclude={"samples"})
     samples = [{"id": s.id, "epoch": s.epoch,
-                "scores": {k: {"value": v.value} for k, v in (s.scores or {}).items()},
+                "scores": {k: {"value": v.value, "answer": v.answer,
+                               "explanation": v.explanation}
+                           for k, v in (s.scores or {}).items()},
                 "error": s.error.message if s.error else None,
-                **s.model_dump(mode="json", exclude_none=True, include={"input", "target"})}
+                **s.model_dump(mode="json", exclude_none=True,
+                               include={"input", "target", "output"})}
                for s in log.samples or []]
     check_text(header, str(path))  # as loads does for the other readers
     for i, sample in enumerate(samples):
@@ -215,7 +219,8 @@ def _sample(path: Path, raw: Any, where: int | str) -> dict[str, Any]:
         raise fail(path, f"{label}: field epoch is not a whole number from 0 to {MAX_EPOCHS}")
     given, target = sample_digests(raw)
     return {"id": sid, "epoch": epoch, "scores": as_dict(raw.get("scores")),
-            "error": _error_text(raw.get("error")), "input": given, "target": target}
+            "error": _error_text(raw.get("error")), "input": given, "target": target,
+            "trace": inspect_kept(raw)}
 
 
 def _error_text(error: Any) -> str | None:
@@ -259,6 +264,7 @@ def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], 
     for name in names:
         reported = reported_figures(path, status, message, results, name)
         outcomes = _outcomes(name, keys, logged)
+        epochs = "sample" in outcomes
         outcomes["metric"] = metric_name(name, ev, reported, outcomes["metric"])
         outcomes["reducer"] = run_reducer(path, ev, reported)
         body: dict[str, Any] = {
@@ -273,7 +279,12 @@ def log_runs(path: Path, header: dict[str, Any], samples: list[dict[str, Any]], 
         }
         if status != "success":
             body["reason"] = message or _REASON[status]
-        runs.append(prune(body))
+        body = prune(body)
+        traces = [inspect_trace(sid, epoch if epochs else None, logged[(sid, epoch)], name)
+                  for sid, epoch in keys if (sid, epoch) in logged]
+        if traces:
+            body["traces"] = traces
+        runs.append(body)
     return runs
 
 

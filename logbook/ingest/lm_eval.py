@@ -44,6 +44,7 @@ from logbook.ingest.lm_eval_apparatus import (
     suite_identity,
 )
 from logbook.ingest.lm_eval_apparatus import sub as table_entry
+from logbook.ingest.traces import lm_eval_trace
 
 _RESULTS = re.compile(r"results_(?P<ts>.+)\.json")
 
@@ -240,6 +241,7 @@ def _task_run(doc: dict[str, Any], path: Path | str, task: str,
         "note": _note(doc, task),
     })
     run[ITEMS] = triples  # for a group's identity; runs_of takes it out
+    run["traces"] = [lm_eval_trace(did, primary[did], metric) for did in ids]
     return run
 
 

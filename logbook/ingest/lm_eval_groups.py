@@ -72,6 +72,7 @@ def _merge(path: Path, doc: dict[str, Any], group: str,
                                 "component": components}
     if any(e is not None for e in errors):
         outcomes["error"] = errors
+    traces = [{**t, "id": f"{p['task']}/{t['id']}"} for p in parts for t in p.get("traces") or []]
     if extra:
         outcomes["extra"] = extra
     apparatus = dict(parts[0]["apparatus"])
@@ -109,4 +110,5 @@ def _merge(path: Path, doc: dict[str, Any], group: str,
         "reported": reported, "started": parts[0].get("started"),
         "note": "; ".join(f"{p['task']}: {p['note']}" for p in parts if p.get("note"))
         if notes else None,
+        "traces": traces or None,
     })

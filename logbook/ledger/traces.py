@@ -116,6 +116,9 @@ def pack(body: dict[str, Any]) -> Packed | None:
 
 
 def packed(body: dict[str, Any]) -> tuple[dict[str, Any], Packed | None]:
-    """``body`` with its traces replaced by their reference, and what to keep."""
+    """``body`` with its traces replaced by their reference (an empty list left out), and what
+    to keep."""
+    if body.get("traces") == []:
+        return {k: v for k, v in body.items() if k != "traces"}, None
     p = pack(body)
     return ({**body, "traces": p.ref} if p is not None else body), p
