@@ -9,6 +9,7 @@ from typing import Any
 from logbook.errors import InputError
 from logbook.web.data import Source, integrity
 from logbook.web.markup import Markup, href, link, table, tag
+from logbook.web.paired import effect_line, paired_tables, paired_view
 
 
 def _one(q: dict[str, list[str]], name: str) -> str | None:
@@ -32,8 +33,10 @@ def compare_data(src: Source, q: dict[str, list[str]]) -> dict[str, Any]:
     if a is None or b is None:
         raise InputError(f"{'a' if a is None else 'b'} is required: a run (@SEQ) or a "
                          "selector (PLAN:ARM), as `compare --items` takes")
-    res = compare_items(src.view, a, b).as_json()
+    found = compare_items(src.view, a, b)
+    res = found.as_json()
     out["comparison"] = res
+    out.update(paired_view(src, found, _one(q, "show") or "all"))
     p = res["power"]
     if p is not None:
         out["power_page"] = href("power", query={"p": f"{p['p']:.4g}",
@@ -105,6 +108,8 @@ def compare_page(d: dict[str, Any]) -> list[Any]:
     counts = tag("p", tag("b", f"{c['improved']} improved", id="n-improved"), ", ",
                  tag("b", f"{c['regressed']} regressed", id="n-regressed"), ", ",
                  tag("span", f"{c['unchanged']} unchanged", id="n-unchanged"),
+                 " (", tag("span", f"{len(d['both_wrong'])} both wrong", id="n-both-wrong"),
+                 ")",
                  f" of {c['compared']} compared; ",
                  tag("span", f"{c['not_comparable']} not comparable", id="n-not-comparable"),
                  " (no score on a side: a failed or missing item is missing, never a zero)",
@@ -122,24 +127,8 @@ def compare_page(d: dict[str, Any]) -> list[Any]:
         out.append(tag("p", "Power with this discordance: ",
                        tag("a", tag("code", p["command"]), href=d["power_page"], id="power"),
                        mde, f" ({p['why_not']})" if p["why_not"] else ""))
-    for title, key, cls in (("Improved (B higher)", "improved", "improved"),
-                            ("Regressed (B lower)", "regressed", "regressed")):
-        rows = res[key]
-        out += [tag("h2", f"{title}: {len(rows)}"),
-                table(["item", "A", "B"], [[tag("code", x["id"]), _score(x["a"], scale),
-                                            _score(x["b"], scale)] for x in rows], cls=cls)
-                if rows else tag("p", "none")]
-    where = {"a": "A", "b": "B", "both": "A and B"}
-    lost = res["not_comparable"]
-    out += [tag("h2", f"Not comparable: {len(lost)}"),
-            table(["item", "A", "B", "no score on"],
-                  [[tag("code", x["id"]), _score(x["a"], scale), _score(x["b"], scale),
-                    where[x["missing_on"]]] for x in lost], cls="not-comparable")
-            if lost else tag("p", "none"),
-            tag("h2", f"Unchanged: {len(res['unchanged'])}"),
-            tag("p", [[tag("code", i), " "] for i in res["unchanged"]], cls="unchanged")
-            if res["unchanged"] else tag("p", "none")]
-    return out
+    return [form, effect_line(d, scale, display.unit_of(res["metric_kind"])), *out[1:],
+            *paired_tables(d, scale)]
 
 
 def power_page(d: dict[str, Any]) -> list[Any]:

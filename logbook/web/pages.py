@@ -286,8 +286,10 @@ def run(d: dict[str, Any]) -> str:
     other = (link("show only those with errors", "runs", r["digest"])
              if d["items_shown"] == "all" else
              link("show all items", "runs", r["digest"], query={"items": "all"}))
+    traces = link("every item, filtered and with its trace", "runs", r["digest"], "items",
+                  id="items-page")
     body += [tag("h2", f"Items: {shown} ({len(d['items'])}; {d['items_with_errors']} with "
-                 "an error)"), tag("p", other, cls="meta"),
+                 "an error)"), tag("p", other, "; ", traces, cls="meta"),
              table(["id", "score", "error", "cluster", "sample"],
                    [[tag("code", i["id"]), "missing" if i["score"] is None else i["score"],
                      i["error"], i["cluster"], i["sample"]] for i in d["items"]], cls="items")]
@@ -349,7 +351,8 @@ def claims(d: dict[str, Any]) -> str:
 
 
 def compare(d: dict[str, Any]) -> str:
-    twin = href("compare.json", query={"a": d["a"], "b": d["b"]}).lstrip("/")
+    show = d.get("show") if d.get("show") != "all" else None
+    twin = href("compare.json", query={"a": d["a"], "b": d["b"], "show": show}).lstrip("/")
     title = "Item comparison" + (f": {d['a']} vs {d['b']}" if d["comparison"] else "")
     return layout(title, twin, d, *compare_page(d))
 

@@ -25,7 +25,8 @@ def _documented_pages() -> set[str]:
         cells = [c.strip() for c in line.split("|")[1:-1]]
         if cells and cells[0].startswith("`/"):
             paths |= {c.strip("`") for c in cells[:2] if c.startswith("`/")}
-    return {re.sub(r"\b(PLAN|RUN|REF)\b", "{ref}", p) for p in paths}
+    return {re.sub(r"\bID\b", "{item:path}", re.sub(r"\b(PLAN|RUN|REF)\b", "{ref}", p))
+            for p in paths}
 
 
 def test_the_documented_pages_are_the_routes(tmp_path: Path) -> None:
