@@ -89,6 +89,20 @@ class LedgerView:
         for r in ledger.log(kind="retraction"):
             self.retractions.setdefault(str(r.body.get("target")), []).append(r)
 
+    def carry_on(self, ledger: Ledger, checked: Any) -> bool:
+        """Read on through ``ledger``, a new read transaction of the same ledger, checked
+        (``checked``) at the very head this view was read at: what the view holds came from
+        the same entries, and what it has not read yet is read from the new transaction.
+        False when it cannot (its runs read lazily through a checked copy this check has
+        not), and the caller makes a new view."""
+        reads = getattr(checked, "runs", None)
+        if self._reads is not None and reads is None:
+            return False
+        self.ledger, self._checked, self._loaded = ledger, checked, {}
+        if self._reads is not None:
+            self._reads = reads
+        return True
+
     def retracted_by(self, digest: str) -> list[Entry]:
         return self.retractions.get(digest, [])
 

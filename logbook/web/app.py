@@ -5,11 +5,14 @@ routing with path parameters, a thread pool for the synchronous SQLite reads, HE
 handling and host checking, all well kept and small; http.server would need each of those
 written here. Each request opens the ledger read-only, runs the integrity check analysis runs
 (logbook.verify.integrity) and builds its page inside the read transaction that was checked,
-so nothing is shown from bytes that do not verify and nothing is ever written.
+so nothing is shown from bytes that do not verify and nothing is ever written; what was
+read at a head is kept while the head stays the same (`_Site`).
 """
 
 from __future__ import annotations
 
+import gc
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -51,20 +54,55 @@ def _error(status: int, message: str, as_json: bool) -> Response:
 
 
 class _Site:
+    """The ledger's pages. The view of the ledger (`LedgerView`) is kept from one request to
+    the next while the check finds the same head: the ledger is append-only, so the same head
+    is the same entries, and every request is still checked before its page is built. A new
+    head, or a page that fails, drops the kept view and the next page builds a new one
+    through the same checked path. Pages are built one at a time: the view is shared."""
+
     def __init__(self, db: Path) -> None:
         self.db = db
+        self._lock = threading.Lock()
+        self._kept: tuple[tuple[str, str | None, int], Any] | None = None
 
     def read(self, build: Build, request: Request) -> dict[str, Any]:
-        from logbook.analysis.view import LedgerView
         from logbook.ledger.checked_copy import checked_reading
         from logbook.ledger.service import Ledger
 
         # the analysis's own path: checked (carried on from this machine's checked copy),
         # then read from what was checked
-        with Ledger.open(self.db, write=False) as ledger, \
-                checked_reading(ledger) as checked:
-            return build(Source(ledger, LedgerView(ledger, checked, lazy=True), checked),
-                         request)
+        with self._lock:
+            try:
+                with Ledger.open(self.db, write=False) as ledger, \
+                        checked_reading(ledger) as checked:
+                    return build(Source(ledger, self._view(ledger, checked), checked), request)
+            except InputError:  # a query or path the page refuses: what was read stands
+                raise
+            except BaseException:  # a check failed, the ledger went away, a bug: read anew
+                self._drop()
+                raise
+
+    def _view(self, ledger: Any, checked: Any) -> Any:
+        """The kept view when it was read at this check's head, else a new one, kept."""
+        from logbook.analysis.view import LedgerView
+
+        at = (ledger.uuid, checked.head, checked.entries)
+        if self._kept is not None:
+            if self._kept[0] == at and self._kept[1].carry_on(ledger, checked):
+                return self._kept[1]
+            self._drop()
+        view = LedgerView(ledger, checked, lazy=True)
+        self._kept = (at, view)
+        return view
+
+    def _drop(self) -> None:
+        """Let the kept view go. Its runs were moved out of the cyclic collector's sight when
+        made (LedgerView._runs_read) and refer back to it: they are brought back and freed
+        now, or the server would hold every view it ever made."""
+        if self._kept is not None:
+            self._kept = None
+            gc.unfreeze()
+            gc.collect()
 
     def page(self, build: Build, render: Callable[[dict[str, Any]], str] | None) -> Any:
         """A synchronous endpoint (run in Starlette's thread pool): the data, then its HTML

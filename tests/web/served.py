@@ -16,6 +16,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -116,20 +117,18 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "claims": [c.json for c in checks], "items": items.json}
 
 
-@pytest.fixture(scope="module")
-def server(planted: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`logbook --ledger D serve --port 0`, its URL read from its stderr; stopped with
-    Ctrl-C (SIGINT) after the tests."""
+@contextmanager
+def serving(folder: Path, logs: Path, env: dict[str, str] | None = None) -> Iterator[str]:
+    """`logbook --ledger FOLDER serve --port 0` (its stderr in ``logs``), its URL read from
+    its stderr; stopped with Ctrl-C (SIGINT) when the block ends, which must end it normally."""
     try:
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError:
         _needs("starlette and uvicorn are not installed (the test and web extras have them)")
-    logs = tmp_path_factory.mktemp("server") / "stderr.txt"
     with logs.open("w") as err:
-        proc = subprocess.Popen(serve_command("--ledger", str(planted["folder"]), "serve",
-                                              "--port", "0"),
-                                stdout=subprocess.PIPE, stderr=err, text=True)
+        proc = subprocess.Popen(serve_command("--ledger", str(folder), "serve", "--port", "0"),
+                                stdout=subprocess.PIPE, stderr=err, text=True, env=env)
     url = None
     deadline = time.monotonic() + 30
     while url is None and time.monotonic() < deadline and proc.poll() is None:
@@ -147,6 +146,13 @@ def server(planted: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) ->
             proc.kill()
             proc.wait()
     assert proc.returncode == 0, logs.read_text()
+
+
+@pytest.fixture(scope="module")
+def server(planted: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The server over the module's ledger (`serving`)."""
+    with serving(planted["folder"], tmp_path_factory.mktemp("server") / "stderr.txt") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
