@@ -45,6 +45,9 @@ def commit_items(body: dict[str, Any], salts: Path) -> dict[str, Any]:
                          "the salt file)")
     if "commitment" in outcomes:
         raise InputError("--commit-items: outcomes.commitment is made by logbook; remove it")
+    if body.get("traces") is not None:
+        raise InputError("--commit-items: traces: a run with committed items keeps no traces "
+                         "(they would show what the commitments hide)")
     if not all(isinstance(i, str) for i in ids) or not all(
             s is None or (isinstance(s, int | float) and not isinstance(s, bool))
             for s in scores):
