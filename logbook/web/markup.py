@@ -9,6 +9,7 @@ a scheme (``javascript:``) in a link.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from html import escape
 from typing import Any
@@ -34,11 +35,41 @@ def join(children: Iterable[Child], sep: str = "") -> Markup:
     return Markup(esc(sep).join(_child(c) for c in children))
 
 
-def _child(c: Child) -> Markup:
+# a word with a hyphen or a slash in it (a slug, a model's name, a date, a uuid) is kept on
+# one line: a browser breaks a line after a hyphen, so "kv-q8-" and "vs-f16" would stand on
+# two. A word longer than a phone's line is left to break, as it must.
+_JOINED = re.compile(r"\S*[-/\u2010-\u2014]\S*")
+LONGEST_KEPT = 40
+# elements whose text is text only (a span in them would be shown as its tags), or laid out
+# as it is written
+_PLAIN = {"title", "style", "script", "textarea", "option", "pre", "code"}
+
+
+def _text(value: str) -> Markup:
+    """``value`` escaped, each word with a hyphen in it kept whole (`_JOINED`)."""
+    out, last = [], 0
+    for m in _JOINED.finditer(value):
+        if 3 <= len(m.group()) <= LONGEST_KEPT:
+            out += [escape(value[last:m.start()], quote=True),
+                    f'<span class="w">{escape(m.group(), quote=True)}</span>']
+            last = m.end()
+    out.append(escape(value[last:], quote=True))
+    return Markup("".join(out))
+
+
+def _one_word(c: Child) -> bool:
+    """``c`` is one word that `_text` would keep whole."""
+    return (isinstance(c, str) and not isinstance(c, Markup)
+            and 3 <= len(c) <= LONGEST_KEPT and _JOINED.fullmatch(c) is not None)
+
+
+def _child(c: Child, plain: bool = False) -> Markup:
+    if isinstance(c, str) and not isinstance(c, Markup) and not plain:
+        return _text(c)
     if isinstance(c, str | int | float) or c is None:
         return esc(c)
     if isinstance(c, Iterable):
-        return join(c)
+        return Markup("".join(_child(x, plain) for x in c))
     return esc(c)
 
 
@@ -48,6 +79,11 @@ VOID = {"input", "meta", "br", "hr", "img", "link"}
 def tag(element: str, /, *children: Child, **attrs: Any) -> Markup:
     """``<element attrs>children</element>``; attribute names come from code (``cls`` is
     ``class``, ``data_x`` is ``data-x``), values are escaped; False and None omit one."""
+    plain = element in _PLAIN
+    if not plain and len(children) == 1 and _one_word(children[0]):
+        # the element is the word (a slug's link, a model's cell): it is kept whole itself
+        attrs = {**attrs, "cls": " ".join(c for c in (attrs.get("cls"), "w") if c)}
+        plain = True
     parts = [element]
     for key, value in attrs.items():
         if value is None or value is False:
@@ -56,7 +92,7 @@ def tag(element: str, /, *children: Child, **attrs: Any) -> Markup:
         parts.append(attr if value is True else f'{attr}="{esc(value)}"')
     if element in VOID:
         return Markup(f"<{' '.join(parts)}>")
-    inner = "".join(_child(c) for c in children)
+    inner = "".join(_child(c, plain) for c in children)
     return Markup(f"<{' '.join(parts)}>{inner}</{element}>")
 
 

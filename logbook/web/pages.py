@@ -15,17 +15,18 @@ from logbook.web.markup import Markup, esc, finding, href, join, link, table, ta
 from logbook.web.report_page import plan_body
 
 CSS = """
-body{font:15px/1.45 system-ui,sans-serif;color:#1d232a;max-width:1200px;margin:0 auto;
+body{font:15px/1.45 system-ui,sans-serif;color:#1d232a;max-width:1440px;margin:0 auto;
  padding:0 24px 48px;background:#fbfbfa}
-nav{display:flex;gap:18px;padding:12px 0;border-bottom:1px solid #ddd;margin-bottom:10px}
+nav{display:flex;flex-wrap:wrap;gap:4px 18px;padding:12px 0;border-bottom:1px solid #ddd;
+ margin-bottom:10px}
 nav a{text-decoration:none;font-weight:600}h1{font-size:1.45em;margin:14px 0 6px}
 h2{font-size:1.12em;margin:24px 0 8px;border-bottom:1px solid #ddd;padding-bottom:3px}
 .meta,.integrity{color:#5b6570;font-size:.88em}.integrity{margin:4px 0 12px}
-table{border-collapse:collapse;margin:6px 0;font-size:.92em}th,td{padding:3px 10px;
+table{border-collapse:collapse;margin:6px 0;font-size:.92em}th,td{padding:3px 8px;
  border-bottom:1px solid #e3e3e3;text-align:left;vertical-align:top;overflow-wrap:break-word}
 td code{overflow-wrap:anywhere}.nowrap,.badge,.score,.interval{white-space:nowrap}
 .wide{overflow-x:auto;max-width:100%}.wide table{width:100%}
-th{background:#f0f0ee;white-space:nowrap;overflow-wrap:normal}td.num{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f0f0ee;overflow-wrap:normal}td.num{text-align:right;font-variant-numeric:tabular-nums}
 tr.retracted td{color:#888}code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;
  font-size:.88em}pre{background:#fff;border:1px solid #ddd;padding:8px;overflow:auto;
  white-space:pre-wrap;overflow-wrap:anywhere}.box{border-radius:6px;padding:10px 14px;
@@ -39,6 +40,9 @@ form.filters{display:flex;flex-wrap:wrap;gap:8px;align-items:end}form.filters la
  display:flex;flex-direction:column;font-size:.8em;color:#5b6570}
 figure{margin:10px 0;background:#fff;border:1px solid #ddd;border-radius:6px;padding:6px}
 figure svg{width:100%;height:auto}.side{display:grid;grid-template-columns:1fr 1fr 1fr;gap:8px}
+.w{white-space:nowrap}/* a table wider than the window scrolls in its own box, not the page */
+table{display:block;overflow-x:auto;max-width:100%}
+@media (max-width:700px){body{padding:0 12px 32px}.side{grid-template-columns:1fr}}
 """
 
 NAV = (("Overview", ""), ("Plans", "plans"), ("Runs", "runs"), ("Compare", "compare"),
@@ -76,6 +80,7 @@ def layout(title: str, twin: str, data: dict[str, Any], *body: Any) -> str:
     line = (f"verified {i.get('entries')} entries to head {short(i.get('head'))}: "
             f"{i.get('checks')}") if i.get("verified") else ""
     page = tag("html", tag("head", tag("meta", charset="utf-8"),
+                           tag("meta", name="viewport", content="width=device-width"),
                            tag("title", f"{title} · logbook"), tag("style", Markup(CSS))),
                tag("body", tag("nav", [link(name, *([p] if p else [])) for name, p in NAV]),
                    tag("h1", title), tag("div", line, cls="integrity", id="integrity"),
