@@ -30,7 +30,7 @@ from logbook.web import data, pages
 from logbook.web.claims_page import claims_data
 from logbook.web.data import NotFound, Source
 from logbook.web.items_page import compare_data, power_data
-from logbook.web.run_items import item_data, item_html, items_data, items_html
+from logbook.web.run_items import item_data, items_data
 
 # no script, no frame, nothing from elsewhere: a page is text, tables and one inline SVG
 HEADERS = [(b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; "
@@ -143,8 +143,8 @@ def routes(site: _Site) -> list[Route]:
     views: list[tuple[str, Build, Callable[[dict[str, Any]], str]]] = [
         ("/plans/{ref}", lambda s, r: data.plan_page(s, _ref(r)), pages.plan),
         ("/runs/{ref}/items/{item:path}", lambda s, r: item_data(
-            s, _ref(r), str(r.path_params["item"]), _query(r)), item_html),
-        ("/runs/{ref}/items", lambda s, r: items_data(s, _ref(r), _query(r)), items_html),
+            s, _ref(r), str(r.path_params["item"]), _query(r)), pages.item_html),
+        ("/runs/{ref}/items", lambda s, r: items_data(s, _ref(r), _query(r)), pages.items_html),
         ("/runs/{ref}", lambda s, r: data.run_page(s, _ref(r), r.query_params.get("items")
                                                    == "all"), pages.run),
         ("/entries/{ref}", lambda s, r: data.entry(s, _ref(r)), pages.entry),

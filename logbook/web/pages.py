@@ -13,6 +13,7 @@ from logbook.web.claims_page import claims_page
 from logbook.web.items_page import compare_page, power_page
 from logbook.web.markup import Markup, esc, finding, href, join, link, table, tag
 from logbook.web.report_page import plan_body
+from logbook.web.run_items import item_page, items_page
 
 CSS = """
 body{font:15px/1.45 system-ui,sans-serif;color:#1d232a;max-width:1440px;margin:0 auto;
@@ -366,3 +367,16 @@ def power(d: dict[str, Any]) -> str:
     twin = href("power.json", query={"p": d["p"], "discordance": d["discordance"],
                                      "n": d["n"]}).lstrip("/")
     return layout("Power with a measured discordance", twin, d, *power_page(d))
+
+
+def items_html(d: dict[str, Any]) -> str:
+    twin = href("runs", d["run"]["digest"], "items.json",
+                query={"where": d["where"], "page": d["page"], "per": d["per"]})
+    return layout(f"Items of run @{d['run']['seq']}", twin.lstrip("/"), d, *items_page(d))
+
+
+def item_html(d: dict[str, Any]) -> str:
+    twin = href("runs", d["run"]["digest"], "items", f"{d['item']}.json",
+                query={"sample": d["sample"]})
+    return layout(f"Item {d['item']} of run @{d['run']['seq']}", twin.lstrip("/"), d,
+                  *item_page(d))

@@ -259,20 +259,3 @@ def item_page(d: dict[str, Any]) -> list[Any]:
                if others else tag("p", "none: no other run of the same suite and metric "
                                   "lists this item", cls="meta"))
     return out
-
-
-def items_html(d: dict[str, Any]) -> str:
-    from logbook.web.pages import layout
-
-    twin = href("runs", d["run"]["digest"], "items.json",
-                query={"where": d["where"], "page": d["page"], "per": d["per"]})
-    return layout(f"Items of run @{d['run']['seq']}", twin.lstrip("/"), d, *items_page(d))
-
-
-def item_html(d: dict[str, Any]) -> str:
-    from logbook.web.pages import layout
-
-    twin = href("runs", d["run"]["digest"], "items", f"{d['item']}.json",
-                query={"sample": d["sample"]})
-    return layout(f"Item {d['item']} of run @{d['run']['seq']}", twin.lstrip("/"), d,
-                  *item_page(d))
