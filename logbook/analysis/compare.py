@@ -91,11 +91,45 @@ def _suite_and_metric(view: LedgerView, r: RunView) -> tuple[str, str | None, st
             task if isinstance(task, str) else None)
 
 
+def suite_of(view: LedgerView, run: RunView) -> tuple[str | None, str | None, str | None]:
+    """A run's suite as far as it says: (dataset hash, name, split). The plan's suite when the
+    run has a plan (its ``dataset_hash`` and ``name``), else the apparatus's ``dataset_hash``
+    and its ``task`` or ``suite``; the split from the apparatus."""
+    plan = view.plans.get(run.plan) if run.plan else None
+    declared = (plan.original.get("suite") or {}) if plan is not None else {}
+    app = run.apparatus
+
+    def text(*values: Any) -> str | None:
+        return next((str(v) for v in values if isinstance(v, str) and v), None)
+
+    return (text(declared.get("dataset_hash"), app.get("dataset_hash")),
+            text(declared.get("name"), app.get("task"), app.get("suite")),
+            text(app.get("split")))
+
+
+def same_suite(x: tuple[str | None, ...], y: tuple[str | None, ...]) -> bool | None:
+    """True when two runs are runs of one suite (one dataset hash, or, without hashes on both,
+    one name and no two splits), False when they say different ones, None when they do not
+    say enough to tell."""
+    if x[0] and y[0]:
+        return x[0] == y[0]
+    if x[1] and y[1]:
+        return x[1] == y[1] and (not (x[2] and y[2]) or x[2] == y[2])
+    return None
+
+
+def _suite_text(s: tuple[str | None, ...]) -> str:
+    name = s[1] or (s[0] or "")[:12]
+    return repr(name + (f" ({s[2]})" if s[2] else ""))
+
+
 def check_comparable(view: LedgerView, sides: list[tuple[str, list[RunView]]]) -> None:
     """InputError (exit 2) when the runs whose items would be paired score different metrics,
-    or are runs of different suites (dataset hash) or tasks: items of two suites or two
-    metrics are never paired. Runs with no outcomes pair nothing and are not judged."""
+    or are runs of different suites (``same_suite``: dataset hash, else name and split) or
+    tasks: items of two suites or two metrics are never paired. Runs with no outcomes pair
+    nothing and are not judged."""
     seen: dict[int, tuple[str, str, RunView]] = {}  # which facet -> (value, side, first run)
+    suites: list[tuple[str, RunView, tuple[str | None, ...]]] = []
     for label, runs in sides:
         for r in runs:
             if not (r.body.get("outcomes") or {}).get("id"):
@@ -110,6 +144,16 @@ def check_comparable(view: LedgerView, sides: list[tuple[str, list[RunView]]]) -
                         f"{label}: run @{r.seq} has {what} {value!r}, but run @{first[2].seq} "
                         f"of {first[1]} has {first[0]!r}; items of two {what.split()[0]}s are "
                         "never paired (compare runs of one suite and one metric)")
+            mine = suite_of(view, r)
+            for other_label, other, theirs in suites:
+                if same_suite(mine, theirs) is False:
+                    raise InputError(
+                        f"{label}: run @{r.seq} is of suite {_suite_text(mine)}, but run "
+                        f"@{other.seq} of {other_label} is of suite {_suite_text(theirs)}; "
+                        "items of two suites are never paired (compare runs of one suite and "
+                        "one metric)")
+            if mine not in [t for _, _, t in suites]:
+                suites.append((label, r, mine))
 
 
 def confounds(a: list[RunView], b: list[RunView], variable: list[str]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from logbook.analysis.view import RunView
 from logbook.errors import InputError
 from logbook.web.data import Source
 from logbook.web.markup import Markup, join, link, table, tag
-from logbook.web.run_items import item_href, same_suite, suite_of
+from logbook.web.run_items import item_href
 
 CATEGORIES = ("improved", "regressed", "both-wrong", "unchanged", "not-comparable")
 TITLES = {"improved": "Improved (B higher)", "regressed": "Regressed (B lower)",
@@ -30,30 +30,6 @@ CONFIDENCE = 0.95  # `logbook compare`'s default
 
 def _runs(src: Source, side: Any) -> list[RunView]:
     return [src.view.runs_by_digest[r.digest] for r in side.runs]
-
-
-def _one_suite(src: Source, res: ItemComparison) -> None:
-    """InputError when the two sides' runs say they are runs of different suites (one name,
-    one dataset hash, one split): items of two suites are never paired."""
-    seen: list[tuple[str, RunView, tuple[str | None, ...]]] = []
-    for label, side in (("A", res.a), ("B", res.b)):
-        for r in _runs(src, side):
-            if not (r.body.get("outcomes") or {}).get("id"):
-                continue
-            mine = suite_of(src, r)
-            for other_label, other, theirs in seen:
-                if same_suite(mine, theirs) is False:
-                    raise InputError(
-                        f"{label} ({side.selector}): run @{r.seq} is of suite "
-                        f"{_suite_text(mine)}, but run @{other.seq} of {other_label} is of "
-                        f"suite {_suite_text(theirs)}; items of two suites are never paired "
-                        "(compare runs of one suite and one metric)")
-            seen.append((label, r, mine))
-
-
-def _suite_text(s: tuple[str | None, ...]) -> str:
-    name = s[1] or (s[0] or "")[:12]
-    return repr(name + (f" ({s[2]})" if s[2] else ""))
 
 
 def _pass_fail(runs: list[RunView]) -> bool:
@@ -76,7 +52,6 @@ def paired_view(src: Source, res: ItemComparison, show: str) -> dict[str, Any]:
 
     if show != "all" and show not in CATEGORIES:
         raise InputError(f"show must be all or one of {', '.join(CATEGORIES)}, not {show!r}")
-    _one_suite(src, res)
     runs_a, runs_b = _runs(src, res.a), _runs(src, res.b)
     use_a, use_b = [r for r in runs_a if r.usable], [r for r in runs_b if r.usable]
     effect, verdict = paired_effect(use_a, use_b, CONFIDENCE)

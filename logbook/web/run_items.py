@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from logbook.analysis.compare import same_suite, suite_of
 from logbook.analysis.items import Item, has_traces, items_of, select, the_item
 from logbook.analysis.view import RunView
 from logbook.errors import InputError
@@ -24,33 +25,6 @@ FOLD_LINES = 8
 
 
 # what a run is a run of -------------------------------------------------------------------
-
-def suite_of(src: Source, run: RunView) -> tuple[str | None, str | None, str | None]:
-    """A run's suite as far as it says: (dataset hash, name, split). The plan's suite when the
-    run has a plan (its ``dataset_hash`` and ``name``), else the apparatus's ``dataset_hash``
-    and its ``task`` or ``suite``; the split from the apparatus."""
-    plan = src.view.plans.get(run.plan) if run.plan else None
-    declared = (plan.original.get("suite") or {}) if plan is not None else {}
-    app = run.apparatus
-
-    def text(*values: Any) -> str | None:
-        return next((str(v) for v in values if isinstance(v, str) and v), None)
-
-    return (text(declared.get("dataset_hash"), app.get("dataset_hash")),
-            text(declared.get("name"), app.get("task"), app.get("suite")),
-            text(app.get("split")))
-
-
-def same_suite(x: tuple[str | None, ...], y: tuple[str | None, ...]) -> bool | None:
-    """True when two runs are runs of one suite (one dataset hash, or, without hashes on both,
-    one name and no two splits), False when they say different ones, None when they do not
-    say enough to tell."""
-    if x[0] and y[0]:
-        return x[0] == y[0]
-    if x[1] and y[1]:
-        return x[1] == y[1] and (not (x[2] and y[2]) or x[2] == y[2])
-    return None
-
 
 def _comparable(src: Source, run: RunView, other: RunView) -> bool:
     """`compare` would pair the two runs' items: one metric, no two suites or tasks."""
@@ -67,7 +41,7 @@ def _comparable(src: Source, run: RunView, other: RunView) -> bool:
 
 def _run_head(src: Source, run: RunView) -> dict[str, Any]:
     plan = src.view.plans.get(run.plan) if run.plan else None
-    h, name, split = suite_of(src, run)
+    h, name, split = suite_of(src.view, run)
     return {"seq": run.seq, "digest": run.digest, "status": run.status, "arm": run.arm,
             "plan": None if plan is None else {"slug": plan.slug, "digest": plan.digest},
             "model": run.apparatus.get("model"), "metric": run.metric,
@@ -132,10 +106,10 @@ def elsewhere(src: Source, run: RunView, item_id: str) -> list[dict[str, Any]]:
     """The item's result in every other run of the run's suite (`same_suite`) whose items
     `compare` would pair with this run's: its score as that run reduces its samples
     (`RunView.item_scores`) and its errors."""
-    mine = suite_of(src, run)
+    mine = suite_of(src.view, run)
     out = []
     for other in src.view.runs:
-        if other.digest == run.digest or not same_suite(mine, suite_of(src, other)):
+        if other.digest == run.digest or not same_suite(mine, suite_of(src.view, other)):
             continue
         scores = other.item_scores
         if item_id not in scores or not _comparable(src, run, other):

@@ -191,3 +191,28 @@ def test_items_of_two_tasks_or_metrics_are_never_paired(ledger_dir: Path,
     r = run_cli("compare", f"@{a['seq']}", f"@{a['seq']}", "--items")
     assert r.code == 0, r.err
     assert len(run_cli("log", "--json").json) == len(before) + 2
+
+
+def test_runs_of_two_named_suites_or_splits_are_never_paired(ledger_dir: Path,
+                                                             tmp_path: Path) -> None:
+    """Without dataset hashes, the suite a run names (apparatus suite, or its plan's) and its
+    split tell suites apart: `compare` refuses to pair a run of `capitals` with one of
+    `rivers`, or a dev split with a test split, and pairs two of one suite and split."""
+    def body(seed: int, **app: str) -> dict[str, Any]:
+        b = run_body(None, None, seed=seed)
+        b["apparatus"] = {k: v for k, v in {**b["apparatus"], **app}.items()
+                          if k != "dataset_hash"}
+        return draft("run", b)
+
+    drafts = [body(1, suite="capitals", split="dev"), body(2, suite="rivers", split="dev"),
+              body(3, suite="capitals", split="test"), body(4, suite="capitals", split="dev")]
+    r = run_cli("append", "--jsonl", str(write_jsonl(tmp_path / "s.jsonl", drafts)), "--json")
+    assert r.code == 0, r.err
+    seqs = [e["seq"] for e in r.json]
+    for other, said in ((seqs[1], "'rivers (dev)'"), (seqs[2], "'capitals (test)'")):
+        r = run_cli("compare", f"@{seqs[0]}", f"@{other}", "--items")
+        assert r.code == 2 and "never paired" in r.err and said in r.err, r.err
+    r = run_cli("compare", "suite=rivers", "split=test")  # selectors: the same rule
+    assert r.code == 2 and "never paired" in r.err and "'rivers (dev)'" in r.err, r.err
+    r = run_cli("compare", f"@{seqs[0]}", f"@{seqs[3]}", "--items")
+    assert r.code == 0, r.err
