@@ -93,10 +93,11 @@ class LedgerView:
         """Read on through ``ledger``, a new read transaction of the same ledger, checked
         (``checked``) at the very head this view was read at: what the view holds came from
         the same entries, and what it has not read yet is read from the new transaction.
-        False when it cannot (its runs read lazily through a checked copy this check has
-        not), and the caller makes a new view."""
+        False when its runs were read another way than this check offers (through a checked
+        copy, or whole from a check made in full, the first on this machine): the caller
+        then makes a new view, which reads them as this check does."""
         reads = getattr(checked, "runs", None)
-        if self._reads is not None and reads is None:
+        if "_runs_read" in self.__dict__ and (self._reads is None) != (reads is None):
             return False
         self.ledger, self._checked, self._loaded = ledger, checked, {}
         if self._reads is not None:
