@@ -33,7 +33,8 @@ WIDTHS = (1280, 1920, 390)
 PAGES = {"overview": "/", "runs": "/runs", "plans": "/plans", "plan": f"/plans/{SLUG}",
          "run": "/runs/%402", "lm-eval-run": "/runs/%40{lm_eval}",
          "inspect-run": "/runs/%40{inspect}", "integrity": "/integrity", "audit": "/audit",
-         "compare": f"/compare?a={SLUG}:f16&b={SLUG}:q8", "claims": "/claims",
+         "compare": f"/compare?a={SLUG}:f16&b={SLUG}:q8", "compare-runs": "/compare?a=%402&b=%405",
+         "claims": "/claims",
          "retractions": "/retractions"}
 # the docs' screenshots: the window's first screen of each (not the whole page), 1280 wide
 DOC_IMAGES = {"overview": "web-overview.png", "runs": "web-runs.png", "plan": "web-plan.png",
