@@ -70,3 +70,19 @@ def test_a_findings_table_is_a_table(server: str) -> None:
         _, html, _ = get(f"{server}{page}")
         assert '<table class="finding-table">' in html, page
         assert "<td>engine_build</td><td>&#x27;b1234&#x27;</td><td>&#x27;b9999&#x27;</td>" in html
+
+
+def test_findings_are_counted_per_plan_as_audit_plan_counts_them(
+        server: str, planted: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOGBOOK_DIR", str(planted["folder"]))
+    r = run_cli("audit", "--plan", "pp", "--json")
+    assert r.code in (0, 1), r.err
+    expected = r.json["findings"]
+    assert len(expected) >= 2  # A06 and more: a count of one would not tell
+    status, d, _ = get(f"{server}/plans.json")
+    assert status == 200
+    (pp,) = [p for p in d["plans"] if p["slug"] == "pp"]
+    assert pp["findings"] == len(expected)
+    _, plan, _ = get(f"{server}/plans/pp.json")
+    assert sorted((f["check"], f["message"]) for f in plan["report"]["findings"]) == \
+        sorted((f["check"], f["message"]) for f in expected)
