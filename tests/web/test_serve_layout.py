@@ -10,7 +10,7 @@ digests and item ids, which the style lets wrap anywhere (`td code{overflow-wrap
 because a 71-character digest cannot fit a phone's width whole.
 
 The docs' screenshots of the main pages (docs/images/, named in docs/web.md) are made here
-too: written to the test's files, or over the docs' own with LOGBOOK_UPDATE_DOC_IMAGES=1."""
+too: written to the test's files, or over the docs' own with UPDATE_DOC_IMAGES=1."""
 
 from __future__ import annotations
 
@@ -158,8 +158,8 @@ def test_the_docs_screenshots_are_made_from_the_pages(browser: Any, server: str,
                                                       planted: dict[str, Any],
                                                       tmp_path: Path) -> None:
     """Each screenshot docs/web.md shows is made here from its page, at 1280 pixels: over
-    the docs' own with LOGBOOK_UPDATE_DOC_IMAGES=1, else into the test's files."""
-    folder = DOCS / "images" if os.environ.get("LOGBOOK_UPDATE_DOC_IMAGES") == "1" else tmp_path
+    the docs' own with UPDATE_DOC_IMAGES=1, else into the test's files."""
+    folder = DOCS / "images" if os.environ.get("UPDATE_DOC_IMAGES") == "1" else tmp_path
     folder.mkdir(exist_ok=True)
     for name, file in DOC_IMAGES.items():
         page = browser.new_page()
