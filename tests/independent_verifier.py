@@ -26,20 +26,20 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 DOMAIN = b"logbook.entry.v1\n"  # section 3
 ZERO = "0" * 64
 KINDS = {"genesis", "key", "plan", "amendment", "run", "retraction", "claim", "band", "note",
-         "admission", "timestamp"}
+         "admission", "timestamp", "check"}
 ENVELOPE = {"v", "ledger", "seq", "prev", "ts", "kind", "signer", "body"}  # section 1
 # section 5: the body fields that reference earlier entries, per kind (True: a list of them)
 REFERENCES = {"run": [("plan", False), ("intended.plan", False), ("reproduces", False)],
               "amendment": [("plan", False)],
               "claim": [("plan", False), ("runs", True)], "band": [("runs", True)],
               "retraction": [("target", False)], "note": [("refs", True)],
-              "admission": [("run", False), ("plan", False)]}
+              "admission": [("run", False), ("plan", False)], "check": [("run", False)]}
 # section 7, step 3.6: the kind a single reference must name
 MUST_BE = {("run", "plan"): "plan", ("run", "intended.plan"): "plan", ("run", "reproduces"): "run",
            ("amendment", "plan"): "plan", ("claim", "plan"): "plan",
-           ("admission", "plan"): "plan", ("admission", "run"): "run"}
+           ("admission", "plan"): "plan", ("admission", "run"): "run", ("check", "run"): "run"}
 OPTIONAL = {("run", "plan"), ("claim", "plan"), ("run", "intended.plan"),
-            ("run", "reproduces")}  # null: names none
+            ("run", "reproduces"), ("check", "run")}  # null or absent: names none
 
 Finding = dict[str, Any]
 

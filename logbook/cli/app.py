@@ -66,6 +66,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "serve": ("serve",),
     "witness": ("witness",),
     "openings": ("open", "verify-openings"),
+    "checks": ("check", "spot-check"),
 }
 _MODULE_OF = {command: module for module, commands in MODULES.items() for command in commands}
 _registered: list[str] = []

@@ -99,6 +99,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          admission=_ADMIT + "admit_admission"),
     Kind("note", "logbook.model.entries:Note", refs=(Ref("refs", many=True),)),
     Kind("timestamp", "logbook.model.entries:Timestamp", admission=_ADMIT + "admit_timestamp"),
+    Kind("check", "logbook.model.checks:Check", refs=(Ref("run", "run"),),
+         indexed=("target=run",), admission=_ADMIT + "admit_check"),
 )}
 
 NAMES: tuple[str, ...] = tuple(KINDS)

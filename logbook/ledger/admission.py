@@ -317,3 +317,33 @@ def _key_change(store: EntryReads, body: dict[str, Any]) -> None:
         if not any(k[4] is None for f, k in known.items() if f != fp):
             raise InputError("body.public: this is the ledger's only valid key; revoking it "
                              "would leave no key able to sign (add another key first)")
+
+
+def admit_check(at: Standing, body: dict[str, Any]) -> None:
+    """A spot-check judges exactly the items its draw gives from the run it names (a run with
+    outcomes, not retracted): every one, and no other (logbook.format.spotcheck). A
+    contamination check stands on its own."""
+    if body.get("type") != "spot-check":
+        return
+    from logbook.format.spotcheck import draw
+
+    store = at.reads
+    seq, _ = expect(store, body["run"], "run", "body.run")
+    if store.retractions_of([body["run"]]).get(body["run"]):
+        raise InputError(f"body.run: run @{seq} is retracted; spot-check a run that stands")
+    ids = ((_body_of(store, body["run"]).get("outcomes") or {}).get("id")) or []
+    if not ids:
+        raise InputError(f"body.run: run @{seq} has no items to spot-check")
+    d = body["draw"]
+    drawn = draw(body["run"], [str(i) for i in ids], d["n"], d["seed"])
+    judged = [v["id"] for v in body["verdicts"]]
+    missing = [i for i in drawn if i not in set(judged)]
+    other = [i for i in judged if i not in set(drawn)]
+    if other:
+        raise InputError(f"body.verdicts: item {other[0]!r} is not one the draw (n {d['n']}, "
+                         f"seed {d['seed']}) gives from run @{seq}: a spot-check judges the "
+                         "items drawn, not items chosen")
+    if missing:
+        raise InputError(f"body.verdicts: item {missing[0]!r} was drawn (n {d['n']}, seed "
+                         f"{d['seed']}) but has no verdict ({len(missing)} drawn items have "
+                         "none; give `unsure` where you cannot tell)")

@@ -139,6 +139,8 @@ def copy_blobs(source: Ledger, target: Ledger, entries: list[Entry]) -> int:
         refs = list(logs) if isinstance(logs, list) else []
         traces = e.body.get("traces") if e.kind == "run" else None
         refs += [{**traces, "name": "item traces"}] if isinstance(traces, dict) else []
+        evidence = e.body.get("evidence") if e.kind == "check" else None
+        refs += [evidence] if isinstance(evidence, dict) else []
         for ref in refs:
             digest = str(ref.get("sha256", "")).removeprefix("sha256:")
             size = ref.get("size")

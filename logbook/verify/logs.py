@@ -13,7 +13,8 @@ the entries alone, which the chain and signatures bind, and hashing every log on
 report would read up to 256 MiB a log for nothing the report prints.
 
 A run's item traces (``traces``: sha256 and size, logbook.ledger.traces) are checked here as
-one more log named "item traces": they are never "not kept", so a missing one is an error.
+one more log named "item traces": they are never "not kept", so a missing one is an error;
+so is a check's ``evidence`` file (logbook.model.checks).
 """
 
 from __future__ import annotations
@@ -34,10 +35,13 @@ class LogRefs:
     the scan is done (``check``)."""
 
     def __init__(self) -> None:
-        self.runs: list[tuple[int, str, list[Any], str]] = []
+        self.runs: list[tuple[int, str, list[Any], str, str]] = []
 
     def add(self, seq: int, digest: str, env: dict[str, Any]) -> None:
         body = env.get("body")
+        if env.get("kind") == "check" and type(body) is dict and body.get("evidence") is not None:
+            self.runs.append((seq, digest, [body["evidence"]], "", "check"))  # its evidence
+            return
         if env.get("kind") != "run" or type(body) is not dict:
             return
         logs, reason = body.get("logs"), body.get("reason")
@@ -46,17 +50,17 @@ class LogRefs:
         if traces is not None:
             logs.append({**traces, "name": "item traces"} if type(traces) is dict else traces)
         if logs:
-            self.runs.append((seq, digest, logs, reason if isinstance(reason, str) else ""))
+            self.runs.append((seq, digest, logs, reason if isinstance(reason, str) else "", "run"))
 
     def check(self, store: VerifyReads) -> tuple[int, list[Finding]]:
         """(checks made, findings): every reference against the blob it names."""
         seen: dict[tuple[str, int], str] = {}  # a log many runs name is read once
         findings = []
-        for seq, digest, logs, reason in self.runs:
+        for seq, digest, logs, reason, what in self.runs:
             for ref in logs:
                 problem = _check_ref(store, ref, reason, seen)
                 if problem is not None:
-                    findings.append(Finding("log", "error", f"run {seq}: {problem}", seq,
+                    findings.append(Finding("log", "error", f"{what} {seq}: {problem}", seq,
                                             [digest]))
         return 1, findings
 
