@@ -316,6 +316,9 @@ class Report(Out):
     retractions: RetractionReview | None = None
     refused: list[Refused] = field(default_factory=list)
     reproductions: list[Reproduction] = ABSENT  # when any run of the plan is reproduced
+    # contamination per model and the scorer's agreement with hand spot-checks
+    # (logbook.analysis.checks.plan_checks)
+    checks: dict[str, Any] = field(default_factory=dict)
     findings: list[Finding]  # the command adds them (last, as `report --json` prints them)
 
 

@@ -93,6 +93,8 @@ class Plan(Record):
     stopping_rule: str = "fixed"
     max_missing_rate: float = Field(default=0.02, ge=0, le=1)
     total_spread: bool = False  # report seed and item spread summed in quadrature (003)
+    # the share of hand spot-checks the scorer may get wrong before the audit warns (A34)
+    scorer_tolerance: float = Field(default=0.05, gt=0, lt=1)
     exclusions: list[str] = Field(default_factory=list)
     due: str | None = Field(default=None, json_schema_extra={"format": "date"},
                             description="RFC 3339 full-date (YYYY-MM-DD) by which the plan "

@@ -85,6 +85,7 @@ def build_report(view: LedgerView, plan_ref: str) -> Report:
     less the audit findings the command adds to ``findings``)."""
     # retractions reads this package's leaves, and importing a leaf runs this module first:
     # imported when a report is built, so either module can be imported first
+    from logbook.analysis.checks import plan_checks
     from logbook.analysis.report_shapes import Reproduction
     from logbook.analysis.reproductions import reproductions
     from logbook.analysis.retractions import retraction_review
@@ -103,4 +104,4 @@ def build_report(view: LedgerView, plan_ref: str) -> Report:
         components=components(plan, confidence),
         retractions=retraction_review(view, plan, verdict), refused=refused_rows(view, plan),
         reproductions=[Reproduction(**r.as_json()) for r in reproductions(
-            view, plan.runs, confidence)] or ABSENT)
+            view, plan.runs, confidence)] or ABSENT, checks=plan_checks(view, plan))

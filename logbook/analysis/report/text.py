@@ -143,6 +143,7 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
         out.append(f"  {rep['line']}")
     out += review_lines(rep.get("retractions"))
     out += reproduction_lines(rep.get("reproductions"), scale, unit)
+    out += check_lines(rep.get("checks"))
     out.append("")
     for arm in rep["arms"]:
         out.append(f"{h}Arm {arm['name']} ({arm['role']}): {arm['completed']}/"
@@ -324,3 +325,32 @@ def commonmark(lines: list[str]) -> list[str]:
 
 TEXT = TextRenderer("text", markdown=False)
 MARKDOWN = TextRenderer("markdown", markdown=True)
+
+
+def check_lines(checks: dict[str, Any] | None) -> list[str]:
+    """The report's lines on contamination and hand spot-checks (logbook.analysis.checks)."""
+    if not checks:
+        return []
+    out = []
+    for c in checks.get("contamination") or []:
+        if not c["checks"]:
+            out.append(f"  contamination: {c['model']}: not checked")
+            continue
+        said = "; ".join(
+            f"{x['method']}: {x['verdict']}"
+            + (f", rate {100 * x['rate']:.3g}%" if x.get("rate") is not None else "")
+            + (f", split {x['split']}" if x.get("split") else "") + f", @{x['seq']}"
+            for x in c["checks"])
+        out.append(f"  contamination: {c['model']}: checked ({said})")
+    spot = checks.get("spot_checks")
+    if spot is None:
+        out.append("  scorer not spot-checked by hand (logbook spot-check RUN)")
+    elif spot["interval"] is None:
+        out.append(f"  hand spot-checks: {spot['unsure']} unsure, none decided")
+    else:
+        lo, hi = spot["interval"]
+        decided = spot["agree"] + spot["disagree"]
+        out.append(f"  scorer agrees with hand checks on {spot['agree']} of {decided}, "
+                   f"{100 * lo:.0f}–{100 * hi:.0f}% (Wilson {100 * spot['confidence']:.0f}%)"
+                   + (f"; {spot['unsure']} unsure" if spot["unsure"] else ""))
+    return out

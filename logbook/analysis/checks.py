@@ -1,0 +1,120 @@
+"""What the `check` entries say about a plan (logbook.model.checks): whether the suite was
+checked for contamination for each model the plan's runs ran, and how often the scorer agreed
+with the hand spot-checks of those runs. The report prints both (docs/reporting.md, "Checks");
+the audit's rules A33-A36 read them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from logbook.analysis.run_view import RunView
+from logbook.analysis.view import LedgerView, PlanView
+from logbook.ledger.entry import Entry
+
+CONFIDENCE = 0.95  # the spot-check agreement's interval
+
+
+def standing(view: LedgerView, type_: str) -> list[Entry]:
+    """The check entries of ``type_`` no retraction withdrew, oldest first."""
+    return [e for e in view.entries_of("check")
+            if e.body.get("type") == type_ and not view.retracted_by(e.digest)]
+
+
+def model_of(run: RunView) -> str | None:
+    """The model a run names: its apparatus's ``model`` (text, or an object's ``name``)."""
+    model = run.apparatus.get("model")
+    if isinstance(model, dict):
+        model = model.get("name")
+    return model if isinstance(model, str) and model else None
+
+
+def suite_names(plan: PlanView) -> set[str]:
+    """What a contamination check may call the plan's suite: its name or its dataset hash."""
+    suite = plan.original.get("suite") or {}
+    return {str(v) for v in (suite.get("name"), suite.get("dataset_hash")) if v}
+
+
+@dataclass
+class Contamination:
+    """The contamination checks of one model on the plan's suite."""
+
+    model: str
+    checks: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def positive(self) -> list[dict[str, Any]]:
+        return [c for c in self.checks if c["verdict"] == "contaminated"]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"model": self.model, "checked": bool(self.checks), "checks": self.checks}
+
+
+def contamination(view: LedgerView, plan: PlanView,
+                  checks: list[Entry] | None = None) -> list[Contamination]:
+    """For each model the plan's counted runs name, the contamination checks of it on the
+    plan's suite (by name or dataset hash, any split), oldest first."""
+    found = standing(view, "contamination") if checks is None else checks
+    names = suite_names(plan)
+    models = sorted({m for r in plan.runs if not r.retracted and (m := model_of(r))})
+    out = []
+    for model in models:
+        mine = [{"seq": e.seq, "digest": e.digest, "method": e.body.get("method"),
+                 "verdict": (e.body.get("result") or {}).get("verdict"),
+                 "rate": (e.body.get("result") or {}).get("rate"),
+                 "split": e.body.get("split")}
+                for e in found if e.body.get("model") == model and e.body.get("suite") in names]
+        out.append(Contamination(model, mine))
+    return out
+
+
+@dataclass
+class Agreement:
+    """The hand verdicts on a set of runs' items: how many agreed with the scorer, disagreed
+    or could not tell, and the agreement's Wilson interval over those that could."""
+
+    checks: list[int]  # the spot-check entries' seqs
+    agree: int
+    disagree: int
+    unsure: int
+
+    @property
+    def decided(self) -> int:
+        return self.agree + self.disagree
+
+    def interval(self) -> tuple[float, float] | None:
+        if not self.decided:
+            return None
+        from logbook.stats.proportions import wilson
+
+        est = wilson(self.agree, self.decided, CONFIDENCE)
+        return est.low, est.high
+
+    def as_json(self) -> dict[str, Any]:
+        ci = self.interval()
+        return {"checks": self.checks, "agree": self.agree, "disagree": self.disagree,
+                "unsure": self.unsure, "confidence": CONFIDENCE,
+                "interval": list(ci) if ci is not None else None}
+
+
+def agreement(view: LedgerView, runs: list[RunView],
+              checks: list[Entry] | None = None) -> Agreement | None:
+    """The spot-checks of ``runs`` (None when there are none)."""
+    found = standing(view, "spot-check") if checks is None else checks
+    digests = {r.digest for r in runs}
+    mine = [e for e in found if e.body.get("run") in digests]
+    if not mine:
+        return None
+    said = [str(v.get("verdict")) for e in mine for v in e.body.get("verdicts") or []]
+    return Agreement([e.seq for e in mine], said.count("agree"), said.count("disagree"),
+                     said.count("unsure"))
+
+
+def plan_checks(view: LedgerView, plan: PlanView) -> dict[str, Any]:
+    """The report's ``checks``: contamination per model, and the scorer's agreement with the
+    hand spot-checks of the plan's counted runs (None: never spot-checked)."""
+    counted = [r for r in plan.runs if not r.retracted]
+    agreed = agreement(view, counted)
+    return {"contamination": [c.as_json() for c in contamination(view, plan)],
+            "spot_checks": agreed.as_json() if agreed is not None else None}
