@@ -45,6 +45,7 @@ class Shape:
     seed: int = 0
     reproduce: bool = False       # another lab, under its own key, reproduces a q8 run
     stamp: bool = False           # every checkpoint stamped by a time-stamping authority
+    checks: bool = False          # the suite checked for contamination, the scorer by hand
 
 
 def shapes(count: int, seed: int, cli: bool = True) -> Iterator[Shape]:
@@ -64,7 +65,8 @@ def shapes(count: int, seed: int, cli: bool = True) -> Iterator[Shape]:
             seed=seed * 100_003 + i,
             # drawn from a stream of its own: the shapes' own draws stay as they were
             reproduce=random.Random(seed * 100_003 + i + 0x5EED).random() < 0.3,
-            stamp=random.Random(seed * 100_003 + i + 0x57A3).random() < 0.3)
+            stamp=random.Random(seed * 100_003 + i + 0x57A3).random() < 0.3,
+            checks=random.Random(seed * 100_003 + i + 0xC4EC).random() < 0.35)
 
 
 def suite_hash(name: str) -> str:
@@ -254,6 +256,39 @@ class Book:
             "ledger_root": self.ledger.root(size).hex(), "figure": figure,
             "method": "run-level"})
 
+    def contamination(self, model: str, suite: str, verdict: str = "clean",
+                      rate: float | None = None) -> str:
+        """A contamination check of ``suite`` (its name or dataset hash) for ``model``, as
+        `logbook check contamination` appends it."""
+        result: dict[str, Any] = {"verdict": verdict}
+        if rate is not None:
+            result["rate"] = rate
+        return self.append("check", {"type": "contamination", "model": model, "suite": suite,
+                                     "method": "ngram-overlap", "result": result,
+                                     "description": "13-gram overlap with the pretraining "
+                                                    "corpus index"})
+
+    def spot_check(self, run: str, n: int, seed: int, wrong: float,
+                   rng: random.Random) -> str:
+        """A hand spot-check of ``run`` as `logbook spot-check RUN --verdicts FILE` appends
+        it: the items the draw gives, each judged to disagree with the scorer with probability
+        ``wrong`` (a scorer wrong that often), unsure now and then."""
+        from logbook.analysis.items import items_of
+        from logbook.format.spotcheck import draw
+
+        rows = items_of(self.ledger.get(run).body, self.ledger.blob)
+        drawn = draw(run, [r.id for r in rows], n, seed)
+        verdicts = []
+        for item in drawn:
+            x = rng.random()
+            said = "disagree" if x < wrong else "unsure" if x > 0.97 else "agree"
+            verdicts.append({"id": item, "verdict": said,
+                             **({"note": "the reference answer is right"}
+                                if said == "disagree" else {})})
+        return self.append("check", {"type": "spot-check", "run": run,
+                                     "draw": {"n": n, "seed": seed}, "verdicts": verdicts,
+                                     "reviewer": "calibration"})
+
     def retract(self, target: str, reason: str = "the scorer crashed on this run",
                 category: str = "harness_defect") -> str:
         return self.append("retraction", {"target": target, "reason": reason,
@@ -288,6 +323,24 @@ def how_of(shape: Shape, rng: random.Random) -> str:
     return shape.recorder
 
 
+# an honest scorer: a reader disagrees with it on about 1 item in 100 (the reader's slips), so
+# the Wilson lower bound of the disagreement stays below the 5% tolerance (A34) almost surely
+HONEST_DISAGREEMENT = 0.01
+
+
+def checked(book: Book, shape: Shape, runs: dict[str, list[str]],
+            wrong: float = HONEST_DISAGREEMENT) -> None:
+    """The checks a careful evaluator makes before claiming (its own random stream: the
+    shape's draws stay as they were): the plan's suite checked for contamination, clean, for
+    the model its runs name (by name or dataset hash), and one counted run spot-checked by
+    hand on 20-40 items, the scorer wrong on a share ``wrong`` of them."""
+    rng = random.Random(shape.seed + 0xC4EC)
+    suite = rng.choice(["suite", suite_hash("suite")])
+    book.contamination("m-7b", suite, "clean", round(rng.uniform(0.0, 0.01), 4))
+    run = rng.choice(runs["f16"] + runs["q8"])
+    book.spot_check(run, rng.randint(20, 40), rng.randrange(2**31), wrong, rng)
+
+
 def honest(book: Book, shape: Shape, **plan_extra: Any) -> dict[str, Any]:
     """An honest ledger of `shape`; returns what violations need (plan, runs by arm, rng)."""
     rng = random.Random(shape.seed)
@@ -315,6 +368,8 @@ def honest(book: Book, shape: Shape, **plan_extra: Any) -> dict[str, Any]:
                                       status="failed"), "the engine lost its GPU mid-run")
             runs[arm].append(book.run(plan, arm, truth[arm], shape.n, rng, how=how_of(shape, rng),
                                       temperature=shape.temperature, missing=shape.missing))
+    if shape.checks:  # before claiming: the suite checked, and the scorer by hand
+        checked(book, shape, runs)
     book.claim(plan)
     book.claim(plan, arm="q8")
     if shape.stamp:  # the finished work stamped too

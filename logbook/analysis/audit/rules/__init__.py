@@ -10,6 +10,7 @@ from logbook.analysis.audit.rules import (
     admissions,
     arms,
     bands,
+    checks,
     claims,
     clusters,
     comparisons,
@@ -22,5 +23,5 @@ from logbook.analysis.audit.rules import (
     timestamps,
 )
 
-__all__ = ["admissions", "arms", "bands", "claims", "clusters", "comparisons", "plans",
+__all__ = ["admissions", "arms", "bands", "checks", "claims", "clusters", "comparisons", "plans",
            "repeats", "reproductions", "retractions", "runs", "statements", "timestamps"]
