@@ -32,7 +32,8 @@ SEVERITY = {"A01": "error", "A02": "error", "A03": "warning", "A04": "error", "A
             "A19": "warning", "A20": "warning", "A21": "warning", "A22": "error",
             "A23": "warning", "A24": "warning", "A25": "error", "A26": "warning",
             "A27": "error", "A28": "error", "A29": "info", "A30": "warning",
-            "A31": "error", "A32": "info"}
+            "A31": "error", "A32": "info", "A33": "info", "A34": "warning", "A35": "info",
+            "A36": "warning"}
 
 
 def best_of_n(tmp: Path) -> tuple[str, str]:

@@ -56,9 +56,10 @@ def _evidence(claims: list[Claim], *more: str) -> list[str]:
     return head + [d for d in more if d not in head]
 
 
-def _claims_at(claims: list[Claim]) -> str:
-    return ("claim " if len(claims) == 1 else "claims ") + ", ".join(f"@{c.seq}"
-                                                                     for c in claims)
+def _claims_rest(claims: list[Claim]) -> str:
+    """"claim @5 rests" or "claims @5, @6 rest"."""
+    seqs = ", ".join(f"@{c.seq}" for c in claims)
+    return f"claim {seqs} rests" if len(claims) == 1 else f"claims {seqs} rest"
 
 
 def _suite(plan: PlanView) -> str:
@@ -78,8 +79,8 @@ def never_spot_checked(ctx: Context) -> Iterator[Finding]:
     for plan, claims in _claimed(ctx) if checks else ():
         if agreement(ctx.view, _counted(plan), checks) is not None:
             continue
-        yield Finding("A33", "info", f"plan {plan.slug} @{plan.seq}: {_claims_at(claims)} "
-                      "rest on runs none of which was spot-checked by hand, while the ledger "
+        yield Finding("A33", "info", f"plan {plan.slug} @{plan.seq}: {_claims_rest(claims)} "
+                      "on runs none of which was spot-checked by hand, while the ledger "
                       f"spot-checks other runs ({_seqs(checks[:3])}"
                       f"{', ...' if len(checks) > 3 else ''}): nothing shows that its scorer "
                       "agrees with a reader (judge a draw of a run's items: logbook spot-check "
@@ -124,8 +125,8 @@ def contamination_unchecked(ctx: Context) -> Iterator[Finding]:
         unchecked = [m.model for m in contamination(ctx.view, plan, checks) if not m.checks]
         if not unchecked:
             continue
-        yield Finding("A35", "info", f"plan {plan.slug} @{plan.seq}: {_claims_at(claims)} "
-                      f"rest on runs of {', '.join(unchecked)}, which no contamination check "
+        yield Finding("A35", "info", f"plan {plan.slug} @{plan.seq}: {_claims_rest(claims)} "
+                      f"on runs of {', '.join(unchecked)}, which no contamination check "
                       f"covers on suite {_suite(plan)}, while the ledger checks others "
                       f"({_seqs(checks[:3])}{', ...' if len(checks) > 3 else ''}): nothing "
                       "shows the suite was unseen in training (logbook check contamination "
@@ -147,8 +148,8 @@ def contaminated_suite(ctx: Context) -> Iterator[Finding]:
             f"{model} by {c['method']} (@{c['seq']}"
             + (f", rate {c['rate']:.1%}" if isinstance(c.get("rate"), float | int) else "")
             + (f", split {c['split']}" if c.get("split") else "") + ")" for model, c in found)
-        yield Finding("A36", "warning", f"plan {plan.slug} @{plan.seq}: {_claims_at(claims)} "
-                      f"rest on runs of models a contamination check found contaminated on "
+        yield Finding("A36", "warning", f"plan {plan.slug} @{plan.seq}: {_claims_rest(claims)} "
+                      f"on runs of models a contamination check found contaminated on "
                       f"suite {_suite(plan)}: {said}: the score may measure what the model "
                       "saw in training, not what it can do (claim on a clean suite or split, or "
                       "say so with the figures)", claims[0].seq,
