@@ -1,7 +1,8 @@
 """What the `check` entries say about a plan (logbook.model.checks): whether the suite was
 checked for contamination for each model the plan's runs ran, and how often the scorer agreed
 with the hand spot-checks of those runs. The report prints both (docs/reporting.md, "Checks");
-the audit's rules A33-A36 read them.
+the audit's rules A33-A36 read them. And the search budget: how many configurations were
+tried on the plan's suite, in the plan or not.
 """
 
 from __future__ import annotations
@@ -117,4 +118,24 @@ def plan_checks(view: LedgerView, plan: PlanView) -> dict[str, Any]:
     counted = [r for r in plan.runs if not r.retracted]
     agreed = agreement(view, counted)
     return {"contamination": [c.as_json() for c in contamination(view, plan)],
-            "spot_checks": agreed.as_json() if agreed is not None else None}
+            "spot_checks": agreed.as_json() if agreed is not None else None,
+            "search_budget": search_budget(view, plan)}
+
+
+def search_budget(view: LedgerView, plan: PlanView) -> dict[str, Any]:
+    """The plan's suite's search budget: every configuration (distinct system: the apparatus
+    fields that are not the run's identity, `RunView.system`) tried on the suite by any run,
+    exploratory, of another plan, failed or retracted included, and how many before the plan.
+    A claim on the best of them is a claim on the best of that many."""
+    from logbook.analysis.view import suite_of
+
+    declared = plan.original.get("suite") or {}
+    suite: tuple[str | None, str | None, str | None] = (
+        declared.get("dataset_hash"), declared.get("name"), None)
+    if plan.runs:  # the plan's own runs say it as any run of the suite does
+        suite = suite_of(view, plan.runs[0])
+    tried = view.runs_of_suite(suite)
+    systems = {r.system for r in tried}
+    return {"suite": suite[1] or suite[0], "configurations": len(systems), "runs": len(tried),
+            "before_plan": len({r.system for r in tried if r.seq < plan.seq}),
+            "first": tried[0].seq if tried else None, "last": tried[-1].seq if tried else None}

@@ -98,6 +98,11 @@ def check_claim(view: LedgerView, ref: str) -> dict[str, Any]:
                                     f"{high * s:.4g})")
             except InputError as exc:
                 problems.append(f"the figure cannot be recomputed now: {exc}")
+    out["search_budget"] = None
+    if body.get("plan") and view.plans.get(body["plan"]) is not None:
+        from logbook.analysis.checks import search_budget
+
+        out["search_budget"] = search_budget(view, view.plans[body["plan"]])
     out["reproduced_by"] = reproduced_by(view, body)
     out["findings"] = [f.as_dict() for f in audit_of(view, entry)]
     problems += [f"the audit finds an error: {f['check']} {f['message']}"

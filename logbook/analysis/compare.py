@@ -14,7 +14,15 @@ from logbook.analysis import display
 from logbook.analysis.report.arms import SEED
 from logbook.analysis.report.effects import PAIRED_RESAMPLES
 from logbook.analysis.selectors import select
-from logbook.analysis.view import LedgerView, RunView, is_identity, item_mean_arrays, paired_arrays
+from logbook.analysis.view import (
+    LedgerView,
+    RunView,
+    is_identity,
+    item_mean_arrays,
+    paired_arrays,
+    same_suite,
+    suite_of,
+)
 from logbook.errors import InputError
 
 
@@ -89,33 +97,6 @@ def _suite_and_metric(view: LedgerView, r: RunView) -> tuple[str, str | None, st
     task = r.body.get("task")
     return (metric, suite if isinstance(suite, str) else None,
             task if isinstance(task, str) else None)
-
-
-def suite_of(view: LedgerView, run: RunView) -> tuple[str | None, str | None, str | None]:
-    """A run's suite as far as it says: (dataset hash, name, split). The plan's suite when the
-    run has a plan (its ``dataset_hash`` and ``name``), else the apparatus's ``dataset_hash``
-    and its ``task`` or ``suite``; the split from the apparatus."""
-    plan = view.plans.get(run.plan) if run.plan else None
-    declared = (plan.original.get("suite") or {}) if plan is not None else {}
-    app = run.apparatus
-
-    def text(*values: Any) -> str | None:
-        return next((str(v) for v in values if isinstance(v, str) and v), None)
-
-    return (text(declared.get("dataset_hash"), app.get("dataset_hash")),
-            text(declared.get("name"), app.get("task"), app.get("suite")),
-            text(app.get("split")))
-
-
-def same_suite(x: tuple[str | None, ...], y: tuple[str | None, ...]) -> bool | None:
-    """True when two runs are runs of one suite (one dataset hash, or, without hashes on both,
-    one name and no two splits), False when they say different ones, None when they do not
-    say enough to tell."""
-    if x[0] and y[0]:
-        return x[0] == y[0]
-    if x[1] and y[1]:
-        return x[1] == y[1] and (not (x[2] and y[2]) or x[2] == y[2])
-    return None
 
 
 def _suite_text(s: tuple[str | None, ...]) -> str:

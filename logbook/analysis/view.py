@@ -287,3 +287,51 @@ class LedgerView:
 
     def entries_of(self, kind: str) -> list[Entry]:
         return self.ledger.log(kind=kind)
+
+    @cached_property
+    def suite_index(self) -> tuple[dict[str, list[RunView]], dict[str, list[RunView]]]:
+        """Every run by the dataset hash and by the suite name it says (`suite_of`): where
+        the runs of one suite are found without a pass over every run for each question."""
+        by_hash: dict[str, list[RunView]] = {}
+        by_name: dict[str, list[RunView]] = {}
+        for r in self.runs:
+            h, name, _split = suite_of(self, r)
+            if h:
+                by_hash.setdefault(h, []).append(r)
+            if name:
+                by_name.setdefault(name, []).append(r)
+        return by_hash, by_name
+
+    def runs_of_suite(self, suite: tuple[str | None, str | None, str | None]) -> list[RunView]:
+        """The runs of the suite (dataset hash, name, split) by `same_suite`, in ledger order."""
+        by_hash, by_name = self.suite_index
+        found = {r.seq: r for r in by_hash.get(suite[0] or "", []) + by_name.get(suite[1] or "", [])
+                 if same_suite(suite, suite_of(self, r))}
+        return [found[k] for k in sorted(found)]
+
+
+def suite_of(view: LedgerView, run: RunView) -> tuple[str | None, str | None, str | None]:
+    """A run's suite as far as it says: (dataset hash, name, split). The plan's suite when the
+    run has a plan (its ``dataset_hash`` and ``name``), else the apparatus's ``dataset_hash``
+    and its ``task`` or ``suite``; the split from the apparatus."""
+    plan = view.plans.get(run.plan) if run.plan else None
+    declared = (plan.original.get("suite") or {}) if plan is not None else {}
+    app = run.apparatus
+
+    def text(*values: Any) -> str | None:
+        return next((str(v) for v in values if isinstance(v, str) and v), None)
+
+    return (text(declared.get("dataset_hash"), app.get("dataset_hash")),
+            text(declared.get("name"), app.get("task"), app.get("suite")),
+            text(app.get("split")))
+
+
+def same_suite(x: tuple[str | None, ...], y: tuple[str | None, ...]) -> bool | None:
+    """True when two runs are runs of one suite (one dataset hash, or, without hashes on both,
+    one name and no two splits), False when they say different ones, None when they do not
+    say enough to tell."""
+    if x[0] and y[0]:
+        return x[0] == y[0]
+    if x[1] and y[1]:
+        return x[1] == y[1] and (not (x[2] and y[2]) or x[2] == y[2])
+    return None

@@ -185,8 +185,17 @@ def claim(
     with state.open_ledger(write=True) as ledger:
         # the claim's figures come from checked bytes
         with state.checked_reading(ledger, state.ANALYSED_KINDS) as checked:
-            body = claim_body(LedgerView(ledger, checked), args[0], statement, arm, effect)
+            view = LedgerView(ledger, checked)
+            body = claim_body(view, args[0], statement, arm, effect)
+            from logbook.analysis.checks import search_budget
+
+            budget = search_budget(view, view.plan(args[0]))
         print_appended([ledger.append("claim", body, key)], as_json)
+        if budget["configurations"] > 1:
+            print(f"logbook: this figure is one of {budget['configurations']} configurations "
+                  f"tried on suite {budget['suite']} (runs @{budget['first']}–@{budget['last']}"
+                  f", {budget['before_plan']} before the plan): say so where it is published",
+                  file=sys.stderr)
     warn_redacted(redacted, "claim's --statement")
 
 
@@ -207,6 +216,10 @@ def _claim_check(ref: str, as_json: bool) -> None:
         if res["now"]:
             nlo, nhi = res["now"]["interval"]
             print(f"  now     {res['now']['value'] * s:.4g} ({nlo * s:.4g} to {nhi * s:.4g})")
+        budget = res["search_budget"]
+        if budget and budget["configurations"] > 1:
+            print(f"  best of {budget['configurations']} configurations tried on suite "
+                  f"{budget['suite']} (runs @{budget['first']}–@{budget['last']})")
         if res["reproduced_by"]:
             print(f"  reproduced by {len(res['reproduced_by'])} independent signer(s) in "
                   "agreement")

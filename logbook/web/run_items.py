@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from logbook.analysis.compare import same_suite, suite_of
 from logbook.analysis.items import Item, has_traces, items_of, select, the_item
-from logbook.analysis.view import RunView
+from logbook.analysis.view import RunView, same_suite, suite_of
 from logbook.errors import InputError
 from logbook.web.data import NotFound, Source, _paging, _run, integrity
 from logbook.web.markup import Markup, href, join, link, table, tag

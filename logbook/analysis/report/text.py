@@ -332,6 +332,11 @@ def check_lines(checks: dict[str, Any] | None) -> list[str]:
     if not checks:
         return []
     out = []
+    budget = checks.get("search_budget")
+    if budget and budget["configurations"]:
+        out.append(f"  search budget: {budget['configurations']} configuration(s) tried on suite "
+                   f"{budget['suite']} in {budget['runs']} run(s), @{budget['first']}–"
+                   f"@{budget['last']}; {budget['before_plan']} before the plan")
     for c in checks.get("contamination") or []:
         if not c["checks"]:
             out.append(f"  contamination: {c['model']}: not checked")
