@@ -42,5 +42,5 @@ def test_help_lists_every_command_in_one_order_whatever_ran_first() -> None:
     main._register(["note", "x"])  # one module first, as an in-process caller would
     main._register()
     names = [main._name(info) for info in main.app.registered_commands]
-    groups = {"keys", "witness", "spool"}  # typer groups: listed with their subcommands
+    groups = {"keys", "witness", "spool", "check"}  # typer groups: listed with their subcommands
     assert names == [c for cs in main.MODULES.values() for c in cs if c not in groups]
