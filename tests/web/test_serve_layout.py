@@ -35,7 +35,9 @@ PAGES = {"overview": "/", "runs": "/runs", "plans": "/plans", "plan": f"/plans/{
          "inspect-run": "/runs/%40{inspect}", "integrity": "/integrity", "audit": "/audit",
          "compare": f"/compare?a={SLUG}:f16&b={SLUG}:q8", "compare-runs": "/compare?a=%402&b=%405",
          "claims": "/claims",
-         "retractions": "/retractions"}
+         "retractions": "/retractions", "lm-eval-items": "/runs/%40{lm_eval}/items",
+         "lm-eval-item": "/runs/%40{lm_eval}/items/0",
+         "inspect-item": "/runs/%40{inspect}/items/arith-059"}
 # the docs' screenshots: the window's first screen of each (not the whole page), 1280 wide
 DOC_IMAGES = {"overview": "web-overview.png", "runs": "web-runs.png", "plan": "web-plan.png",
               "run": "web-run.png"}
@@ -182,3 +184,26 @@ def test_every_image_the_web_doc_names_exists() -> None:
     assert not missing, f"docs/web.md names images that do not exist: {missing}"
     large = [n for n in named if (DOCS / n).stat().st_size > DOC_IMAGE_BYTES]
     assert not large, f"docs/web.md names images over {DOC_IMAGE_BYTES} bytes: {large}"
+
+
+def test_a_real_harness_run_shows_its_traces(browser: Any, server: str,
+                                             planted: dict[str, Any]) -> None:
+    """The lm-eval run appended from a real samples file: its items page lists each item's
+    output and target, and an item's page shows the prompt lm-eval sent; the Inspect run's
+    failed sample shows its error beside the target it was asked."""
+    samples = next((FIXTURES / "lm_eval/run-seed1").glob("samples_*.jsonl"))
+    first = orjson.loads(samples.read_bytes().splitlines()[0])
+    prompt = first["arguments"]["gen_args_0"]["arg_0"]
+    page = browser.new_page()
+    try:
+        page.goto(server + f"/runs/%40{planted['lm_eval']}/items")
+        listed = page.inner_text("body")
+        assert "(choice " in listed and "acc = " in listed, listed[:2000]
+        page.goto(server + f"/runs/%40{planted['lm_eval']}/items/{first['doc_id']}")
+        shown = page.inner_text("body")
+        assert " ".join(prompt.split()) in " ".join(shown.split()), shown[:2000]
+        page.goto(server + f"/runs/%40{planted['inspect']}/items/arith-059")
+        failed = page.inner_text("body")
+        assert "simulated backend failure" in failed and "786" in failed, failed[:2000]
+    finally:
+        page.close()
