@@ -205,3 +205,27 @@ def test_audit_findings_link_to_their_entries(browser: Any, server: str,
     target = next(e for f in findings for e in f["entries"] if e["kind"] == "run")
     page.locator(f"table.findings a[href='/runs/{target['digest']}']").first.click()
     assert page.locator("h1").inner_text() == f"Run @{target['seq']}"
+
+
+def test_the_run_table_filters_and_sorts(browser: Any, server: str,
+                                         planted: dict[str, Any]) -> None:
+    """Filtered by an apparatus field through the page's own form, then sorted by score by
+    its link (twice: descending), as a user would; the rows agree with report --json."""
+    page, _ = _page(browser)
+    page.goto(server + "/runs")
+    page.fill("form.filters input[name=where]", "kv_cache_precision=q8")
+    page.click("form.filters button")
+    page.wait_for_url("**/runs?**")
+    seqs = [int(s) for s in page.locator("table.runs tr[data-seq]").evaluate_all(
+        "rows => rows.map(r => r.dataset.seq)")]
+    q8 = sorted(r["seq"] for arm in planted["report"]["arms"] if arm["name"] == "q8"
+                for r in arm["runs"])
+    assert sorted(seqs) == q8, (seqs, q8)
+    page.click("#count >> text=score")
+    page.click("#count >> text=score")  # the second click turns the order round
+    page.wait_for_url("**sort=-score**")
+    scores = page.locator("table.runs tr[data-seq]").evaluate_all(
+        "rows => rows.map(r => r.dataset.seq)")
+    by_score = {r["seq"]: r["score"] for arm in planted["report"]["arms"] for r in arm["runs"]}
+    ordered = [by_score[int(s)] for s in scores if by_score.get(int(s)) is not None]
+    assert ordered == sorted(ordered, reverse=True) and len(ordered) >= 2, ordered
