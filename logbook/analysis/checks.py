@@ -115,11 +115,17 @@ def agreement(view: LedgerView, runs: list[RunView],
 def plan_checks(view: LedgerView, plan: PlanView) -> dict[str, Any]:
     """The report's ``checks``: contamination per model, and the scorer's agreement with the
     hand spot-checks of the plan's counted runs (None: never spot-checked)."""
+    from logbook.analysis.holdouts import of_plan
+
     counted = [r for r in plan.runs if not r.retracted]
     agreed = agreement(view, counted)
-    return {"contamination": [c.as_json() for c in contamination(view, plan)],
-            "spot_checks": agreed.as_json() if agreed is not None else None,
-            "search_budget": search_budget(view, plan)}
+    out = {"contamination": [c.as_json() for c in contamination(view, plan)],
+           "spot_checks": agreed.as_json() if agreed is not None else None,
+           "search_budget": search_budget(view, plan)}
+    held = of_plan(view, plan)
+    if held is not None:  # only a plan on a held-out split has the line
+        out["holdout"] = {**held.as_json(), "line": held.line()}
+    return out
 
 
 def search_budget(view: LedgerView, plan: PlanView) -> dict[str, Any]:
@@ -134,8 +140,18 @@ def search_budget(view: LedgerView, plan: PlanView) -> dict[str, Any]:
         declared.get("dataset_hash"), declared.get("name"), None)
     if plan.runs:  # the plan's own runs say it as any run of the suite does
         suite = suite_of(view, plan.runs[0])
-    tried = view.runs_of_suite(suite)
-    systems = {r.system for r in tried}
+    tried = view.runs_of_suite((suite[0], suite[1], None))  # every split of the suite
+    systems = {_configuration(r) for r in tried}
     return {"suite": suite[1] or suite[0], "configurations": len(systems), "runs": len(tried),
-            "before_plan": len({r.system for r in tried if r.seq < plan.seq}),
+            "before_plan": len({_configuration(r) for r in tried if r.seq < plan.seq}),
             "first": tried[0].seq if tried else None, "last": tried[-1].seq if tried else None}
+
+
+# what names the data a run was tried on, not the configuration tried (a configuration tuned
+# on the dev split and measured on the test split is one configuration)
+_DATA_FIELDS = frozenset(("suite", "suite_version", "split"))
+
+
+def _configuration(run: RunView) -> tuple[tuple[str, str], ...]:
+    """The run's system less the fields that name its suite and split."""
+    return tuple(p for p in run.system if p[0] not in _DATA_FIELDS)

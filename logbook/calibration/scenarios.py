@@ -46,6 +46,7 @@ class Shape:
     reproduce: bool = False       # another lab, under its own key, reproduces a q8 run
     stamp: bool = False           # every checkpoint stamped by a time-stamping authority
     checks: bool = False          # the suite checked for contamination, the scorer by hand
+    holdout: bool = False         # the suite named with dev and test splits; the plan on test
 
 
 def shapes(count: int, seed: int, cli: bool = True) -> Iterator[Shape]:
@@ -66,7 +67,8 @@ def shapes(count: int, seed: int, cli: bool = True) -> Iterator[Shape]:
             # drawn from a stream of its own: the shapes' own draws stay as they were
             reproduce=random.Random(seed * 100_003 + i + 0x5EED).random() < 0.3,
             stamp=random.Random(seed * 100_003 + i + 0x57A3).random() < 0.3,
-            checks=random.Random(seed * 100_003 + i + 0xC4EC).random() < 0.35)
+            checks=random.Random(seed * 100_003 + i + 0xC4EC).random() < 0.35,
+            holdout=random.Random(seed * 100_003 + i + 0x401D).random() < 0.35)
 
 
 def suite_hash(name: str) -> str:
@@ -109,14 +111,14 @@ class Book:
 
     def plan(self, slug: str = "kv", k: int = 3, n: int = 200, suite: str = "suite",
              arms: list[dict[str, Any]] | None = None, anchor: bool = True,
-             **extra: Any) -> str:
+             split: str | None = None, **extra: Any) -> str:
         body: dict[str, Any] = {
             "slug": slug, "title": f"Plan {slug}", "decision": "ship q8 or not",
             "hypothesis": "q8 is within 5 points of f16", "runs_per_arm": k,
             "min_effect": 0.05, "variable": ["kv_cache_precision"],
             "metric": {"name": "acc", "kind": "proportion", "higher_is_better": True},
             "suite": {"name": suite, "version": "1", "n_items": n,
-                      "dataset_hash": suite_hash(suite)},
+                      "dataset_hash": suite_hash(suite), **({"split": split} if split else {})},
             "arms": arms or [{"name": "f16", "role": "control"},
                              {"name": "q8", "role": "treatment"}],
             "success": [{"stat": "effect_low", "op": ">", "value": -0.05}],
@@ -126,6 +128,22 @@ class Book:
         if anchor:
             self.checkpoint()
         return digest
+
+    def suite(self, n: int, splits: dict[str, str],
+              listed: tuple[str, ...] | None = None) -> str:
+        """The suite entry of "suite" (`logbook suite`): a split of ``n`` items for each name
+        in ``splits`` (its items' id prefix), ``test`` held out (one look); the splits
+        ``listed`` (default: every one) list their ids, the others only their digest."""
+        from logbook.format.splits import id_set_digest
+
+        parts = {}
+        for name, prefix in splits.items():
+            ids = [f"{prefix}{i}" for i in range(n)]
+            parts[name] = {"n_items": n, "items": id_set_digest(ids),
+                           **({"ids": ids} if listed is None or name in listed else {}),
+                           **({"holdout": {"looks": 1}} if name == "test" else {})}
+        return self.append("suite", {"name": "suite", "version": "1", "n_items": n * len(parts),
+                                     "dataset_hash": suite_hash("suite"), "splits": parts})
 
     def checkpoint(self) -> None:
         from logbook.ledger.checkpoints import make_checkpoint
@@ -163,7 +181,7 @@ class Book:
                 "decoding": {"temperature": temperature, "seed": self.counter}, **extra}
 
     def outcomes(self, p: float, n: int, rng: random.Random, missing: float = 0.0,
-                 exact: bool = False, limit: float = 0.02) -> dict[str, Any]:
+                 exact: bool = False, limit: float = 0.02, items: str = "q") -> dict[str, Any]:
         """n items scored 1 with probability p (exactly round(p * scored) of them when
         `exact`); each fails with probability `missing`, never more than `limit` of them."""
         fail = [rng.random() < missing for _ in range(n)]
@@ -176,20 +194,20 @@ class Book:
             score = [None if fail[i] else float(i in right) for i in range(n)]
         else:
             score = [None if fail[i] else float(rng.random() < p) for i in range(n)]
-        return {"metric": "acc", "id": [f"q{i}" for i in range(n)], "score": score,
+        return {"metric": "acc", "id": [f"{items}{i}" for i in range(n)], "score": score,
                 "error": ["request timed out" if f else None for f in fail]}
 
     def run(self, plan: str | None, arm: str, p: float, n: int, rng: random.Random,
             suite: str = "suite", how: str = "api", session: str | None = None,
             temperature: float = 0.0, missing: float = 0.0, exact: bool = False,
             status: str = "completed", app: dict[str, Any] | None = None,
-            limit: float = 0.02) -> str:
+            limit: float = 0.02, items: str = "q") -> str:
         """Append one run of `arm` (recorded `how`: api, run or from) and return its digest."""
         apparatus = {**self.apparatus(arm, suite, temperature), **(app or {})}
         body: dict[str, Any] = {"plan": plan, "arm": arm if plan else None, "status": status,
                                 "session": session or self.session, "apparatus": apparatus}
         if status == "completed":
-            body["outcomes"] = self.outcomes(p, n, rng, missing, exact, limit)
+            body["outcomes"] = self.outcomes(p, n, rng, missing, exact, limit, items)
         else:
             body["reason"] = "engine crashed (out of memory)"
         if how == "api" or plan is None or status != "completed" or self.runner is None:
@@ -345,6 +363,8 @@ def honest(book: Book, shape: Shape, **plan_extra: Any) -> dict[str, Any]:
     """An honest ledger of `shape`; returns what violations need (plan, runs by arm, rng)."""
     rng = random.Random(shape.seed)
     book.stamping = shape.stamp
+    if shape.holdout:  # the suite named with its splits (dev and a held-out test)
+        book.suite(shape.n, {"dev": "dev-q", "test": "q"})
     if shape.explore:  # a nightly series of one unchanged apparatus, on another suite
         p = rng.uniform(0.2, 0.9)
         for _ in range(shape.explore):
@@ -353,12 +373,19 @@ def honest(book: Book, shape: Shape, **plan_extra: Any) -> dict[str, Any]:
         if shape.band and shape.explore >= 5:
             book.band("kv_cache_precision=nightly")
     if shape.calibration:  # the q8 pipeline's band, measured by a calibration plan
-        cal = book.plan("cal", k=8, n=shape.n, arms=[{"name": "q8", "role": "control"}])
-        for _ in range(8):
+        cal = book.plan("cal", k=8, n=shape.n, arms=[{"name": "q8", "role": "control"}],
+                        split="dev" if shape.holdout else None)
+        for _ in range(8):  # with a held-out test split, on dev
             book.run(cal, "q8", shape.p + shape.effect, shape.n, rng, "suite",
-                     temperature=shape.temperature)
+                     temperature=shape.temperature, items="dev-q" if shape.holdout else "q")
         book.band("cal:q8")
-    plan = book.plan("kv", k=shape.k, n=shape.n, due=shape.due, **plan_extra)
+    if shape.holdout:  # tuning on dev, after any calibration (its own stream)
+        tune = random.Random(shape.seed + 0x401D)
+        for _ in range(tune.randint(1, 3)):
+            book.run(None, "q8", shape.p, shape.n, tune, items="dev-q",
+                     app={"suite": "suite", "split": "dev"}, temperature=shape.temperature)
+    split = plan_extra.pop("split", "test" if shape.holdout else None)
+    plan = book.plan("kv", k=shape.k, n=shape.n, due=shape.due, split=split, **plan_extra)
     runs: dict[str, list[str]] = {"f16": [], "q8": []}
     truth = {"f16": shape.p, "q8": shape.p + shape.effect}
     for i in range(shape.k):

@@ -388,11 +388,37 @@ def a36(book: Book, s: Shape) -> None:
                        "contaminated", rate)
 
 
+def a37(book: Book, s: Shape) -> None:
+    """A second look at the held-out test split, in one of the ways it is taken: a peek at
+    test before writing the plan, a test run retracted and made again, a second plan on test
+    after the first one's claims, or test items run under the dev split's name (the suite
+    entry lists the test split's ids, not dev's, so the door cannot tell)."""
+    rng = random.Random(s.seed + 37)
+    way = rng.choice(["peek", "retract", "second-plan", "renamed"])
+    if way == "renamed":
+        book.suite(s.n, {"dev": "dev-q", "test": "q"}, listed=("test",))
+        book.run(None, "q8", s.p, s.n, rng, app={"suite": "suite", "split": "dev"})
+        honest(book, with_shape(s, holdout=False, calibration=False), split="test")
+        return
+    if way in ("peek", "retract"):
+        book.suite(s.n, {"dev": "dev-q", "test": "q"})
+        peek = book.run(None, "q8", s.p, s.n, rng, app={"suite": "suite", "split": "test"})
+        if way == "retract":
+            book.retract(peek, "run on the wrong split by mistake")
+        honest(book, with_shape(s, holdout=False, calibration=False), split="test")
+        return
+    h = honest(book, with_shape(s, holdout=True))
+    again = book.plan("kv-2", k=s.k, n=s.n, split="test")
+    for _ in range(s.k):
+        for arm in ("f16", "q8"):
+            book.run(again, arm, h["truth"][arm], s.n, h["rng"])
+
+
 VIOLATIONS: dict[str, Callable[[Book, Shape], Any]] = {
     "A01": a01, "A02": a02, "A03": a03, "A04": a04, "A05": a05, "A06": a06, "A07": a07,
     "A08": a08, "A09": a09, "A10": a10, "A11": a11, "A12": a12, "A13": a13, "A14": a14,
     "A15": a15, "A16": a16, "A17": a17, "A18": a18, "A19": a19, "A20": a20, "A21": a21, "A22": a22,
     "A23": a23, "A24": a24, "A25": a25, "A26": a26, "A27": a27, "A28": a28,
     "A29": a29, "A30": a30, "A31": a31, "A32": a32, "A33": a33, "A34": a34, "A35": a35,
-    "A36": a36,
+    "A36": a36, "A37": a37,
 }

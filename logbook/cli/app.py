@@ -50,6 +50,7 @@ def _global(
 # help, completion and an unknown name import them all
 MODULES: dict[str, tuple[str, ...]] = {
     "write": ("init", "append", "plan", "amend", "note", "retract", "reindex"),
+    "suites": ("suite",),
     "admit": ("admit",),
     "record": ("run",),
     "spool": ("spool",),

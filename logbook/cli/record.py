@@ -35,12 +35,14 @@ def _declared(apparatus: str | None) -> dict[str, Any]:
 
 def append_from(source: str, path: str | None, plan: str | None, arm: str | None,
                 session: str | None, apparatus: str | None, once: str | None,
-                reproduces: str | None = None) -> list[Any]:
+                reproduces: str | None = None, suite: str | None = None,
+                split: str | None = None) -> list[Any]:
     """`logbook append --from SOURCE PATH`: every run the harness output holds, all or none;
     with --plan, the run of the plan's suite goes to the arm, the others are exploratory."""
     from logbook.crypto.signing import load_key
     from logbook.ingest import adapter_for
     from logbook.ingest.appending import append_output
+    from logbook.ledger.suite_door import run_fields, suites_of, with_suite
 
     harness = adapter_for(source, "--from")
     if path is None:
@@ -48,6 +50,8 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
     declared = _declared(apparatus)
     key = load_key()
     with state.open_ledger(write=True) as ledger:
+        if suite is not None or split is not None:
+            declared = with_suite(declared, run_fields(suites_of(ledger), suite, split))
         done = append_output(ledger, key, source,
                              lambda metric: harness.read_runs(Path(path), metric=metric),
                              plan=plan, arm=arm, declared=declared,
@@ -84,14 +88,32 @@ def run(
     reproduces: str = typer.Option(None, "--reproduces", metavar="REF", help="The run repeats "
                                    "this earlier run (@SEQ or digest): the same suite and "
                                    "metric (docs/format.md, Reproductions)."),
+    suite: str = typer.Option(None, "--suite", metavar="NAME[@VERSION]", help="The run is "
+                              "of this suite entry (`logbook suite`)."),
+    split: str = typer.Option(None, "--split", metavar="NAME", help="With --suite: the run "
+                              "is of this split (a held-out split counts each run as a "
+                              "look)."),
 ) -> None:
     """Run CMD and append its run, whatever happens to it."""
     from logbook.crypto.signing import load_key
     from logbook.integrations.command import NotAppended, record_command
 
+    def declared() -> dict[str, Any]:
+        return _declared(apparatus)
+
+    if suite is not None or split is not None:  # checked before the command starts
+        from logbook.ledger.suite_door import run_fields, suites_of, with_suite
+
+        with state.open_ledger() as ledger:
+            fields = run_fields(suites_of(ledger), suite, split)
+        said = with_suite(_declared(apparatus), fields)
+
+        def declared() -> dict[str, Any]:
+            return said
+
     try:
         done = record_command(command, open_ledger=lambda: state.open_ledger(write=True),
-                              key=load_key, declared=lambda: _declared(apparatus), plan=plan,
+                              key=load_key, declared=declared, plan=plan,
                               arm=arm, session=session, outcomes=outcomes, source=source,
                               logs=logs, note=note, beyond_plan=beyond_plan,
                               say=intake_cli.say, reproduces=reproduces)

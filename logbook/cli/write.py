@@ -88,11 +88,19 @@ def append(
                                      "outcomes.content (each row's item) is replaced by salted "
                                      "commitments; salts and content go to the file SALTS, "
                                      "which you keep (docs/format.md, Committed items)."),
+    suite: str = typer.Option(None, "--suite", metavar="NAME[@VERSION]", help="With --from: "
+                              "the runs are of this suite entry (`logbook suite`)."),
+    split: str = typer.Option(None, "--split", metavar="NAME", help="With --from and "
+                              "--suite: the runs are of this split (a held-out split counts "
+                              "each run as a look)."),
     as_json: bool = state.json_flag(),
 ) -> None:
     """Append an entry draft (or, with --from, the runs of a harness output).
 
     A run draft without a `session` gets LOGBOOK_SESSION's, when it is set."""
+    if (suite is not None or split is not None) and source is None:
+        raise InputError("--suite and --split go with --from; a run draft names them in its "
+                         "apparatus (suite, split)")
     if exploratory and not spool:
         raise InputError("--exploratory goes with --spool")
     if commit_items is not None and (spool or source is not None):
@@ -116,22 +124,23 @@ def append(
         from logbook.cli.record import append_from
 
         print_appended(append_from(source, file, plan, arm, session, apparatus, once,
-                                   reproduces), as_json)
+                                   reproduces, suite, split), as_json)
         return
     append_drafts(state.options().ledger, file, jsonl, once, as_json, reproduces, commit_items)
 
 
-def _load_plan_file(file: str) -> dict[str, Any]:
+def _load_plan_file(file: str, what: str = "plan") -> dict[str, Any]:
+    """A plan (or suite) file, TOML or JSON, read within the plan size limit."""
     import tomllib
 
     from logbook.files import read_bytes
     from logbook.limits import MAX_PLAN_BYTES, check_nesting, check_value_depth
 
-    data = (state.read_input(file, "plan file") if file == "-" else
-            read_bytes(file, "plan file", limit=MAX_PLAN_BYTES, kind="a plan"))
+    data = (state.read_input(file, f"{what} file") if file == "-" else
+            read_bytes(file, f"{what} file", limit=MAX_PLAN_BYTES, kind=f"a {what}"))
     if len(data) > MAX_PLAN_BYTES:
-        raise InputError(f"plan file {file} is not a plan (it is larger than {MAX_PLAN_BYTES} "
-                         "bytes)")
+        raise InputError(f"{what} file {file} is not a {what} (it is larger than "
+                         f"{MAX_PLAN_BYTES} bytes)")
     if file.endswith(".json") or data.lstrip()[:1] == b"{":
         value = state.parse_json(data, file)
     else:
@@ -144,7 +153,7 @@ def _load_plan_file(file: str) -> dict[str, Any]:
             raise InputError(f"{file}: values nest too deeply") from None
         check_value_depth(value, file)  # dotted keys and table headers nest without brackets
     if not isinstance(value, dict):
-        raise InputError(f"{file}: a plan must be an object")
+        raise InputError(f"{file}: a {what} must be an object")
     due: Any = value.get("due")
     if hasattr(due, "isoformat"):  # a TOML date (or date-time) literal: keep its text
         value["due"] = due.isoformat()
@@ -159,9 +168,12 @@ def plan(
     as_json: bool = state.json_flag(),
 ) -> None:
     """Pre-register a plan, before its runs."""
+    from logbook.ledger.suite_door import complete_plan, suites_of
+
     body = _load_plan_file(file)
     key = _key()
     with state.open_ledger(write=True) as ledger:
+        body = complete_plan(suites_of(ledger), body)
         entries = ledger.append_many([("plan", body)], key, once=once)
         print_appended(entries, as_json)
     _power_warning(body)

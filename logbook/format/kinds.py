@@ -81,7 +81,8 @@ _PLAN = Ref("plan", "plan")
 KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("genesis", "logbook.model.entries:Genesis", admission=_ADMIT + "admit_genesis"),
     Kind("key", "logbook.model.entries:Key", admission=_ADMIT + "admit_key"),
-    Kind("plan", "logbook.model.plan:Plan", indexed=("slug",)),
+    Kind("plan", "logbook.model.plan:Plan", indexed=("slug",),
+         admission="logbook.ledger.suite_door:admit_plan"),
     Kind("amendment", "logbook.model.plan:Amendment", refs=(_PLAN,), indexed=("plan",),
          admission=_ADMIT + "admit_amendment"),
     Kind("run", "logbook.model.run:Run", refs=(_PLAN, Ref("intended.plan", "plan"),
@@ -101,6 +102,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("timestamp", "logbook.model.entries:Timestamp", admission=_ADMIT + "admit_timestamp"),
     Kind("check", "logbook.model.checks:Check", refs=(Ref("run", "run"),),
          indexed=("target=run",), admission=_ADMIT + "admit_check"),
+    Kind("suite", "logbook.model.suites:SuiteRecord",
+         admission="logbook.ledger.suite_door:admit_suite"),
 )}
 
 NAMES: tuple[str, ...] = tuple(KINDS)

@@ -13,6 +13,7 @@ from logbook.errors import InputError
 from logbook.format import kinds
 from logbook.format.metrics import BOUNDED_KINDS
 from logbook.ledger import intake
+from logbook.ledger.suite_door import check_run_split
 from logbook.ledger.suites import Suites
 from logbook.storage.base import EntryReads
 from logbook.tlog import merkle
@@ -53,7 +54,10 @@ def admit_run(at: Standing, body: dict[str, Any]) -> None:
         _arm_of(plan, body.get("arm"), "body.arm")
         _scores_fit(plan, body.get("outcomes"))
         intake.check_run(at.suites, body["plan"], plan, body)
-    elif body.get("intended"):
+        check_run_split(at, body, plan)
+    else:
+        check_run_split(at, body, None)
+    if body.get("intended"):
         expect(store, body["intended"]["plan"], "plan", "body.intended.plan")
     if body.get("reproduces"):
         _reproduces(store, body)

@@ -51,6 +51,9 @@ class Suite(Record):
     dataset_hash: str | None = Field(default=None, pattern=r"^sha256:[0-9a-f]{64}$|^[^:]+:.+$")
     n_items: int = Field(ge=1)
     cluster_field: str | None = None
+    # the split of the suite entry named (name, version) the plan measures
+    # (logbook.model.suites; docs/recording.md, "Suites and held-out splits")
+    split: Text | None = None
 
 
 class Arm(Record):

@@ -337,6 +337,8 @@ def check_lines(checks: dict[str, Any] | None) -> list[str]:
         out.append(f"  search budget: {budget['configurations']} configuration(s) tried on suite "
                    f"{budget['suite']} in {budget['runs']} run(s), @{budget['first']}–"
                    f"@{budget['last']}; {budget['before_plan']} before the plan")
+    if checks.get("holdout"):
+        out.append(f"  {checks['holdout']['line']}")
     for c in checks.get("contamination") or []:
         if not c["checks"]:
             out.append(f"  contamination: {c['model']}: not checked")

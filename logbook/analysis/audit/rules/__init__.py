@@ -14,6 +14,7 @@ from logbook.analysis.audit.rules import (
     claims,
     clusters,
     comparisons,
+    holdouts,
     plans,
     repeats,
     reproductions,
@@ -23,5 +24,6 @@ from logbook.analysis.audit.rules import (
     timestamps,
 )
 
-__all__ = ["admissions", "arms", "bands", "checks", "claims", "clusters", "comparisons", "plans",
-           "repeats", "reproductions", "retractions", "runs", "statements", "timestamps"]
+__all__ = ["admissions", "arms", "bands", "checks", "claims", "clusters", "comparisons",
+           "holdouts", "plans", "repeats", "reproductions", "retractions", "runs", "statements",
+           "timestamps"]

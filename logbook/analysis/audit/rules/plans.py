@@ -69,7 +69,15 @@ def agrees(found: dict[str, Any], arm: dict[str, Any], variable: set[str]) -> bo
 
 
 def same_suite(plan: PlanView, run: RunView) -> bool:
-    """The run's dataset (or item-ids) hash is the plan's or its runs'; else the same items."""
+    """The run's dataset (or item-ids) hash is the plan's or its runs'; else the same items.
+    A run on another split of the plan's suite (docs/recording.md, "Suites and held-out
+    splits") is on the plan's data only if it holds items of the plan's runs."""
+    split = (plan.original.get("suite") or {}).get("split")
+    theirs = run.apparatus.get("split")
+    if split and isinstance(theirs, str) and theirs != split:
+        done = [r for r in plan.runs if r.status == "completed"]
+        return bool(done) and not set(run.item_scores).isdisjoint(done[0].item_scores)
+
     def hash_of(r: RunView) -> Any:
         return r.apparatus.get("dataset_hash") or r.apparatus.get("item_ids_hash")
 
