@@ -141,9 +141,9 @@ def search_budget(view: LedgerView, plan: PlanView) -> dict[str, Any]:
     if plan.runs:  # the plan's own runs say it as any run of the suite does
         suite = suite_of(view, plan.runs[0])
     tried = view.runs_of_suite((suite[0], suite[1], None))  # every split of the suite
-    systems = {_configuration(r) for r in tried}
+    systems = {configuration(r) for r in tried}
     return {"suite": suite[1] or suite[0], "configurations": len(systems), "runs": len(tried),
-            "before_plan": len({_configuration(r) for r in tried if r.seq < plan.seq}),
+            "before_plan": len({configuration(r) for r in tried if r.seq < plan.seq}),
             "first": tried[0].seq if tried else None, "last": tried[-1].seq if tried else None}
 
 
@@ -152,6 +152,40 @@ def search_budget(view: LedgerView, plan: PlanView) -> dict[str, Any]:
 _DATA_FIELDS = frozenset(("suite", "suite_version", "split"))
 
 
-def _configuration(run: RunView) -> tuple[tuple[str, str], ...]:
+def configuration(run: RunView) -> tuple[tuple[str, str], ...]:
     """The run's system less the fields that name its suite and split."""
     return tuple(p for p in run.system if p[0] not in _DATA_FIELDS)
+
+
+def explored(view: LedgerView, plans: list[PlanView]) -> list[list[RunView]]:
+    """The configurations tried on the plans' suite by exploratory runs (no plan, none
+    admitted into one, no reproduction) that none of the plans' own runs has, each as its
+    runs in ledger order, oldest configuration first: the search the plans' comparisons were
+    chosen from. When every
+    plan measures one split of a suite entry, runs that name another split are left out (a
+    held-out split is what protects a figure from the search on dev)."""
+    from logbook.analysis.view import suite_of
+
+    if not plans:
+        return []
+    splits = {(p.original.get("suite") or {}).get("split") for p in plans}
+    split = next(iter(splits)) if len(splits) == 1 else None
+    declared = plans[0].original.get("suite") or {}
+    suite: tuple[str | None, str | None, str | None] = (
+        declared.get("dataset_hash"), declared.get("name"), None)
+    own = [r for p in plans for r in p.runs]
+    if own:
+        h, name, _ = suite_of(view, own[0])
+        suite = (h, name, None)
+    known = {configuration(r) for r in own}
+    found: dict[tuple[tuple[str, str], ...], list[RunView]] = {}
+    for r in view.runs_of_suite(suite):
+        if r.plan is not None or r.admitted is not None or r.reproduces is not None:
+            continue  # a plan's run, or a repeat of a run: no configuration tried
+        theirs = r.apparatus.get("split")
+        if split is not None and isinstance(theirs, str) and theirs != split:
+            continue
+        config = configuration(r)
+        if config not in known:
+            found.setdefault(config, []).append(r)
+    return sorted(found.values(), key=lambda runs: runs[0].seq)

@@ -61,3 +61,45 @@ def test_a_plan_alone_on_its_suite_says_so(ledger_dir: Path, tmp_path: Path) -> 
     assert (budget["configurations"], budget["before_plan"]) == (1, 0)
     r = run_cli("claim", "pp", "--arm", "f16", "--statement", "f16 scores 70%")
     assert r.code == 0 and "configurations tried" not in r.err
+
+
+def _findings(check: str) -> list[dict[str, object]]:
+    return [f for f in run_cli("audit", "--json").json["findings"] if f["check"] == check]
+
+
+def test_a11_counts_the_configurations_tried_across_the_suite(ledger_dir: Path,
+                                                              tmp_path: Path) -> None:
+    """One plan, one comparison: alone, no family; with the search on its suite before it
+    (b1, b2, b3 failed, b4 retracted: a retracted run was still tried), a family of five."""
+    ok("plan", str(write_json(tmp_path / "p.json", plan_body("pp", runs_per_arm=1))))
+    for arm in ("f16", "q8"):
+        ok("append", str(write_json(tmp_path / f"{arm}.json",
+                                    draft("run", run_body("pp", arm, seed=len(arm))))))
+    assert _findings("A11") == []
+    seqs = _explore(tmp_path)
+    ok("retract", f"@{seqs[4]}", "--reason", "bad build", "--category", "harness_defect")
+    (found,) = _findings("A11")
+    assert str(found["message"]).startswith("5 comparisons test suite suite 1 (pp; 4 "
+                                            "configuration(s) tried by exploratory runs)")
+
+
+def test_a39_a_claim_silent_on_its_search(ledger_dir: Path, tmp_path: Path) -> None:
+    seqs = _explore(tmp_path)
+    ok("plan", str(write_json(tmp_path / "p.json", plan_body("pp", runs_per_arm=1))))
+    for arm in ("f16", "q8"):
+        ok("append", str(write_json(tmp_path / f"{arm}.json",
+                                    draft("run", run_body("pp", arm, seed=len(arm))))))
+    silent = ok("claim", "pp", "--arm", "q8", "--statement", "q8 scores 70%").split()[0]
+    (found,) = _findings("A39")
+    assert found["seq"] == int(silent) and found["severity"] == "warning"
+    assert f"chosen among 6 configurations tried on the suite (4 by exploratory runs before " \
+           f"the claim, from @{seqs[0]})" in str(found["message"])
+    ok("retract", f"@{silent}", "--reason", "said without its search", "--category", "other")
+    ok("claim", "pp", "--arm", "q8", "--statement", "q8 scores 70%, the best of 6 "
+       "configurations tried on the suite")
+    assert _findings("A39") == []
+    # runs after the claim are not what it was chosen from
+    ok("append", str(write_json(tmp_path / "late.json", draft("run", {
+        **run_body(None, None, seed=40),  # type: ignore[arg-type]
+        "apparatus": {"engine_build": "b77", "suite": "suite", "model": "m"}}))))
+    assert _findings("A39") == []

@@ -597,8 +597,9 @@ def test_doc_commands_run(tmp_path: Path) -> None:
                            capture_output=True, text=True, timeout=120, check=False)
         assert r.returncode == 0, f"block {i} failed:\n{block}\n{r.stdout}\n{r.stderr}"
     kinds = [e["entry"]["kind"] for e in exported(work)]
-    # three plans, and "tiny" whose refused run is admitted once it is amended
-    assert kinds.count("plan") == 4 and kinds.count("run") >= 7
+    # three plans, "tiny" whose refused run is admitted once it is amended, and one on a
+    # held-out split
+    assert kinds.count("plan") == 5 and kinds.count("run") >= 9 and kinds.count("suite") == 1
     assert kinds.count("admission") == 1
     plans = {e["digest"]: e["entry"]["body"]["slug"] for e in exported(work)
              if e["entry"]["kind"] == "plan"}
@@ -607,8 +608,8 @@ def test_doc_commands_run(tmp_path: Path) -> None:
                   and e["entry"]["body"]["plan"] in plans and plans[e["entry"]["body"]["plan"]]
                   != "kv-q8-vs-f16")
     # one run each way in; the same lm-eval output appended twice is one run
-    assert arms == [("arith-kv", "f16"), ("arith-kv", "f16"), ("hellaswag-kv", "f16"),
-                    ("hellaswag-kv", "q8"), ("hellaswag-kv", "q8")]
+    assert arms == [("arith-kv", "f16"), ("arith-kv", "f16"), ("capitals-final", "tuned"),
+                    ("hellaswag-kv", "f16"), ("hellaswag-kv", "q8"), ("hellaswag-kv", "q8")]
     statuses = {e["entry"]["body"]["status"] for e in exported(work)
                 if e["entry"]["kind"] == "run"}
     assert statuses == {"completed", "failed"}
