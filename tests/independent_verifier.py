@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 DOMAIN = b"logbook.entry.v1\n"  # section 3
 ZERO = "0" * 64
 KINDS = {"genesis", "key", "plan", "amendment", "run", "retraction", "claim", "band", "note",
-         "admission", "timestamp", "check"}
+         "admission", "timestamp", "check", "suite"}
 ENVELOPE = {"v", "ledger", "seq", "prev", "ts", "kind", "signer", "body"}  # section 1
 # section 5: the body fields that reference earlier entries, per kind (True: a list of them)
 REFERENCES = {"run": [("plan", False), ("intended.plan", False), ("reproduces", False)],

@@ -283,3 +283,31 @@ def test_lm_eval_plan_written_after_a_look(ledger_dir: Path) -> None:
            *lm_copy(ledger_dir / "out", LM_SEED2), cwd=ledger_dir)
     assert r.returncode == 0, r.stderr
     assert "looked at 2 time(s)" in ok("report", "mc")
+
+
+def test_a_ledger_with_suites_verifies_and_a_tampered_suite_does_not(ledger_dir: Path,
+                                                                      tmp_path: Path) -> None:
+    """`verify` and the independent verifier (tests/independent_verifier.py) know the kind;
+    a suite entry's test split changed in the database is found."""
+    import sqlite3
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parents[1]))
+    import independent_verifier as iv
+
+    ok("suite", str(suite_file()))
+    ok("plan", str(plan_file("kv", "arith:test")))
+    ok("export", "--out", str(tmp_path / "e.jsonl"))
+    assert iv.verify_export(tmp_path / "e.jsonl") == []
+    db = ledger_dir / ".logbook" / "ledger.db"
+    assert iv.verify_db(db) == []
+    assert run_cli("verify").code == 0
+    con = sqlite3.connect(db)  # an attacker with the file: the append-only triggers dropped
+    con.execute("DROP TRIGGER IF EXISTS entries_no_update")
+    (raw,) = con.execute("select entry from entries where seq = 1").fetchone()
+    con.execute("update entries set entry = ? where seq = 1",
+                (bytes(raw).replace(b'"t039"', b'"d000"'),))
+    con.commit()
+    con.close()
+    assert run_cli("verify").code == 1
+    assert iv.verify_db(db) != []

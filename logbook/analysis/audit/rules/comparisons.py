@@ -5,6 +5,7 @@ behind them: docs/audit.md.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from logbook.analysis.audit.context import Context, comparisons
@@ -87,13 +88,18 @@ def family(ctx: Context, plans: list[PlanView],
                    [p.digest for p in plans] + [c.digest for c in claims])
 
 
+# "best of 6", "6 configurations", "6 other KV settings tried": a count of the search, not
+# a figure that happens to be the same number
+SAYS_SEARCH = re.compile(r"(?i)\bbest of (\d+)\b|(?<![\d.,])\b(\d+)\b(?![.,]\d)"
+                         r"(?=(?:\s+[\w-]+){0,3}?\s+(?:configurations?|configs?|settings?|"
+                         r"variants?|setups?|tried))")
+
+
 @rule("A39", severity="warning", title="search budget not stated",
       finds="a standing claim on a plan whose comparisons were chosen among configurations "
       "exploratory runs tried on its suite before the claim, and whose statement gives "
       "neither how many configurations were tried nor how many besides the plan's")
 def search_unstated(ctx: Context) -> Iterator[Finding]:
-    import re
-
     from logbook.analysis.checks import configuration, explored
 
     for c, plan in ctx.planned_claims():
@@ -104,8 +110,7 @@ def search_unstated(ctx: Context) -> Iterator[Finding]:
             continue
         own = len({configuration(r) for r in plan.runs if r.seq < c.seq})
         total = own + len(tried)
-        said = {int(x) for x in re.findall(r"(?<![\d.])\d+(?![\d.])",
-                                           str(c.body.get("statement", "")))}
+        said = {int(a or b) for a, b in SAYS_SEARCH.findall(str(c.body.get("statement", "")))}
         if said & {total, len(tried)}:
             continue
         first = tried[0][0].seq
