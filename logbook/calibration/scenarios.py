@@ -160,7 +160,7 @@ class Book:
 
         from logbook.calibration.tsa import Authority
         from logbook.crypto.timestamps import read_response
-        from logbook.tlog.note import body_text, parse_checkpoint
+        from logbook.tlog.checkpoint import body_text, parse_checkpoint
 
         cp = parse_checkpoint(note)[0]
         self.clock += 1

@@ -2,7 +2,7 @@
 
 A checkpoint's time is its owner's clock. A time-stamping authority (TSA) signs instead that a
 hash existed by a time it states: the hash here is SHA-256 of the checkpoint's body (the text a
-C2SP checkpoint's signatures cover: origin, size and root, one per line; logbook.tlog.note
+C2SP checkpoint's signatures cover: origin, size and root, one per line; logbook.tlog.checkpoint
 `body_text`), so a token proves that the ledger's tree of that size, with that root, existed
 by then.
 

@@ -190,8 +190,8 @@ def admit_timestamp(at: Standing, body: dict[str, Any]) -> None:
     import orjson
 
     from logbook.crypto.timestamps import read_response
+    from logbook.tlog.checkpoint import Checkpoint, body_text
     from logbook.tlog.merkle import root_from_nodes
-    from logbook.tlog.note import Checkpoint, body_text
     from logbook.verify.proofs import origin_of
 
     size, root = body["size"], body["root"]

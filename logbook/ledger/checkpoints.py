@@ -23,7 +23,8 @@ from logbook.ledger.entry import now_rfc3339
 from logbook.ledger.service import Ledger
 from logbook.storage.base import CheckedCopy
 from logbook.tlog import merkle
-from logbook.tlog.note import Checkpoint, parse_checkpoint, sign_checkpoint, verifier_key
+from logbook.tlog.checkpoint import Checkpoint, parse_checkpoint, sign_checkpoint
+from logbook.tlog.note import verifier_key
 from logbook.verify.proofs import Parsed, origin_of
 from logbook.verify.tree import Tree
 

@@ -111,7 +111,7 @@ def open_rows(ledger: Ledger, ref: str, k: int, salts: Path,
     """The openings document of the ``k`` rows of run ``ref`` that the checkpoint
     ``checkpoint`` (its name and note; None: the latest kept one that holds the run) chooses."""
     from logbook.ledger.checkpoints import inclusion_proof
-    from logbook.tlog.note import parse_checkpoint
+    from logbook.tlog.checkpoint import parse_checkpoint
     from logbook.verify.proofs import origin_of
     from logbook.verify.tree import recomputed_tree
 

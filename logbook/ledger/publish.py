@@ -77,7 +77,7 @@ def publish(ledger: Ledger, dest: Path, load_key: Callable[[], SigningKey],
         made = True
     else:
         note, made = found[0], False
-    from logbook.tlog.note import parse_checkpoint
+    from logbook.tlog.checkpoint import parse_checkpoint
 
     cp, _ = parse_checkpoint(note)
     if cp.origin != origin_of(ledger.uuid):  # pragma: no cover - the ledger made it

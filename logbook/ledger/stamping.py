@@ -34,7 +34,7 @@ def stamp(ledger: Ledger, key: SigningKey, note: str, url: str, timeout: float,
     """Ask the TSA at ``url`` to stamp the checkpoint ``note``, check its answer (and, with
     ``certs``, its signature), and append it as a `timestamp` entry."""
     from logbook.crypto.timestamps import MAX_RESPONSE_BYTES, check, read_response, request
-    from logbook.tlog.note import body_text, parse_checkpoint
+    from logbook.tlog.checkpoint import body_text, parse_checkpoint
     from logbook.verify.fetch import request as send
 
     cp = parse_checkpoint(note)[0]

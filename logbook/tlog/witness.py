@@ -18,7 +18,8 @@ import hashlib
 from dataclasses import dataclass
 
 from logbook.errors import InputError
-from logbook.tlog.note import EM_DASH, NoteSignature, b64, b64_strict, parse_checkpoint
+from logbook.tlog.checkpoint import parse_checkpoint
+from logbook.tlog.note import EM_DASH, NoteSignature, b64, b64_strict
 
 __all__ = [
     "COSIGNATURE_TYPE",

@@ -22,11 +22,8 @@ from logbook.crypto.public import PublicKey, read_trust
 from logbook.errors import InputError
 from logbook.findings import Finding
 from logbook.tlog import merkle
-from logbook.tlog.note import (
-    parse_checkpoint,
-    parse_verifier_key,
-    verify_checkpoint_signature,
-)
+from logbook.tlog.checkpoint import parse_checkpoint, verify_checkpoint_signature
+from logbook.tlog.note import parse_verifier_key
 from logbook.verify.chain import Result
 from logbook.verify.cosignatures import WitnessKey
 from logbook.verify.proofs import (

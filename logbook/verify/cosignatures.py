@@ -15,7 +15,7 @@ from pathlib import Path
 
 from logbook.crypto.public import verify_signature
 from logbook.errors import InputError
-from logbook.tlog.note import body_text, parse_checkpoint
+from logbook.tlog.checkpoint import body_text, parse_checkpoint
 from logbook.tlog.witness import (
     cosigned_message,
     cosigner_key_id,

@@ -85,7 +85,7 @@ def _latest_checkpoint_size(store: VerifyReads) -> int:
     """The size the latest stored checkpoint claims (0 when none parses); whether it holds
     is for the check itself to find."""
     from logbook.errors import LogbookError
-    from logbook.tlog.note import parse_checkpoint
+    from logbook.tlog.checkpoint import parse_checkpoint
 
     try:
         rows = store.checkpoints()

@@ -27,7 +27,7 @@ from logbook.crypto.public import PublicKey
 from logbook.errors import CheckFailed, InputError
 from logbook.inside import read_inside, write_inside
 from logbook.tlog import merkle, tiles
-from logbook.tlog.note import checkpoint_signers, parse_checkpoint
+from logbook.tlog.checkpoint import checkpoint_signers, parse_checkpoint
 from logbook.verify.chain import Result
 from logbook.verify.cosignatures import WitnessKey, quorum_of
 from logbook.verify.proofs import Parsed

@@ -76,7 +76,7 @@ def verify_openings(doc: Any, key: PublicKey) -> Openings:
     """Check an openings document (see the module's text) under the trusted ``key``."""
     from logbook.format.commitments import commitment, content_digest, rows_to_open
     from logbook.tlog import merkle
-    from logbook.tlog.note import parse_checkpoint, verify_checkpoint_signature
+    from logbook.tlog.checkpoint import parse_checkpoint, verify_checkpoint_signature
     from logbook.verify.proofs import origin_of
 
     out = Openings()

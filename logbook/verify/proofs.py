@@ -13,7 +13,8 @@ from typing import Any
 from logbook.crypto.public import PublicKey
 from logbook.errors import InputError
 from logbook.tlog import merkle
-from logbook.tlog.note import Checkpoint, NoteSignature, verify_checkpoint_signature
+from logbook.tlog.checkpoint import Checkpoint, verify_checkpoint_signature
+from logbook.tlog.note import NoteSignature
 
 ORIGIN_PREFIX = "logbook/"
 Parsed = tuple[Checkpoint, list[NoteSignature]]

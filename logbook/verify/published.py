@@ -27,7 +27,7 @@ from logbook.errors import CheckFailed, EnvironmentProblem, InputError
 from logbook.findings import Finding
 from logbook.reading import max_input_bytes, read_timeout
 from logbook.tlog import merkle, tiles
-from logbook.tlog.note import parse_checkpoint, verify_checkpoint_signature
+from logbook.tlog.checkpoint import parse_checkpoint, verify_checkpoint_signature
 from logbook.verify.chain import Result
 from logbook.verify.export_lines import verify_export_lines
 from logbook.verify.proofs import Parsed, origin_of

@@ -293,7 +293,7 @@ def check_stored_checkpoint(result: Result, row: tuple[Any, ...],
     is signed by a key valid at its size, and its size and root are the ledger's own
     (recomputed from the entries' digests, not read from the stored tree). A finding if not."""
     from logbook.errors import InputError
-    from logbook.tlog.note import parse_checkpoint, verify_checkpoint_signature
+    from logbook.tlog.checkpoint import parse_checkpoint, verify_checkpoint_signature
 
     number, size, root, note = row[0], row[1], row[2], row[3]
     result.checks += 1

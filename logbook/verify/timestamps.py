@@ -48,8 +48,8 @@ def check_stamps(result: Result, certs: list[Certificate] | None) -> list[StampC
     ``result`` (check "timestamp"). Returns those that hold (all of them are signed by the
     TSA ``certs`` names, when given)."""
     from logbook.crypto.timestamps import check, read_response
+    from logbook.tlog.checkpoint import Checkpoint, body_text
     from logbook.tlog.merkle import roots_at
-    from logbook.tlog.note import Checkpoint, body_text
     from logbook.verify.proofs import origin_of
 
     if not result.stamps:

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from logbook.errors import CheckFailed, EnvironmentProblem, InputError
 from logbook.files import atomic_writer
-from logbook.tlog.note import parse_checkpoint, parse_note
+from logbook.tlog.checkpoint import parse_checkpoint
+from logbook.tlog.note import parse_note
 from logbook.tlog.witness import encode_request, parse_size
 from logbook.verify.cosignatures import WitnessKey, check_cosignatures, read_witness_key
 

@@ -31,7 +31,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from logbook.crypto.signing import SigningKey
 from logbook.errors import InputError, LogbookError
 from logbook.tlog import merkle
-from logbook.tlog.note import body_text, verify_note
+from logbook.tlog.checkpoint import body_text
+from logbook.tlog.note import verify_note
 from logbook.tlog.witness import (
     SIZE_CONTENT_TYPE,
     cosignature_line,
@@ -99,7 +100,7 @@ class Witness:
             self.logs.setdefault(log.origin, []).append(log)
 
     def add_checkpoint(self, body: bytes) -> Answer:
-        from logbook.tlog.note import parse_checkpoint
+        from logbook.tlog.checkpoint import parse_checkpoint
 
         try:
             request = parse_request(body)

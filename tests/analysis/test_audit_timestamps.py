@@ -16,7 +16,7 @@ from conftest import run_cli
 from test_audit import documented
 
 from logbook.calibration.tsa import Authority
-from logbook.tlog.note import body_text, parse_checkpoint
+from logbook.tlog.checkpoint import body_text, parse_checkpoint
 
 
 def ok(*args: str) -> str:

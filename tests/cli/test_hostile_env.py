@@ -215,7 +215,7 @@ def test_7_checkpoint_prove_and_verify_never_trust_a_corrupted_tree(
     from test_tamper import read_private
 
     from logbook.tlog import merkle
-    from logbook.tlog.note import Checkpoint, sign_checkpoint
+    from logbook.tlog.checkpoint import Checkpoint, sign_checkpoint
 
     acked = populated(tmp_path)
     for i in range(7):  # 10 entries: a level-3 node (entries 0-7) exists

@@ -1,4 +1,5 @@
-"""Tests for logbook.tlog.note (DESIGN §4.2): C2SP tlog-checkpoint signed notes.
+"""Tests for logbook.tlog.note and logbook.tlog.checkpoint (DESIGN §4.2): C2SP signed notes
+and tlog-checkpoints.
 
 Published vectors (tests/data/merkle/signed_note_vectors.json; sources in the README
 there): golang.org/x/mod/sumdb/note test keys and signed notes, a sum.golang.org tree head
@@ -22,20 +23,22 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from logbook.errors import InputError
-from logbook.tlog.note import (
+from logbook.tlog.checkpoint import (
     Checkpoint,
-    NoteSignature,
     body_text,
     checkpoint_signers,
-    key_hash,
     parse_checkpoint,
     parse_checkpoint_body,
+    sign_checkpoint,
+    verify_checkpoint_signature,
+)
+from logbook.tlog.note import (
+    NoteSignature,
+    key_hash,
     parse_note,
     parse_verifier_key,
-    sign_checkpoint,
     sign_note,
     verifier_key,
-    verify_checkpoint_signature,
     verify_note,
 )
 

@@ -520,7 +520,8 @@ def test_auditing_doc_commands_run(ledger_dir: Path) -> None:
 def test_format_doc_examples_verify() -> None:
     """The checkpoint and proofs printed in docs/format.md §10-§11 are what the code makes."""
     from logbook.tlog import merkle
-    from logbook.tlog.note import parse_verifier_key, verify_checkpoint_signature
+    from logbook.tlog.checkpoint import verify_checkpoint_signature
+    from logbook.tlog.note import parse_verifier_key
 
     text = (DOCS / "format.md").read_text()
     note = re.search(r"```\n(logbook/[^\n]+\n\d+\n[^\n]+\n\n\u2014 [^\n]+\n)```", text)
