@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,15 @@ def _state() -> tuple[str, int]:
 
 
 N = 200
+DOCS = Path(__file__).parents[2] / "docs"
+
+
+def _documented() -> list[str]:
+    """The spread-by-source and variants lines docs/reporting.md shows (its bare blocks)."""
+    text = (DOCS / "reporting.md").read_text()
+    blocks = re.findall(r"```report\n(.*?)\n *```", text, flags=re.S)
+    lines = [line.strip() for b in blocks for line in b.splitlines()]
+    return [line for line in lines if line.startswith(("spread by source:", "variant"))]
 
 
 def test_execution_and_decoding_spread_are_told_apart(ledger_dir: Path, tmp_path: Path) -> None:
@@ -84,13 +94,16 @@ def test_execution_and_decoding_spread_are_told_apart(ledger_dir: Path, tmp_path
     assert not any(k.startswith("retries") for k in arms["a"]["differing_apparatus"])
     b = arms["b"]["sources"]
     assert b["execution"]["sd"] is None and b["decoding"]["sd"] is None
-    assert "greedy, or one fixed seed" in b["execution"]["why"]
+    assert "at greedy decoding or one fixed seed" in b["execution"]["why"]
     text = run_cli("report", "sources").out
     want = (f"spread by source: execution (identical apparatus, greedy, 3 runs) sd "
             f"{ex['sd'] * 100:.2f}; decoding (identical apparatus, seeds at T=0.7, 5 runs) sd "
             f"{de['sd'] * 100:.2f}; items (the finite suite) sd {so['items'] * 100:.2f}")
     assert want in text
-    assert "execution not estimated (no two runs of one apparatus decode alike" in text
+    assert ("execution not estimated (no two runs of one apparatus at greedy decoding or one "
+            "fixed seed); decoding not estimated (no two runs of one apparatus with different "
+            "seeds at temperature > 0)") in text
+    assert want in _documented()[0]  # docs/reporting.md shows this scenario's line
 
 
 def test_one_fixed_seed_at_temperature_is_execution(ledger_dir: Path, tmp_path: Path) -> None:
@@ -172,6 +185,8 @@ def test_a_variant_plan_reports_the_variance_between_variants(ledger_dir: Path,
     assert (f"variants: 3 of 3 declared prompt variants over 9 runs: between variants sd "
             f"{va['between'] ** 0.5 * 100:.2f}, within a variant sd "
             f"{va['within'] ** 0.5 * 100:.2f}; F = {va['f']:.2f} on 2 and 6 df") in text
+    shown = [line.strip() for line in text.splitlines() if "variant" in line][:2]
+    assert shown == _documented()[1:]  # docs/reporting.md shows this scenario's lines
     audit = run_cli("audit", "--json").json
     assert not [f for f in audit["findings"] if f["check"] == "A06"], audit["findings"]
 

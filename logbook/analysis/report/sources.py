@@ -72,11 +72,11 @@ def spread_sources(runs: list[RunView], items: float | None) -> SpreadSources | 
             temps.add(t)
     return SpreadSources(
         execution=_source(execution, " or ".join(sorted(ways)) or None,
-                          "no two runs of one apparatus decode alike (greedy, or one fixed "
-                          "seed)"),
+                          "no two runs of one apparatus at greedy decoding or one fixed "
+                          "seed"),
         decoding=_source(decoding, f"seeds at {_temps(temps)}" if temps else None,
-                         "no two runs of one apparatus sample (temperature > 0) with "
-                         "different seeds"),
+                         "no two runs of one apparatus with different seeds at "
+                         "temperature > 0"),
         items=items)
 
 
@@ -115,6 +115,10 @@ def _said(name: str, src: dict[str, Any], scale: float) -> str:
             f"{src['sd'] * scale:.2f}")
 
 
+def _runs(k: int) -> str:
+    return f"{k} run{'s' if k != 1 else ''}"
+
+
 def source_lines(arm: dict[str, Any], scale: float) -> list[str]:
     """The arm's spread by source and the variance between its prompt variants (shared by
     the text, Markdown and HTML forms)."""
@@ -142,6 +146,6 @@ def source_lines(arm: dict[str, Any], scale: float) -> list[str]:
             out.append(f"{head}: between variants sd {between:.2f}{below}, within a variant "
                        f"sd {va['within'] ** 0.5 * scale:.2f}{test}")
         out.append("  variant means: " + "; ".join(
-            f"{v[:15]}… {m * scale:.2f} ({va['counts'].get(v, 0)} runs)"
+            f"{v[:15]}… {m * scale:.2f} ({_runs(va['counts'].get(v, 0))})"
             for v, m in va["means"].items()))
     return out
