@@ -107,6 +107,51 @@ class Spread(Out):
 
 
 @dataclass(kw_only=True, eq=False)
+class SourceSpread(Out):
+    """One source of run-to-run spread (docs/reporting.md, "Spread by source"): the sd
+    pooled within groups of the arm's runs that differ only by that source, how many runs
+    and groups gave it and how they decoded; or, with sd null, why it cannot be estimated."""
+
+    sd: float | None
+    runs: int
+    groups: int
+    how: str | None  # "greedy", "one fixed seed", "seeds at T=0.7"
+    why: str | None  # why the source cannot be estimated from the arm's runs
+
+
+@dataclass(kw_only=True, eq=False)
+class SpreadSources(Out):
+    """Run-to-run spread by source: execution (identical apparatus, a decode that should
+    repeat), decoding (identical apparatus, seeds at temperature > 0), and items (the finite
+    suite, as Spread.items)."""
+
+    execution: SourceSpread
+    decoding: SourceSpread
+    items: float | None
+
+
+@dataclass(kw_only=True, eq=False)
+class VariantSpread(Out):
+    """The plan's prompt variants within an arm: the one-way random-effects decomposition of
+    the arm's run scores by variant (stats.sources.one_way_random), its F test, and each
+    variant's mean and run count. Null figures when fewer than two variants were run or no
+    variant has two runs."""
+
+    field: str  # the apparatus field naming a run's variant
+    declared: int
+    seen: int
+    runs: int
+    means: dict[str, float]
+    counts: dict[str, int]
+    between: float | None  # variance between variants (ANOVA estimator; below 0: none seen)
+    within: float | None   # variance between runs of one variant
+    f: float | None
+    df_between: int | None
+    df_within: int | None
+    p: float | None
+
+
+@dataclass(kw_only=True, eq=False)
 class ArmReport(Out):
     name: str
     role: str
@@ -127,6 +172,8 @@ class ArmReport(Out):
     band: ArmBand | None
     samples: SampleComponents | None
     spread: Spread | None
+    sources: SpreadSources | None
+    variants: VariantSpread | None
     line: str | None
 
 

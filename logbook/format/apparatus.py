@@ -15,7 +15,51 @@ import orjson
 IDENTITY_SUFFIXES = ("seed", "started", "finished", "session", "host", "hostname", "pid",
                      "output_path", "output_dir", "log_dir", "timestamp", "date", "run_id",
                      "eval_id", "task_id", "memory_bytes")
-IDENTITY_PREFIXES = ("captured.command", "captured.env", "captured.os.release")
+# `retries.used` is what befell this run (a figure of the run, like its times), not a setting
+# of the system: runs of one apparatus differ in it, and it is never a confound.
+IDENTITY_PREFIXES = ("captured.command", "captured.env", "captured.os.release", "retries.used")
+
+# The typed apparatus fields (docs/recording.md, "Typed apparatus fields"): object -> field ->
+# (what a value must be, in words; the test). Every other apparatus field stays free-form.
+# `variant` is where a run names its prompt variant when its plan declares `variants`.
+VARIANT = "prompt_hash"
+
+
+def _whole(least: int) -> tuple[str, Any]:
+    return (f"a whole number of {least} or more",
+            lambda v: type(v) is int and v >= least)
+
+
+TYPED: dict[str, dict[str, tuple[str, Any]]] = {
+    "execution": {"batch_size": _whole(1), "concurrency": _whole(1),
+                  "batch_invariant": ("true or false", lambda v: type(v) is bool)},
+    "retries": {"cap": _whole(0), "used": _whole(0)},
+    "scoring": {"order": ("a non-empty text", lambda v: type(v) is str and v != "")},
+}
+
+
+def typed_error(apparatus: Any) -> str | None:
+    """The sentence naming the first typed apparatus field (TYPED) whose value is of the wrong
+    type (``execution.batch_size is "auto": a whole number of 1 or more``), None when all
+    are well typed or absent. A null value is absent (the run does not say)."""
+    if not isinstance(apparatus, dict):
+        return None
+    for group, fields in TYPED.items():
+        node = apparatus.get(group)
+        if node is None:
+            continue
+        if not isinstance(node, dict):
+            return (f"{group} is {_shown(node)}: an object of "
+                    f"{', '.join(fields)}")
+        for name, (words, test) in fields.items():
+            value = node.get(name)
+            if value is not None and not test(value):
+                return f"{group}.{name} is {_shown(value)}: {words}"
+    return None
+
+
+def _shown(value: Any) -> str:
+    return orjson.dumps(value, default=repr).decode()
 
 
 def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:

@@ -36,7 +36,7 @@ from logbook.format.apparatus import flatten, is_identity, system_gaps
 from logbook.format.reducers import MEAN, reducer_of
 
 # the layout of the facts (a checked copy of another version is made again)
-FACTS_VERSION = 3
+FACTS_VERSION = 4
 _SCORES = {int, float, bool, type(None)}
 # from this many items up, scores of few distinct values are summed value by value (exact
 # fractions: a few operations instead of one per item; slower below it)

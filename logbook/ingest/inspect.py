@@ -30,6 +30,7 @@ from logbook.ingest._common import (
     check_text,
     digest,
     fail,
+    int_of,
     item_id,
     load_json_file,
     loads,
@@ -389,7 +390,7 @@ def _apparatus(header: dict[str, Any], ev: dict[str, Any], scorer: str) -> dict[
                  if isinstance(s, dict) and s.get("name") == scorer), None)
     steps = [{"solver": s.get("solver"), "params": s.get("params")}
              for s in as_list(as_dict(header.get("plan")).get("steps")) if isinstance(s, dict)]
-    return {
+    out: dict[str, Any] = {
         "model": model,
         "engine": model.split("/", 1)[0] if model and "/" in model else None,
         "decoding": {"temperature": number(generate.get("temperature")),
@@ -416,3 +417,19 @@ def _apparatus(header: dict[str, Any], ev: dict[str, Any], scorer: str) -> dict[
             "metadata": ev.get("metadata"),
         }),
     }
+    out.update(_controls(generate))
+    return out
+
+
+def _controls(generate: dict[str, Any]) -> dict[str, Any]:
+    """The typed harness controls (format.apparatus.TYPED) Inspect's generate config sets:
+    ``max_connections`` (concurrent requests to the model) as ``execution.concurrency``,
+    ``max_retries`` as ``retries.cap``; only those it sets, as whole numbers in range."""
+    out: dict[str, Any] = {}
+    connections, cap = int_of(generate.get("max_connections")), int_of(
+        generate.get("max_retries"))
+    if connections is not None and connections >= 1:
+        out["execution"] = {"concurrency": connections}
+    if cap is not None and cap >= 0:
+        out["retries"] = {"cap": cap}
+    return out

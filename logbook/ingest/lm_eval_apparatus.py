@@ -122,7 +122,8 @@ def apparatus(doc: dict[str, Any], task: str, config: dict[str, Any],
         k: doc.get(k) for k in ("system_instruction_sha", "chat_template_sha",
                                 "fewshot_as_multiturn")}
     transformers = doc.get("transformers_version")
-    return {
+    batch = int_of(run_config.get("batch_size"))  # a number; "auto" stays harness_config's
+    out: dict[str, Any] = {
         "model": model_named(run_config, model_args),
         "model_digest": run_config.get("model_sha"),
         "engine": run_config.get("model"),
@@ -166,6 +167,9 @@ def apparatus(doc: dict[str, Any], task: str, config: dict[str, Any],
                             "torch": _env(env, "PyTorch version")},
         }),
     }
+    if batch is not None and batch >= 1:  # the typed field (format.apparatus.TYPED)
+        out["execution"] = {"batch_size": batch}
+    return out
 
 
 def _decoding(gen: dict[str, Any], run_config: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from logbook.errors import InputError
+from logbook.format.apparatus import VARIANT
 from logbook.format.apparatus import system_gaps as system_gaps  # re-exported
 from logbook.ledger.suites import Suites
 from logbook.storage import index as derive
@@ -172,6 +173,21 @@ def check_suite(suites: Suites, plan_digest: str, plan: dict[str, Any],
                     f"n_items {n_items}")
 
 
+def check_variant(plan: dict[str, Any], body: dict[str, Any]) -> None:
+    """A plan that declares prompt `variants` takes only runs naming one of them in their
+    apparatus (`prompt_hash`); a run that did not complete may leave it unsaid."""
+    variants = plan.get("variants") or []
+    if not variants:
+        return
+    found, mine = dotted(body.get("apparatus"), VARIANT)
+    if ((found and mine is not None) or body.get("status") == "completed") \
+            and mine not in variants:
+        raise NotOfPlan(f"body.apparatus.{VARIANT}: the run gives "
+                            f"{_shown(mine) if mine is not None else 'none'}, but plan "
+                            f"{plan.get('slug')} declares the variants "
+                            f"{', '.join(map(repr, variants))}")
+
+
 def check_run(suites: Suites, plan_digest: str, plan: dict[str, Any],
               body: dict[str, Any]) -> None:
     """Everything a run must be to count in the plan."""
@@ -179,6 +195,7 @@ def check_run(suites: Suites, plan_digest: str, plan: dict[str, Any],
     check_metric(slug, plan, body)
     check_suite(suites, plan_digest, plan, body)
     check_pins(plan, body.get("arm"), body.get("apparatus"))
+    check_variant(plan, body)
 
 
 # -- source ----------------------------------------------------------------------------

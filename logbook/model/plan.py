@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -99,6 +99,10 @@ class Plan(Record):
     # the share of hand spot-checks the scorer may get wrong before the audit warns (A34)
     scorer_tolerance: float = Field(default=0.05, gt=0, lt=1)
     exclusions: list[str] = Field(default_factory=list)
+    # prompt variants, a factor within every arm: each run names its variant in its apparatus
+    # (`prompt_hash`, format.apparatus.VARIANT); the report gives the variance between them
+    variants: list[Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$|^[^:]+:.+$")]] = \
+        Field(default_factory=list)
     due: str | None = Field(default=None, json_schema_extra={"format": "date"},
                             description="RFC 3339 full-date (YYYY-MM-DD) by which the plan "
                             "should have its verdict")
@@ -110,6 +114,15 @@ class Plan(Record):
         if all(c in "0123456789abcdef" for c in self.slug):
             raise ValueError(f"slug {self.slug!r} must contain a non-hex character "
                              "(so it never looks like a digest)")
+        if len(self.variants) == 1 or len(set(self.variants)) != len(self.variants):
+            raise ValueError("variants: a within-arm factor needs two or more distinct prompt "
+                             f"hashes (got {len(self.variants)}, {len(set(self.variants))} "
+                             "distinct)")
+        from logbook.format.apparatus import VARIANT
+
+        if self.variants and (VARIANT in self.pinned or any(VARIANT in a.apparatus
+                                                             for a in self.arms)):
+            raise ValueError(f"variants: the plan pins {VARIANT}, which its variants vary")
         names = [a.name for a in self.arms]
         dup = {n for n in names if names.count(n) > 1}
         if dup:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from logbook.format.apparatus import typed_error
 from logbook.format.reducers import PATTERN as REDUCERS
 from logbook.model.base import Digest, Record, Text
 
@@ -121,6 +122,15 @@ class Run(Record):
     reproduces: Digest | None = None
     # each item's prompt, output, target and verdict, kept beside the ledger (format.md §5)
     traces: TraceRef | None = None
+
+    @field_validator("apparatus")
+    @classmethod
+    def _typed(cls, apparatus: dict[str, Any]) -> dict[str, Any]:
+        """The typed apparatus fields (execution, retries, scoring: format.apparatus.TYPED)."""
+        wrong = typed_error(apparatus)
+        if wrong is not None:
+            raise ValueError(wrong)
+        return apparatus
 
     @model_validator(mode="after")
     def _coherent(self) -> Run:

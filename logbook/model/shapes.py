@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from logbook.format.apparatus import typed_error
 from logbook.format.reducers import known
 
 _DIGEST = re.compile(r"[0-9a-f]{64}").fullmatch
@@ -162,7 +163,7 @@ def run(b: dict[str, Any]) -> bool:
         return False
     if not all(_opt_str(b, k) for k in _RUN_STRINGS):
         return False
-    if not _str_keys(b["apparatus"]):
+    if not _str_keys(b["apparatus"]) or typed_error(b["apparatus"]) is not None:
         return False
     reported = b.get("reported")
     if reported is not None and not _str_keys(reported):

@@ -32,6 +32,21 @@ anything = st.recursive(leaf, lambda c: st.lists(c, max_size=3)
                         | st.dictionaries(texts, c, max_size=3), max_leaves=8)
 
 
+# the typed apparatus fields (format.apparatus.TYPED), with values of right and wrong types
+_VALUES = st.sampled_from([None, 0, 1, 8, -1, 2.5, True, False, "", "auto", "8", [1], {}])
+
+
+@st.composite
+def _typed(draw: st.DrawFn) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for group, names in (("execution", ("batch_size", "concurrency", "batch_invariant")),
+                         ("retries", ("cap", "used")), ("scoring", ("order",))):
+        if draw(st.booleans()):
+            out[group] = draw(_VALUES) if draw(st.integers(0, 5)) == 0 else {
+                n: draw(_VALUES) for n in draw(st.sets(st.sampled_from(names)))}
+    return out
+
+
 @st.composite
 def runs(draw: st.DrawFn) -> dict[str, Any]:
     n = draw(st.integers(0, 8))
@@ -52,7 +67,8 @@ def runs(draw: st.DrawFn) -> dict[str, Any]:
                                            max_size=n))
     status = draw(st.sampled_from(["completed", "completed", "failed", "aborted"]))
     body: dict[str, Any] = {"plan": draw(st.sampled_from([None, None, DIGEST])),
-                            "status": status, "apparatus": {"model": "m", "t": 0.5},
+                            "status": status, "apparatus": {"model": "m", "t": 0.5,
+                                                            **draw(_typed())},
                             "outcomes": outcomes}
     if body["plan"] or draw(st.booleans()):
         body["arm"] = draw(st.sampled_from(["a", "", None]))

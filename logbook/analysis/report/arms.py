@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from logbook.analysis.report.sources import spread_sources, variant_spread
 from logbook.analysis.report_shapes import (
     ArmBand,
     ArmReport,
@@ -22,6 +23,7 @@ from logbook.analysis.report_shapes import (
     Spread,
 )
 from logbook.analysis.view import PlanView, RunView, is_identity, item_mean_arrays
+from logbook.format.apparatus import VARIANT
 from logbook.format.metrics import BOUNDED_KINDS
 
 if TYPE_CHECKING:
@@ -117,12 +119,13 @@ def run_level(runs: list[RunView], confidence: float, kind: str = "mean") -> Run
                                     method=est.method, k=len(scores))
 
 
-def differing_fields(runs: list[RunView]) -> dict[str, list[Any]]:
-    """Apparatus fields whose value differs between runs (per-run identity excluded)."""
+def differing_fields(runs: list[RunView], variant: str | None = None) -> dict[str, list[Any]]:
+    """Apparatus fields whose value differs between runs (per-run identity excluded, and the
+    field naming the plan's declared prompt variants)."""
     keys = set().union(*(r.apparatus.keys() for r in runs)) if runs else set()
     out = {}
     for k in sorted(keys):
-        if is_identity(k):
+        if is_identity(k) or k == variant:
             continue
         present = {repr(r.apparatus.get(k)) for r in runs}
         if len(present) > 1:
@@ -205,6 +208,7 @@ def arm_report(plan: PlanView, arm: dict[str, Any], confidence: float,
     scale = 100.0 if kind in BOUNDED_KINDS else 1.0
     runs = plan.arm_runs(arm["name"])
     usable = [r for r in runs if r.usable]
+    variant = VARIANT if body.get("variants") else None
     rows = [_run_row(r, kind, n_items, confidence, cluster_field) for r in runs]
     rl = run_level(usable, confidence, kind)
     il = arm_item_level(usable, kind, confidence, cluster_field, means_of)
@@ -232,10 +236,12 @@ def arm_report(plan: PlanView, arm: dict[str, Any], confidence: float,
         runs=rows, run_level=rl, item_level=il, wider=wider, mean=point,
         interval=None if chosen is None else
         ChosenInterval(low=chosen.low, high=chosen.high, kind=label),
-        differing_apparatus=differing_fields(usable),
+        differing_apparatus=differing_fields(usable, variant),
         band=None if measured is None else ArmBand(**measured),
         samples=sample_components(usable),
-        spread=spread_over_runs(usable, rl, bool(body.get("total_spread"))),
+        spread=(spread := spread_over_runs(usable, rl, bool(body.get("total_spread")))),
+        sources=spread_sources(usable, spread.items if spread is not None else None),
+        variants=variant_spread(usable, list(body.get("variants") or [])),
         line=line)
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from logbook.analysis import display
+from logbook.analysis.report.sources import source_lines
 
 if TYPE_CHECKING:
     from logbook.analysis.report_shapes import Report
@@ -104,6 +105,7 @@ def arm_summary(arm: dict[str, Any], scale: float) -> list[str]:
                  "items)")
         out.append(f"spread: between seeds sd {sp['seeds'] * scale:.2f}, between items "
                    f"(the finite suite) sd {sp['items'] * scale:.2f}{total}")
+    out += source_lines(arm, scale)
     b = arm.get("band")
     if b:
         where = ("every run lies within it" if not b["outside"] else

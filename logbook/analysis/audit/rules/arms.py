@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from logbook.analysis.audit.context import Context, at, comparisons, scale_of
 from logbook.analysis.audit.registry import rule
 from logbook.findings import Finding
+from logbook.format.apparatus import VARIANT
 from logbook.stats.spread import margin_of_mean, mean_sd
 
 A15_SE = 3.0      # A15: standard errors of the arm mean when the arm sets no tolerance
@@ -23,7 +24,10 @@ def confound(ctx: Context) -> Iterator[Finding]:
     from logbook.analysis.audit.confounds import confounds, table
 
     for plan in ctx.scoped_plans():
-        variable = list(ctx.body(plan).get("variable") or [])
+        body = ctx.body(plan)
+        variable = list(body.get("variable") or [])
+        if body.get("variants"):  # prompt variants are a declared factor within every arm
+            variable.append(VARIANT)
         for control, treatment in comparisons(plan):
             ctl, trt = ctx.usable(plan.runs, control), ctx.usable(plan.runs, treatment)
             if not (control and ctl and trt):
