@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from logbook.exports import Exporter
+from logbook.exports.behind import writing_behind
 from logbook.exports.long_rows import ITEM_FIELDS, NAMES, runs_with_items
 from logbook.exports.selection import Selection
 from logbook.files import atomic_writer
@@ -26,7 +27,8 @@ def write(sel: Selection, out: Any, _options: dict[str, Any]) -> str:
     own, so the text is what writing each row whole gives), unless an item field holds a line
     break (quoted over two lines, where a row's start is not a line's): then the run's rows
     are written whole. The work is done on a run's bytes at once (a replace puts the run's
-    columns before each row), so that no Python code runs per row."""
+    columns before each row), so that no Python code runs per row; the bytes are written on a
+    thread of their own while the next runs are read (logbook.exports.behind)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
 
@@ -37,7 +39,8 @@ def write(sel: Selection, out: Any, _options: dict[str, Any]) -> str:
         return buffer.getvalue().encode()
 
     count = 0
-    with _destination(out) as dest:
+    with _destination(out) as dest, \
+            writing_behind(lambda parts: dest.write_bytes(b"".join(parts))) as behind:
         pending: list[bytes] = [text([NAMES])]
         size = 0
         for head, ids, cols in runs_with_items(sel):
@@ -56,9 +59,9 @@ def write(sel: Selection, out: Any, _options: dict[str, Any]) -> str:
                 size += len(block)
             count += n
             if size >= _FLUSH:
-                dest.write_bytes(b"".join(pending))
+                behind.put(pending)
                 pending, size = [], 0
-        dest.write_bytes(b"".join(pending))
+        behind.put(pending)
     return f"{count} rows of {len(sel.runs)} runs"
 
 
