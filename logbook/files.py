@@ -155,13 +155,21 @@ class Output:
         self.write_bytes(text.encode("utf-8"))
 
     def write_bytes(self, data: bytes) -> None:
+        if len(data) >= _BUFFER:  # large already: written as it is, not copied in first
+            self._flush()
+            self._write(data)
+            return
         self._buf += data
         if len(self._buf) >= _BUFFER:
             self._flush()
 
     def _flush(self) -> None:
+        self._write(self._buf)
+        self._buf.clear()
+
+    def _write(self, data: bytes | bytearray) -> None:
         assert self._fd is not None, "the output is closed"
-        view = memoryview(self._buf)
+        view = memoryview(data)
         try:
             while view:
                 view = view[os.write(self._fd, view):]
@@ -169,7 +177,6 @@ class Output:
             raise write_error(exc, self.path, self.what) from None
         finally:
             view.release()
-        self._buf.clear()
 
     def commit(self) -> None:
         """Write out, sync and (for a regular file) rename into place: after this returns the

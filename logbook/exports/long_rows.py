@@ -42,7 +42,8 @@ def run_values(sel: Selection, run: RunView, slugs: dict[str, str]) -> tuple[Any
     return (sel.origin, run.digest, run.seq, run.entry.envelope.get("ts"), plan,
             slugs.get(plan or ""), run.arm, run.status, run.retracted,
             (body.get("outcomes") or {}).get("metric"), _text(body.get("task")), run.session,
-            *(_text(flat.get(name)) for name in APPARATUS_COLUMNS))
+            *[v if v is None or isinstance(v, str) else _text(v)
+              for v in map(flat.get, APPARATUS_COLUMNS)])
 
 
 ITEM_FIELDS = ("sample", "score", "error", "cluster", "component")  # beside id and position

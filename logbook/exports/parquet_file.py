@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from logbook.exports import Exporter
+from logbook.exports.behind import writing_behind
 from logbook.exports.long_rows import COLUMNS, ITEM_FIELDS, RUN_COLUMNS, runs_with_items
 from logbook.exports.selection import Selection
 from logbook.files import atomic_writer
@@ -28,18 +29,21 @@ def write(sel: Selection, out: Any, _options: dict[str, Any]) -> str:
                        metadata={"logbook.origin": sel.origin, "logbook.size": str(sel.size),
                                  "logbook.root": sel.root})
     count = 0
+    # a batch's row group is encoded and compressed by pyarrow on a thread of its own, which
+    # lets the interpreter go on reading the next batch's runs meanwhile
     with atomic_writer(out, "--out") as dest, \
             pq.ParquetWriter(pa.PythonFile(_Sink(dest), mode="w"), schema,
-                             compression="zstd") as writer:
+                             compression="zstd") as writer, \
+            writing_behind(writer.write_batch, depth=1) as behind:
         batch = _Batch()
         for head, ids, cols in runs_with_items(sel):
             batch.add(head, ids, cols)
             if batch.rows >= _BATCH:
-                writer.write_batch(batch.record_batch(pa, schema))
+                behind.put(batch.record_batch(pa, schema))
                 count += batch.rows
                 batch = _Batch()
         if batch.rows or count == 0:
-            writer.write_batch(batch.record_batch(pa, schema))
+            behind.put(batch.record_batch(pa, schema))
             count += batch.rows
     return f"{count} rows of {len(sel.runs)} runs"
 
@@ -53,15 +57,24 @@ class _Batch:
         self.counts: list[int] = []
         self.ids: list[str] = []
         self.items: dict[str, list[Any]] = {name: [] for name in ITEM_FIELDS}
+        self.held = dict.fromkeys(ITEM_FIELDS, 0)  # the rows each column holds a list for
         self.rows = 0
 
     def add(self, head: tuple[Any, ...], ids: list[str], cols: dict[str, list[Any]]) -> None:
+        n = len(ids)
         self.heads.append(head)
-        self.counts.append(len(ids))
+        self.counts.append(n)
         self.ids += ids
         for name in ITEM_FIELDS:
-            self.items[name] += cols[name]
-        self.rows += len(ids)
+            values = cols[name]
+            if values[0] is None and values.count(None) == n:
+                continue  # all missing (a column the run does not record): filled in below
+            column = self.items[name]
+            if self.held[name] < self.rows:  # the rows before it, which had none
+                column += [None] * (self.rows - self.held[name])
+            column += values
+            self.held[name] = self.rows + n
+        self.rows += n
 
     def record_batch(self, pa: Any, schema: Any) -> Any:
         import numpy as np
@@ -70,7 +83,13 @@ class _Batch:
         which = pa.array(np.repeat(np.arange(len(counts)), counts))
         starts = np.repeat(np.cumsum(counts) - counts, counts)
         position = np.arange(self.rows, dtype=np.int64) - starts
-        by_name = {"item": self.ids, "position": position, **self.items}
+        by_name: dict[str, Any] = {"item": self.ids, "position": position}
+        for name, column in self.items.items():
+            if self.held[name]:
+                column += [None] * (self.rows - self.held[name])
+                by_name[name] = column
+            else:
+                by_name[name] = None  # no row has one
         arrays = []
         for j, field in enumerate(schema):
             if pa.types.is_dictionary(field.type):
@@ -81,6 +100,8 @@ class _Batch:
             elif j < len(RUN_COLUMNS):
                 values = pa.array([h[j] for h in self.heads], type=field.type)
                 arrays.append(values.take(which))
+            elif by_name[field.name] is None:
+                arrays.append(pa.nulls(self.rows, type=field.type))
             else:
                 arrays.append(pa.array(by_name[field.name], type=field.type))
         return pa.record_batch(arrays, schema=schema)

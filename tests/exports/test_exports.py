@@ -168,6 +168,13 @@ def test_parquet_holds_the_csv_rows_typed(ledger: Path) -> None:
         assert list(frame[column].astype(object).fillna("")) == list(from_csv[column])
     assert list(frame.score.fillna(-1.0)) == [
         -1.0 if s == "" else float(s) for s in from_csv.score]
+    # the columns some runs record and others do not (the Inspect runs' samples, the failed
+    # run's errors) are missing exactly where the CSV leaves them empty
+    for column in ("position", "sample", "error", "cluster", "component"):
+        values = table.column(column).to_pylist()
+        assert ["" if v is None else str(v) for v in values] == list(from_csv[column]), column
+    samples = table.column("sample").to_pylist()
+    assert None in samples and any(v is not None for v in samples)
 
 
 def test_parquet_wants_a_file_and_its_extra(ledger: Path, monkeypatch: pytest.MonkeyPatch) -> None:
