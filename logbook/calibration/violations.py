@@ -388,11 +388,18 @@ def a36(book: Book, s: Shape) -> None:
                        "contaminated", rate)
 
 
+def a38(book: Book, s: Shape) -> None:
+    """A q8 run whose load log shows the engine applied another KV cache or a shorter
+    context than the run asked for, recorded and claimed all the same."""
+    honest(book, with_shape(s, applied=random.Random(s.seed + 38).choice(["kv_cache",
+                                                                          "context"])))
+
+
 VIOLATIONS: dict[str, Callable[[Book, Shape], Any]] = {
     "A01": a01, "A02": a02, "A03": a03, "A04": a04, "A05": a05, "A06": a06, "A07": a07,
     "A08": a08, "A09": a09, "A10": a10, "A11": a11, "A12": a12, "A13": a13, "A14": a14,
     "A15": a15, "A16": a16, "A17": a17, "A18": a18, "A19": a19, "A20": a20, "A21": a21, "A22": a22,
     "A23": a23, "A24": a24, "A25": a25, "A26": a26, "A27": a27, "A28": a28,
     "A29": a29, "A30": a30, "A31": a31, "A32": a32, "A33": a33, "A34": a34, "A35": a35,
-    "A36": a36,
+    "A36": a36, "A38": a38,
 }

@@ -30,14 +30,19 @@ def _declared(apparatus: str | None) -> dict[str, Any]:
     if "captured" in value:
         raise InputError(f"--apparatus {apparatus}: the key 'captured' is reserved for what "
                          "logbook captures itself")
+    if "applied" in value:
+        raise InputError(f"--apparatus {apparatus}: the key 'applied' is reserved for what an "
+                         "engine's load log shows (name the log with --log)")
     return value
 
 
 def append_from(source: str, path: str | None, plan: str | None, arm: str | None,
                 session: str | None, apparatus: str | None, once: str | None,
-                reproduces: str | None = None) -> list[Any]:
+                reproduces: str | None = None, logs: list[str] | None = None) -> list[Any]:
     """`logbook append --from SOURCE PATH`: every run the harness output holds, all or none;
-    with --plan, the run of the plan's suite goes to the arm, the others are exploratory."""
+    with --plan, the run of the plan's suite goes to the arm, the others are exploratory.
+    Each ``--log`` file is kept with every run, and what the first engine load log among
+    them shows applied is its apparatus's ``applied``."""
     from logbook.crypto.signing import load_key
     from logbook.ingest import adapter_for
     from logbook.ingest.appending import append_output
@@ -48,17 +53,37 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
     declared = _declared(apparatus)
     key = load_key()
     with state.open_ledger(write=True) as ledger:
+        refs, applied = _kept_logs(ledger, logs or [])
+        if applied is not None:
+            declared = {**declared, "applied": applied}
         done = append_output(ledger, key, source,
                              lambda metric: harness.read_runs(Path(path), metric=metric),
                              plan=plan, arm=arm, declared=declared,
                              session=session or config.session(),
-                             once=once, what=path, reproduces=reproduces)
+                             once=once, what=path, reproduces=reproduces, logs=refs)
         entries: list[Any] = done.entries
         plan_body = done.plan
         drain_spool(ledger, key)
     intake_cli.announce(entries, plan_body)
     intake_cli.warn_gaps(entries)
     return entries
+
+
+def _kept_logs(ledger: Any, logs: list[str]) -> tuple[list[dict[str, Any]],
+                                                     dict[str, Any] | None]:
+    """`append --from ... --log FILE`: each log kept by the ledger (a log that cannot be read
+    is refused, exit 2, before anything is appended), and what the first engine load log
+    among them shows applied."""
+    from logbook.capture.blobs import keep_logs
+    from logbook.capture.loadlogs import Applied
+
+    found = Applied()
+    refs, unreadable, lost = keep_logs(ledger.keep_blob, b"", logs, [], found.see)
+    if unreadable:
+        raise InputError(f"--log: {unreadable[0]}")
+    for why in lost:
+        intake_cli.say(why)
+    return refs, found.applied
 
 
 def run(

@@ -15,7 +15,8 @@ import orjson
 IDENTITY_SUFFIXES = ("seed", "started", "finished", "session", "host", "hostname", "pid",
                      "output_path", "output_dir", "log_dir", "timestamp", "date", "run_id",
                      "eval_id", "task_id", "memory_bytes")
-IDENTITY_PREFIXES = ("captured.command", "captured.env", "captured.os.release")
+IDENTITY_PREFIXES = ("captured.command", "captured.env", "captured.os.release",
+                     "applied.log")  # the load log's file name (logbook.format.applied)
 
 
 def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
@@ -47,6 +48,18 @@ def is_identity(name: str) -> bool:
     return any(low == p or low.startswith(p + ".") for p in IDENTITY_PREFIXES)
 
 
+def system_fields(flat: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The flat apparatus's fields that describe the system measured, sorted by name: not the
+    run's identity (`is_identity`), nor an ``applied.*`` field a declared field already
+    requests (logbook.format.applied.restated: compared once, as declared; A38 holds the two
+    together)."""
+    from logbook.format.applied import restated
+
+    again = restated(flat) if any(k.startswith("applied.") for k in flat) else set()
+    return sorted(((k, v) for k, v in flat.items() if not is_identity(k) and k not in again),
+                  key=_name)
+
+
 def system_gaps(body: dict[str, Any]) -> list[str]:
     """What a completed plan run does not say about its system: `model`, `decoding.*`."""
     if body.get("status") != "completed" or not body.get("plan"):
@@ -69,3 +82,7 @@ def temperature_of(fields: Iterable[tuple[str, Any]]) -> float | None:
                      None)
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
         else None
+
+
+def _name(pair: tuple[str, Any]) -> str:
+    return pair[0]
