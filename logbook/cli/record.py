@@ -66,6 +66,7 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
         drain_spool(ledger, key)
     intake_cli.announce(entries, plan_body)
     intake_cli.warn_gaps(entries)
+    intake_cli.warn_applied(entries, plan_body)
     return entries
 
 
@@ -130,6 +131,7 @@ def run(
     if done.routed:
         intake_cli.announce(entries, done.plan)
     intake_cli.warn_gaps(entries)
+    intake_cli.warn_applied(entries, done.plan)
     unfinished = [e for e in entries if e.body.get("status") != "completed"]
     if code == 0 and unfinished:  # the command said 0; the run it left says otherwise
         e = unfinished[0]

@@ -60,6 +60,16 @@ def system_fields(flat: dict[str, Any]) -> list[tuple[str, Any]]:
                   key=_name)
 
 
+def pins(plan: dict[str, Any], arm: str | None) -> dict[str, Any]:
+    """A plan's pins as flat fields: its `pinned`, then its arm's `apparatus` (what a run of
+    ``arm`` requests where it says nothing itself: logbook.format.applied)."""
+    out = flatten(plan.get("pinned") or {})
+    for a in plan.get("arms") or []:
+        if isinstance(a, dict) and a.get("name") == arm:
+            out.update(flatten(a.get("apparatus") or {}))
+    return out
+
+
 def system_gaps(body: dict[str, Any]) -> list[str]:
     """What a completed plan run does not say about its system: `model`, `decoding.*`."""
     if body.get("status") != "completed" or not body.get("plan"):

@@ -160,6 +160,16 @@ def mismatches(apparatus: dict[str, Any], pins: dict[str, Any] | None = None) ->
     return out
 
 
+def said(m: Mismatch) -> str:
+    """``requested context 8192 (n_ctx) but the llama.cpp load log server.log shows 4096
+    applied``: the setting and the value requested, with the declared field's own name when it
+    is another, then the engine, the log and the value applied (audit A38's words)."""
+    name = m.declared.rsplit(".", 1)[-1]
+    asked = f"{m.field} {m.requested}" + (f" ({m.declared})" if name != m.field else "")
+    return (f"requested {asked} but the {m.engine} load log{' ' + m.log if m.log else ''} "
+            f"shows {m.applied} applied")
+
+
 def restated(flat: dict[str, Any]) -> set[str]:
     """The ``applied.*`` fields a declared field of the same apparatus already requests: the
     declared one describes the system (and A38 holds the two together), so the applied one is

@@ -66,6 +66,9 @@ def writer(n: int = 6) -> list[str]:
     return [PY, "-c", code]
 
 
+said_on_stderr: list[str] = []  # what each `logbook run` of recorded() said
+
+
 def recorded(work: Path, log: str, apparatus: dict[str, Any], arm: str = "q8") -> dict[str, Any]:
     """`logbook run --plan kv --arm ARM --apparatus ... --log LOG -- CMD`: the run's body."""
     shutil.copyfile(LOGS / log, work / log)
@@ -74,6 +77,7 @@ def recorded(work: Path, log: str, apparatus: dict[str, Any], arm: str = "q8") -
     r = lb("run", "--plan", "kv", "--arm", arm, "--outcomes", "items.jsonl", "--apparatus",
            "app.json", "--log", log, "--", *writer(), cwd=work)
     assert r.returncode == 0, r.stderr
+    said_on_stderr.append(r.stderr)
     return runs()[-1]
 
 
@@ -134,6 +138,8 @@ def test_a_load_log_that_agrees_is_recorded_and_finds_nothing(ledger_dir: Path) 
 def test_a_load_log_that_disagrees_is_an_a38_finding(ledger_dir: Path) -> None:
     make_plan(ledger_dir)
     recorded(ledger_dir, "llama_server.log", {"n_ctx": 8192, "n_gpu_layers": 99})  # @2
+    assert ("warning: run @2 requested context 8192 (n_ctx) but the llama.cpp load log "
+            "llama_server.log shows 4096 applied (audit A38)") in said_on_stderr[-1]
     recorded(ledger_dir, "llama_cli_old.log", {"ctx_size": 8192, "n_gpu_layers": -1},
              arm="f16")  # @3: all layers asked, 20 of 33 given
     f1, f2 = findings()
@@ -174,6 +180,9 @@ def test_append_from_reads_the_log_and_the_plan_s_pins_are_requested(ledger_dir:
     [f] = findings()
     assert f["message"] == ("plan kv: run @3 requested kv_cache f16 (kv_cache_precision) but "
                             "the vllm load log vllm_serve.log shows fp8 applied")
+    r = run_cli("append", "--from", "jsonl", "items.jsonl", "--plan", "kv", "--arm", "f16",
+                "--log", "vllm_serve.log", "--session", "again")  # said as it is appended
+    assert r.code == 0 and "requested kv_cache f16 (kv_cache_precision)" in r.err, r.err
     r = run_cli("audit", "--json")
     assert f in r.json["findings"]
 

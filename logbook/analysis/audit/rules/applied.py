@@ -7,13 +7,12 @@ logbook.format.applied and docs/audit.md."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from logbook.analysis.audit.context import Context
 from logbook.analysis.audit.registry import rule
 from logbook.findings import Finding
-from logbook.format.apparatus import flatten
-from logbook.format.applied import Mismatch, mismatches
+from logbook.format.apparatus import pins
+from logbook.format.applied import mismatches, said
 
 
 @rule("A38", severity="warning", title="applied is not what was requested",
@@ -27,25 +26,7 @@ def applied_differs(ctx: Context) -> Iterator[Finding]:
         if not any(k.startswith("applied.") for k in app):
             continue
         plan = ctx.view.plans.get(r.plan) if r.plan else None
-        found = mismatches(app, pins_of(ctx.body(plan), r.arm) if plan else None)
+        found = mismatches(app, pins(ctx.body(plan), r.arm) if plan else None)
         where = f"plan {plan.slug}: " if plan else ""
         for m in found:
-            yield Finding("A38", "warning", f"{where}run @{r.seq} requested {said(m)} but the "
-                          f"{m.engine} load log{' ' + m.log if m.log else ''} shows "
-                          f"{m.applied} applied", r.seq, [r.digest])
-
-
-def said(m: Mismatch) -> str:
-    """``context 8192`` (the applied field's name and the value requested), with the declared
-    field's own name when it is another (``kv_cache q8 (kv_cache_precision)``)."""
-    name = m.declared.rsplit(".", 1)[-1]
-    return f"{m.field} {m.requested}" + (f" ({m.declared})" if name != m.field else "")
-
-
-def pins_of(body: dict[str, Any], arm: str | None) -> dict[str, Any]:
-    """The plan's pins as flat fields: its `pinned`, then its arm's `apparatus`."""
-    pins = flatten(body.get("pinned") or {})
-    for a in body.get("arms") or []:
-        if a.get("name") == arm:
-            pins.update(flatten(a.get("apparatus") or {}))
-    return pins
+            yield Finding("A38", "warning", f"{where}run @{r.seq} {said(m)}", r.seq, [r.digest])
