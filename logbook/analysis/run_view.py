@@ -12,7 +12,7 @@ from typing import Any, Generic, TypeVar, overload
 
 import orjson
 
-from logbook.format.apparatus import flatten, is_identity, system_gaps, temperature_of
+from logbook.format.apparatus import flatten, system_fields, system_gaps, temperature_of
 from logbook.format.runfacts import Figures, RunFacts, decode, facts_of
 from logbook.ledger.entry import Entry
 
@@ -269,7 +269,7 @@ class RunView:
         f = self.facts
         if f is not None:
             return _system_of(f.system)
-        return System.of(sorted((k, v) for k, v in self.apparatus.items() if not is_identity(k)))
+        return System.of(system_fields(self.apparatus))
 
     @_kept
     def item_arrays(self) -> tuple[list[str], Any]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from logbook.calibration import loadlog
 from logbook.crypto.signing import SigningKey
 from logbook.ledger.service import Ledger
 
@@ -47,6 +48,8 @@ class Shape:
     stamp: bool = False           # every checkpoint stamped by a time-stamping authority
     checks: bool = False          # the suite checked for contamination, the scorer by hand
     holdout: bool = False         # the suite named with dev and test splits; the plan on test
+    applied: str = ""             # the plan's runs name their load log ("honest"; a violation
+    #                               names what the engine applied otherwise: calibration.loadlog)
 
 
 def shapes(count: int, seed: int, cli: bool = True) -> Iterator[Shape]:
@@ -68,7 +71,9 @@ def shapes(count: int, seed: int, cli: bool = True) -> Iterator[Shape]:
             reproduce=random.Random(seed * 100_003 + i + 0x5EED).random() < 0.3,
             stamp=random.Random(seed * 100_003 + i + 0x57A3).random() < 0.3,
             checks=random.Random(seed * 100_003 + i + 0xC4EC).random() < 0.35,
-            holdout=random.Random(seed * 100_003 + i + 0x401D).random() < 0.35)
+            holdout=random.Random(seed * 100_003 + i + 0x401D).random() < 0.35,
+            applied="honest" if random.Random(seed * 100_003 + i + 0xA991).random() < 0.35
+            else "")
 
 
 def suite_hash(name: str) -> str:
@@ -241,9 +246,15 @@ class Book:
                                + "\n" for i, s, e in zip(oc["id"], oc["score"], oc["error"],
                                                          strict=True)))
         app = self.directory / f"app-{self.counter}.json"
-        app.write_text(json.dumps(body["apparatus"]))
+        declared = dict(body["apparatus"])
+        applied = declared.pop("applied", None)
+        app.write_text(json.dumps(declared))
         where = ["--plan", body["plan"], "--arm", body["arm"], "--session", body["session"],
                  "--apparatus", str(app)]
+        if applied is not None:  # the engine's load log, read by logbook as a user's is
+            log = self.directory / f"load-{self.counter}.log"
+            log.write_text(loadlog.text(applied))
+            where += ["--log", str(log)]
         if how == "run":
             out = self.directory / f"out-{self.counter}.jsonl"
             argv = ["run", *where, "--outcomes", str(out), "--", "cp", str(src), str(out)]
@@ -393,8 +404,12 @@ def honest(book: Book, shape: Shape, **plan_extra: Any) -> dict[str, Any]:
             if shape.retract and i == 0 and arm == "q8":  # it broke mid-run: kept as failed,
                 book.retract(book.run(plan, arm, truth[arm], shape.n, rng,  # then withdrawn
                                       status="failed"), "the engine lost its GPU mid-run")
+            wrong = shape.applied if shape.applied != "honest" and i == 0 and arm == "q8" \
+                else None
+            app = loadlog.loaded(arm, wrong) if shape.applied else None
             runs[arm].append(book.run(plan, arm, truth[arm], shape.n, rng, how=how_of(shape, rng),
-                                      temperature=shape.temperature, missing=shape.missing))
+                                      temperature=shape.temperature, missing=shape.missing,
+                                      app=app))
     if shape.checks:  # before claiming: the suite checked, and the scorer by hand
         checked(book, shape, runs)
     book.claim(plan)

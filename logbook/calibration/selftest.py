@@ -14,10 +14,10 @@ from typing import Any
 
 from logbook.calibration.scenarios import Book, Shape, honest
 
-# the honest twin holds an honest reproduction by a second lab, stamps its checkpoints and
-# checks its suite and scorer (quiet for A30-A36 and the rest)
+# the honest twin holds an honest reproduction by a second lab, stamps its checkpoints,
+# checks its suite and scorer and names its engine's load logs (quiet for A30-A38 and the rest)
 SHAPE = Shape(n=200, k=3, p=0.7, effect=0.0, explore=5, band=True, seed=14, reproduce=True,
-              stamp=True, checks=True)
+              stamp=True, checks=True, applied="honest")
 
 
 def run_selftest(rule_ids: list[str], shape: Shape = SHAPE) -> dict[str, Any]:

@@ -12,10 +12,10 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from logbook.calibration.practices import a33, a34, a35, a36, a37, a38, a39
 from logbook.calibration.scenarios import (
     Book,
     Shape,
-    checked,
     honest,
     suite_hash,
     with_shape,
@@ -356,81 +356,13 @@ def a32(book: Book, s: Shape) -> None:
     book.checkpoint()
 
 
-def a33(book: Book, s: Shape) -> None:
-    """Spot-checks of a pilot plan's scorer, none of the claimed plan's: the claim's scorer
-    was never read by hand."""
-    honest(book, with_shape(s, checks=False))
-    rng = random.Random(s.seed + 33)
-    pilot = book.plan("pilot", k=2, n=s.n, suite="pilot",
-                      arms=[{"name": "q8", "role": "control"}])
-    runs = [book.run(pilot, "q8", s.p, s.n, rng, suite="pilot") for _ in range(2)]
-    book.spot_check(runs[0], 30, rng.randrange(2**31), 0.01, rng)
-
-
-def a34(book: Book, s: Shape) -> None:
-    """A scorer that is wrong on about a third of the items a reader judges (a regex that
-    misses answers phrased another way), spot-checked and claimed on all the same."""
-    h = honest(book, with_shape(s, checks=False))
-    checked(book, s, h["runs"], wrong=0.35)
-
-
-def a35(book: Book, s: Shape) -> None:
-    """Contamination checked, but for the exploratory series' suite, not the claim's."""
-    honest(book, with_shape(s, checks=False))
-    book.contamination("m-7b", "nightly", "clean", 0.002)
-
-
-def a36(book: Book, s: Shape) -> None:
-    """The claim's suite found contaminated for its model, and the claim left standing."""
-    honest(book, with_shape(s, checks=True))
-    rate = round(random.Random(s.seed + 36).uniform(0.08, 0.4), 3)
-    book.contamination("m-7b", random.Random(s.seed).choice(["suite", suite_hash("suite")]),
-                       "contaminated", rate)
-
-
-def a37(book: Book, s: Shape) -> None:
-    """A second look at the held-out test split, in one of the ways it is taken: a peek at
-    test before writing the plan, a test run retracted and made again, a second plan on test
-    after the first one's claims, or test items run under the dev split's name (the suite
-    entry lists the test split's ids, not dev's, so the door cannot tell)."""
-    rng = random.Random(s.seed + 37)
-    way = rng.choice(["peek", "retract", "second-plan", "renamed"])
-    if way == "renamed":
-        book.suite(s.n, {"dev": "dev-q", "test": "q"}, listed=("test",))
-        book.run(None, "q8", s.p, s.n, rng, app={"suite": "suite", "split": "dev"})
-        honest(book, with_shape(s, holdout=False, calibration=False), split="test")
-        return
-    if way in ("peek", "retract"):
-        book.suite(s.n, {"dev": "dev-q", "test": "q"})
-        peek = book.run(None, "q8", s.p, s.n, rng, app={"suite": "suite", "split": "test"})
-        if way == "retract":
-            book.retract(peek, "run on the wrong split by mistake")
-        honest(book, with_shape(s, holdout=False, calibration=False), split="test")
-        return
-    h = honest(book, with_shape(s, holdout=True))
-    again = book.plan("kv-2", k=s.k, n=s.n, split="test")
-    for _ in range(s.k):
-        for arm in ("f16", "q8"):
-            book.run(again, arm, h["truth"][arm], s.n, h["rng"])
-
-
-def a39(book: Book, s: Shape) -> None:
-    """A search on the suite before the plan: one to five other KV-cache settings tried by
-    exploratory runs, then the plan and its claims, whose statements say nothing of it."""
-    rng = random.Random(s.seed + 39)
-    for setting in rng.sample(["q4_0", "q4_1", "q5_0", "q5_1", "q6_k", "iq4_nl"],
-                              rng.randint(1, 5)):
-        book.run(None, setting, s.p, s.n, rng, temperature=s.temperature)
-    honest(book, with_shape(s, holdout=False))
-
-
 _BUILT: dict[str, Callable[[Book, Shape], Any]] = {
     "A01": a01, "A02": a02, "A03": a03, "A04": a04, "A05": a05, "A06": a06, "A07": a07,
     "A08": a08, "A09": a09, "A10": a10, "A11": a11, "A12": a12, "A13": a13, "A14": a14,
     "A15": a15, "A16": a16, "A17": a17, "A18": a18, "A19": a19, "A20": a20, "A21": a21, "A22": a22,
     "A23": a23, "A24": a24, "A25": a25, "A26": a26, "A27": a27, "A28": a28,
     "A29": a29, "A30": a30, "A31": a31, "A32": a32, "A33": a33, "A34": a34, "A35": a35,
-    "A36": a36, "A37": a37, "A39": a39,
+    "A36": a36, "A37": a37, "A38": a38, "A39": a39,
 }
 
 

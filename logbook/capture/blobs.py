@@ -73,11 +73,13 @@ def keep(keeper: Keeper, name: str, data: bytes, env: Mapping[str, str] | None =
     return ref
 
 
-def keep_logs(keeper: Keeper, output: bytes, logs: list[str],
-              taken: list[str]) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+def keep_logs(keeper: Keeper, output: bytes, logs: list[str], taken: list[str],
+              seen: Callable[[str, bytes], None] | None = None
+              ) -> tuple[list[dict[str, Any]], list[str], list[str]]:
     """Log references for a command's output and each ``--log`` file (read with logbook's
     bound), what was unreadable, and which blobs could not be kept (their references are
-    kept all the same)."""
+    kept all the same). ``seen`` is shown each ``--log`` file's name and bytes as read (the
+    load-log readers, logbook.capture.loadlogs)."""
     from logbook.errors import LogbookError
     from logbook.files import read_bytes
 
@@ -101,6 +103,8 @@ def keep_logs(keeper: Keeper, output: bytes, logs: list[str],
             why = str(exc).removeprefix(f"log file {name} ")
             unreadable.append(f"log file {name} could not be read: {why}")
             continue
+        if seen is not None:
+            seen(Path(name).name, data)
         one(Path(name).name, data)
         del data
     return refs, unreadable, lost

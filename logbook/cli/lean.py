@@ -53,7 +53,7 @@ COMMANDS: dict[str, Spec] = {
                    values={"--once": "once"},
                    declined=frozenset({"--from", "--plan", "--arm", "--session", "--apparatus",
                                        "--spool", "--exploratory", "--reproduces",
-                                       "--commit-items", "--suite", "--split"})),
+                                       "--commit-items", "--suite", "--split", "--log"})),
     "note": Spec(arguments=("text",), required=1, flags={"--json": "as_json"},
                  multiple={"--ref": "refs"}),
     "log": Spec(arguments=(), required=0,

@@ -30,15 +30,20 @@ def _declared(apparatus: str | None) -> dict[str, Any]:
     if "captured" in value:
         raise InputError(f"--apparatus {apparatus}: the key 'captured' is reserved for what "
                          "logbook captures itself")
+    if "applied" in value:
+        raise InputError(f"--apparatus {apparatus}: the key 'applied' is reserved for what an "
+                         "engine's load log shows (name the log with --log)")
     return value
 
 
 def append_from(source: str, path: str | None, plan: str | None, arm: str | None,
                 session: str | None, apparatus: str | None, once: str | None,
                 reproduces: str | None = None, suite: str | None = None,
-                split: str | None = None) -> list[Any]:
+                split: str | None = None, logs: list[str] | None = None) -> list[Any]:
     """`logbook append --from SOURCE PATH`: every run the harness output holds, all or none;
-    with --plan, the run of the plan's suite goes to the arm, the others are exploratory."""
+    with --plan, the run of the plan's suite goes to the arm, the others are exploratory.
+    Each ``--log`` file is kept with every run, and what the first engine load log among
+    them shows applied is its apparatus's ``applied``."""
     from logbook.crypto.signing import load_key
     from logbook.ingest import adapter_for
     from logbook.ingest.appending import append_output
@@ -52,17 +57,38 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
     with state.open_ledger(write=True) as ledger:
         if suite is not None or split is not None:
             declared = with_suite(declared, run_fields(suites_of(ledger), suite, split))
+        refs, applied = _kept_logs(ledger, logs or [])
+        if applied is not None:
+            declared = {**declared, "applied": applied}
         done = append_output(ledger, key, source,
                              lambda metric: harness.read_runs(Path(path), metric=metric),
                              plan=plan, arm=arm, declared=declared,
                              session=session or config.session(),
-                             once=once, what=path, reproduces=reproduces)
+                             once=once, what=path, reproduces=reproduces, logs=refs)
         entries: list[Any] = done.entries
         plan_body = done.plan
         drain_spool(ledger, key)
     intake_cli.announce(entries, plan_body)
     intake_cli.warn_gaps(entries)
+    intake_cli.warn_applied(entries, plan_body)
     return entries
+
+
+def _kept_logs(ledger: Any, logs: list[str]) -> tuple[list[dict[str, Any]],
+                                                     dict[str, Any] | None]:
+    """`append --from ... --log FILE`: each log kept by the ledger (a log that cannot be read
+    is refused, exit 2, before anything is appended), and what the first engine load log
+    among them shows applied."""
+    from logbook.capture.blobs import keep_logs
+    from logbook.capture.loadlogs import Applied
+
+    found = Applied()
+    refs, unreadable, lost = keep_logs(ledger.keep_blob, b"", logs, [], found.see)
+    if unreadable:
+        raise InputError(f"--log: {unreadable[0]}")
+    for why in lost:
+        intake_cli.say(why)
+    return refs, found.applied
 
 
 def run(
@@ -127,6 +153,7 @@ def run(
     if done.routed:
         intake_cli.announce(entries, done.plan)
     intake_cli.warn_gaps(entries)
+    intake_cli.warn_applied(entries, done.plan)
     unfinished = [e for e in entries if e.body.get("status") != "completed"]
     if code == 0 and unfinished:  # the command said 0; the run it left says otherwise
         e = unfinished[0]

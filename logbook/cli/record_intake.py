@@ -25,6 +25,21 @@ def announce(entries: list[Any], plan: dict[str, Any] | None) -> None:
                 "appended as an exploratory run (plan null)")
 
 
+def warn_applied(entries: list[Any], plan: dict[str, Any] | None) -> None:
+    """A run whose engine load log shows a setting applied otherwise than requested is kept,
+    with a word for each (audit A38 judges it)."""
+    from logbook.format.apparatus import flatten, pins
+    from logbook.format.applied import mismatches, said
+
+    for e in entries:
+        app = e.body.get("apparatus") if e.kind == "run" else None
+        if not isinstance(app, dict) or not isinstance(app.get("applied"), dict):
+            continue
+        asked = pins(plan, e.body.get("arm")) if plan and e.body.get("plan") else None
+        for m in mismatches(flatten(app), asked):
+            say(f"warning: run @{e.seq} {said(m)} (audit A38)")
+
+
 def warn_gaps(entries: list[Any]) -> None:
     """A completed plan run that names no model or no decoding policy is kept, with a word."""
     for e in entries:

@@ -73,6 +73,9 @@ def append(
     session: str = typer.Option(None, "--session", help="With --from: the session id."),
     apparatus: str = typer.Option(None, "--apparatus", help="With --from: JSON file of "
                                   "declared apparatus to merge."),
+    logs: list[str] = typer.Option([], "--log", help="With --from: a log file to hash and "
+                                   "keep with the runs (repeatable); an engine's load log "
+                                   "gives their apparatus.applied."),
     spool: bool = typer.Option(False, "--spool", help="Append the runs a harness integration "
                                "spooled beside the ledger when it could not append them "
                                "(docs/recording.md, \"When the append fails: the spool\")."),
@@ -103,6 +106,8 @@ def append(
                          "apparatus (suite, split)")
     if exploratory and not spool:
         raise InputError("--exploratory goes with --spool")
+    if logs and source is None:
+        raise InputError("--log goes with --from (a run draft FILE names its logs itself)")
     if commit_items is not None and (spool or source is not None):
         raise InputError("--commit-items commits the items of a run draft FILE: not with "
                          "--spool or --from")
@@ -124,7 +129,7 @@ def append(
         from logbook.cli.record import append_from
 
         print_appended(append_from(source, file, plan, arm, session, apparatus, once,
-                                   reproduces, suite, split), as_json)
+                                   reproduces, suite, split, logs), as_json)
         return
     append_drafts(state.options().ledger, file, jsonl, once, as_json, reproduces, commit_items)
 

@@ -17,7 +17,8 @@ IDENTITY_SUFFIXES = ("seed", "started", "finished", "session", "host", "hostname
                      "eval_id", "task_id", "memory_bytes")
 # `retries.used` is what befell this run (a figure of the run, like its times), not a setting
 # of the system: runs of one apparatus differ in it, and it is never a confound.
-IDENTITY_PREFIXES = ("captured.command", "captured.env", "captured.os.release", "retries.used")
+IDENTITY_PREFIXES = ("captured.command", "captured.env", "captured.os.release", "retries.used",
+                     "applied.log")  # the load log's file name (logbook.format.applied)
 
 # The typed apparatus fields (docs/recording.md, "Typed apparatus fields"): object -> field ->
 # (what a value must be, in words; the test). Every other apparatus field stays free-form.
@@ -91,6 +92,28 @@ def is_identity(name: str) -> bool:
     return any(low == p or low.startswith(p + ".") for p in IDENTITY_PREFIXES)
 
 
+def system_fields(flat: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The flat apparatus's fields that describe the system measured, sorted by name: not the
+    run's identity (`is_identity`), nor an ``applied.*`` field a declared field already
+    requests (logbook.format.applied.restated: compared once, as declared; A38 holds the two
+    together)."""
+    from logbook.format.applied import restated
+
+    again = restated(flat) if any(k.startswith("applied.") for k in flat) else set()
+    return sorted(((k, v) for k, v in flat.items() if not is_identity(k) and k not in again),
+                  key=_name)
+
+
+def pins(plan: dict[str, Any], arm: str | None) -> dict[str, Any]:
+    """A plan's pins as flat fields: its `pinned`, then its arm's `apparatus` (what a run of
+    ``arm`` requests where it says nothing itself: logbook.format.applied)."""
+    out = flatten(plan.get("pinned") or {})
+    for a in plan.get("arms") or []:
+        if isinstance(a, dict) and a.get("name") == arm:
+            out.update(flatten(a.get("apparatus") or {}))
+    return out
+
+
 def system_gaps(body: dict[str, Any]) -> list[str]:
     """What a completed plan run does not say about its system: `model`, `decoding.*`."""
     if body.get("status") != "completed" or not body.get("plan"):
@@ -113,3 +136,7 @@ def temperature_of(fields: Iterable[tuple[str, Any]]) -> float | None:
                      None)
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
         else None
+
+
+def _name(pair: tuple[str, Any]) -> str:
+    return pair[0]

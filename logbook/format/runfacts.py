@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from logbook.format.apparatus import flatten, is_identity, system_gaps
+from logbook.format.apparatus import flatten, system_fields, system_gaps
 from logbook.format.reducers import MEAN, reducer_of
 
 # the layout of the facts (a checked copy of another version is made again)
@@ -112,8 +112,7 @@ def _facts(body: Any, figures: Callable[[list[Any]], Figures] | None) -> RunFact
     if type(oc) is not dict:
         return None
     flat = flatten(app)
-    system = orjson.dumps(sorted(((k, v) for k, v in flat.items() if not is_identity(k)),
-                                 key=_name)).decode()
+    system = orjson.dumps(system_fields(flat)).decode()
     metric = oc.get("metric")
     ids, raw = oc.get("id") or [], oc.get("score") or []
     if type(ids) is not list or type(raw) is not list:
@@ -255,7 +254,3 @@ def decode(text: str | bytes | RunFacts | None) -> RunFacts | None:
     return RunFacts(app, system, metric, tuple(gaps), bool(figures),
                     None if score is None else float(score), float(variance), int(scored),
                     int(scores), bool(binary), items, masks, bool(clustered), reproduces)
-
-
-def _name(pair: tuple[str, Any]) -> str:
-    return pair[0]

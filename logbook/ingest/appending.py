@@ -69,14 +69,16 @@ def append_output(ledger: Ledger, key: SigningKey, source: str,
                   read: Callable[[str | None], list[Body]], *, plan: str | None,
                   arm: str | None, declared: Body, session: str | None,
                   once: str | None = None, labels: Labels = OPTIONS,
-                  what: str = "the output", reproduces: str | None = None) -> Appended:
+                  what: str = "the output", reproduces: str | None = None,
+                  logs: list[Body] | None = None) -> Appended:
     """Every run ``read(metric)`` returns, all or none: with a plan, the run of its suite goes
     to the arm and the others are exploratory. ``what`` names the output in refusals; with
-    ``reproduces`` (a run's @SEQ or digest) the output's one run reproduces it."""
+    ``reproduces`` (a run's @SEQ or digest) the output's one run reproduces it; ``logs``: the
+    references of logs kept with every run (`append --from ... --log`)."""
     digest = check_plan(ledger, plan, arm, labels)
     plan_body = ledger.plan_body(digest) if digest else None
     bodies = read(routing.item_metric(source, plan_body))
-    drafts = routing.ingested(bodies, plan_body, digest, arm, declared, session)
+    drafts = routing.ingested(bodies, plan_body, digest, arm, declared, session, logs)
     if not drafts:
         raise InputError(f"{what} holds no runs")
     if reproduces is not None:

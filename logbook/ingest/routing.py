@@ -74,14 +74,17 @@ def merge(base: Body, over: Body) -> Body:
 
 
 def ingested(bodies: list[Body], plan: Body | None, digest: str | None, arm: str | None,
-             declared: Body, session: str | None) -> list[Draft]:
+             declared: Body, session: str | None,
+             logs: list[Body] | None = None) -> list[Draft]:
     """The drafts of `append --from`: each run bound to the plan's arm or exploratory, with
-    the declared apparatus and the session."""
+    the declared apparatus, the session and the references of the logs kept with it."""
     drafts = []
     for body, to_plan in zip(bodies, route(plan, bodies), strict=True):
         body = dict(body)
         bind(body, digest, arm, to_plan)
         body["apparatus"] = merge(body.get("apparatus") or {}, declared)
+        if logs:
+            body["logs"] = [*(body.get("logs") or []), *logs]
         if session:
             body["session"] = session
         drafts.append(("run", scrub_run_body(body)))

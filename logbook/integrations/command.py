@@ -139,7 +139,10 @@ def record_command(command: list[str], *, open_ledger: OpenLedger, key: Callable
                        "the command line's apparatus")
         done = run_command(command, harness, target, signals, metric=metric, clock=now_rfc3339,
                            env=wrapped_env())
-        log_refs, unreadable, lost = keep_logs(open_ledger, done.output.data(), logs, taken)
+        log_refs, unreadable, lost, applied = keep_logs(open_ledger, done.output.data(), logs,
+                                                        taken)
+        if applied is not None:  # what the engine's load log shows it applied
+            declared_apparatus = {**declared_apparatus, "applied": applied}
         if unreadable:
             note = "; ".join(([note] if note else []) + unreadable)
         base = {"plan": digest, "arm": arm, "session": session,
@@ -181,23 +184,27 @@ def run_named(ledger: Any, ref: str) -> str:
     return digest
 
 
-def keep_logs(open_ledger: OpenLedger, output: bytes, logs: list[str],
-              taken: list[str]) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+def keep_logs(open_ledger: OpenLedger, output: bytes, logs: list[str], taken: list[str]
+              ) -> tuple[list[dict[str, Any]], list[str], list[str], dict[str, Any] | None]:
     """capture.blobs.keep_logs into the ledger (opened again: none is held open while the
     command runs): files beside a SQLite ledger, rows of a server's. A ledger that cannot be
-    opened now keeps no log, and the run says so for each."""
+    opened now keeps no log, and the run says so for each. Last: what the first engine load
+    log among the ``--log`` files shows applied (logbook.capture.loadlogs), or None."""
     from logbook.capture.blobs import keep_logs as keep
+    from logbook.capture.loadlogs import Applied
 
+    found = Applied()
     try:
         with open_ledger() as ledger:
-            return keep(ledger.keep_blob, output, logs, taken)
+            return (*keep(ledger.keep_blob, output, logs, taken, found.see), found.applied)
     except (LogbookError, OSError) as exc:
         why = " ".join(str(exc).split()) or type(exc).__name__
 
         def cannot(_digest: str, _data: bytes) -> None:
             raise OSError(f"the ledger could not be opened ({why})")
 
-        return keep(cannot, output, logs, taken)
+        found = Applied()
+        return (*keep(cannot, output, logs, taken, found.see), found.applied)
 
 
 def wrapped_env() -> dict[str, str]:

@@ -33,7 +33,7 @@ SEVERITY = {"A01": "error", "A02": "error", "A03": "warning", "A04": "error", "A
             "A23": "warning", "A24": "warning", "A25": "error", "A26": "warning",
             "A27": "error", "A28": "error", "A29": "info", "A30": "warning",
             "A31": "error", "A32": "info", "A33": "info", "A34": "warning", "A35": "info",
-            "A36": "warning", "A37": "error", "A39": "warning"}
+            "A36": "warning", "A37": "error", "A38": "warning", "A39": "warning"}
 
 
 def best_of_n(tmp: Path) -> tuple[str, str]:

@@ -4,7 +4,9 @@ Only fields both sides recorded are compared, each over the runs that record it:
 one side never recorded (runs appended from a harness file beside runs captured by `logbook
 run`) is "not recorded", listed apart, never a difference. A field that restates the declared
 variable (a harness's `model_args.pretrained` naming the model when `variable = ["model"]`)
-counts as the variable. Per-run identity (seeds, times, sessions...) is never a confound.
+counts as the variable, as does what a load log shows applied of it (`applied.kv_cache` when
+`variable = ["kv_cache_precision"]`). Per-run identity (seeds, times, sessions...) is never a
+confound.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from logbook.analysis.view import RunView
+from logbook.format.applied import applied_name
 
 
 @dataclass
@@ -24,7 +27,11 @@ class Confounds:
 
 
 def covered(name: str, variable: list[str]) -> bool:
-    """The field is a declared variable, or lies under one (`decoding` covers its fields)."""
+    """The field is a declared variable, or lies under one (`decoding` covers its fields), or
+    is what the load log shows applied of one (`applied.kv_cache` of `kv_cache_precision`:
+    logbook.format.applied's aliases)."""
+    if name.startswith("applied.") and any(applied_name(v) == name[8:] for v in variable):
+        return True
     return any(name == v or name.startswith(v + ".") for v in variable)
 
 

@@ -8,6 +8,7 @@ violation scenario in `logbook/calibration/violations.py` (for `logbook audit --
 
 from logbook.analysis.audit.rules import (
     admissions,
+    applied,
     arms,
     bands,
     checks,
@@ -24,6 +25,6 @@ from logbook.analysis.audit.rules import (
     timestamps,
 )
 
-__all__ = ["admissions", "arms", "bands", "checks", "claims", "clusters", "comparisons",
-           "holdouts", "plans", "repeats", "reproductions", "retractions", "runs", "statements",
-           "timestamps"]
+__all__ = ["admissions", "applied", "arms", "bands", "checks", "claims", "clusters",
+           "comparisons", "holdouts", "plans", "repeats", "reproductions", "retractions", "runs",
+           "statements", "timestamps"]
