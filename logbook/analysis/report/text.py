@@ -103,7 +103,7 @@ def arm_summary(arm: dict[str, Any], scale: float) -> list[str]:
         total = ("" if sp["total"] is None else
                  f"; in quadrature {sp['total'] * scale:.2f} (one run on a fresh sample of "
                  "items)")
-        out.append(f"spread: between seeds sd {sp['seeds'] * scale:.2f}, between items "
+        out.append(f"spread: between runs sd {sp['seeds'] * scale:.2f}, between items "
                    f"(the finite suite) sd {sp['items'] * scale:.2f}{total}")
     out += source_lines(arm, scale)
     b = arm.get("band")
