@@ -163,8 +163,32 @@ def open_plans(store: BriefReads, retracted: set[str]) -> list[OpenPlan]:
                             seq=p.seq, arms=arms, next_arm=nxt.arm,
                             runs_done=sum(a.completed for a in arms),
                             runs_planned=k * len(arms), due=body.get("due"), refused=mine,
-                            blocked=blocked))
+                            blocked=blocked,
+                            budget=plan_budget(store, p.digest, body.get("budget"), retracted,
+                                               [s for (plan, _a), runs in admitted.items()
+                                                if plan == p.digest for s, _ in runs])))
     return out
+
+
+def plan_budget(store: BriefReads, plan: str, budget: Any, retracted: set[str],
+                admitted: list[int]) -> Any:
+    """A plan's budget against what its runs spent (logbook.analysis.cost.against): its own
+    runs and those admitted to it, failed and retracted ones included; ABSENT without a
+    budget. Only an open plan with a budget has its runs read here."""
+    from logbook.analysis.cost import Spent, against, summed
+    from logbook.analysis.out import ABSENT
+    from logbook.format.runfacts import usage_of
+
+    if not budget:
+        return ABSENT
+    found = {s.seq: s for s in store.entries_where("run", plan)}
+    found.update((s.seq, s) for s in store.entries_at(sorted(set(admitted) - set(found))))
+    spent = []
+    for seq in sorted(found):
+        e = Entry.from_stored(found[seq])
+        spent.append(Spent(seq, str(e.body.get("status")), e.digest in retracted,
+                           usage_of(e.body)))
+    return against(budget, summed(spent), [r.usage for r in spent])
 
 
 def completed_in_arm(store: BriefReads, plan: str, arm: str) -> int:
@@ -331,6 +355,8 @@ def past_due(plans: list[OpenPlan]) -> list[Overdue]:
 
 def next_steps(b: Brief) -> list[str]:
     """The three things to do next, most urgent first."""
+    from logbook.analysis.cost import budget_text
+
     steps: list[str] = []
     checked = b.integrity.verified
     if checked is None:
@@ -365,6 +391,11 @@ def next_steps(b: Brief) -> list[str]:
         if p.next_arm not in p.blocked:
             steps.append(f"plan {p.slug}: run arm {p.next_arm} next "
                          f"({p.runs_done}/{p.runs_planned} runs done)")
+    for p in b.open_plans:
+        over = [x for x in (p.budget or []) if x.over]
+        if over:
+            steps.insert(0, f"plan {p.slug} is over its budget: {budget_text(over[0].as_json())}"
+                         ": amend its budget saying why (`logbook amend`), or stop running it")
     if b.audit and b.audit.errors:
         steps.append(f"{len(b.audit.errors)} audit error(s) stand: see `logbook audit`")
     if not b.open_plans:

@@ -19,6 +19,7 @@ from logbook.cli.append_and_note import (
     signing_key,
     warn_redacted,
 )
+from logbook.cli.record import cost_option, tokens_option
 from logbook.cli.state import print_appended
 from logbook.errors import InputError
 
@@ -88,6 +89,9 @@ def append(
                                      "outcomes.content (each row's item) is replaced by salted "
                                      "commitments; salts and content go to the file SALTS, "
                                      "which you keep (docs/format.md, Committed items)."),
+    cost: str = cost_option(),
+    tokens_in: int = tokens_option("in"),
+    tokens_out: int = tokens_option("out"),
     as_json: bool = state.json_flag(),
 ) -> None:
     """Append an entry draft (or, with --from, the runs of a harness output).
@@ -95,6 +99,13 @@ def append(
     A run draft without a `session` gets LOGBOOK_SESSION's, when it is set."""
     if exploratory and not spool:
         raise InputError("--exploratory goes with --spool")
+    from logbook.format.usage import from_options
+
+    usage = from_options(cost, tokens_in, tokens_out)
+    if usage is not None and source is None:
+        option = "--cost" if cost is not None else "--tokens-in" if tokens_in is not None \
+            else "--tokens-out"
+        raise InputError(f"{option} goes with --from (a run draft FILE says its own usage)")
     if commit_items is not None and (spool or source is not None):
         raise InputError("--commit-items commits the items of a run draft FILE: not with "
                          "--spool or --from")
@@ -116,7 +127,7 @@ def append(
         from logbook.cli.record import append_from
 
         print_appended(append_from(source, file, plan, arm, session, apparatus, once,
-                                   reproduces), as_json)
+                                   reproduces, usage), as_json)
         return
     append_drafts(state.options().ledger, file, jsonl, once, as_json, reproduces, commit_items)
 
