@@ -392,7 +392,7 @@ def next_steps(b: Brief) -> list[str]:
             steps.append(f"plan {p.slug}: run arm {p.next_arm} next "
                          f"({p.runs_done}/{p.runs_planned} runs done)")
     for p in b.open_plans:
-        over = [x for x in (p.budget or []) if x.over]
+        over = [x for x in p.budget_lines if x.over]
         if over:
             steps.insert(0, f"plan {p.slug} is over its budget: {budget_text(over[0].as_json())}"
                          ": amend its budget saying why (`logbook amend`), or stop running it")

@@ -86,6 +86,11 @@ class OpenPlan(Out):
     # the plan's budget against what its runs spent (logbook.analysis.cost): with a budget
     budget: list[BudgetLine] = ABSENT
 
+    @property
+    def budget_lines(self) -> list[BudgetLine]:
+        """The budget's lines; none for a plan without a budget."""
+        return [] if self.budget is ABSENT else self.budget
+
 
 @dataclass(kw_only=True, eq=False)
 class Overdue(Out):

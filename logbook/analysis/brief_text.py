@@ -27,7 +27,7 @@ def brief_lines(b: Brief) -> list[str]:
                           f"arm {p.next_arm} is being refused"))
             out += [f"    refused @{r.seq} (arm {r.arm}, not counted): {r.reason}"
                     for r in p.refused[-5:]]
-            out += [f"    budget: {budget_text(x.as_json())}" for x in p.budget or []]
+            out += [f"    budget: {budget_text(x.as_json())}" for x in p.budget_lines]
     if b.overdue:
         out.append("past due without a verdict: " + "; ".join(
             f"{p.slug} (due {p.due}, {p.runs_done}/{p.runs_planned} runs)"

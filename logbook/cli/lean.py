@@ -54,7 +54,8 @@ COMMANDS: dict[str, Spec] = {
                    declined=frozenset({"--from", "--plan", "--arm", "--session", "--apparatus",
                                        "--spool", "--exploratory", "--reproduces",
                                        "--commit-items", "--cost", "--tokens-in",
-                                       "--tokens-out"})),
+                                       "--tokens-out"}),
+                   ints=frozenset({"tokens_in", "tokens_out"})),  # declined: typer reads them
     "note": Spec(arguments=("text",), required=1, flags={"--json": "as_json"},
                  multiple={"--ref": "refs"}),
     "log": Spec(arguments=(), required=0,
