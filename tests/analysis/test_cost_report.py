@@ -164,3 +164,16 @@ def test_a_bad_budget_amendment_changes_nothing(ledger_dir: Path) -> None:
     assert r.code == 2, r.err
     assert "budget" in r.err and len(r.err.strip().splitlines()) == 1
     assert run_cli("export").out == before
+
+
+def test_the_reporting_doc_shows_what_the_report_prints(ledger_dir: Path) -> None:
+    """docs/reporting.md's "Cost" example is the report of this module's scenario, line by
+    line."""
+    _scenario()
+    doc = (Path(__file__).parents[2] / "docs" / "reporting.md").read_text()
+    section = doc.split("## Cost\n", 1)[1].split("\n## ", 1)[0]
+    shown = [line[4:] for line in section.splitlines() if line.startswith("    ")]
+    assert len(shown) == 6
+    printed = run_cli("report", "kv").out.splitlines()
+    for line in shown:
+        assert f"  {line}" in printed, (line, printed)
