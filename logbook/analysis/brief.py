@@ -34,6 +34,7 @@ from logbook.analysis.brief_shapes import (
     SpooledRun,
     StoredAudit,
 )
+from logbook.analysis.cost import plan_budget
 from logbook.ledger.entry import Entry
 from logbook.ledger.service import Ledger
 from logbook.model import amended
@@ -168,27 +169,6 @@ def open_plans(store: BriefReads, retracted: set[str]) -> list[OpenPlan]:
                                                [s for (plan, _a), runs in admitted.items()
                                                 if plan == p.digest for s, _ in runs])))
     return out
-
-
-def plan_budget(store: BriefReads, plan: str, budget: Any, retracted: set[str],
-                admitted: list[int]) -> Any:
-    """A plan's budget against what its runs spent (logbook.analysis.cost.against): its own
-    runs and those admitted to it, failed and retracted ones included; ABSENT without a
-    budget. Only an open plan with a budget has its runs read here."""
-    from logbook.analysis.cost import Spent, against, summed
-    from logbook.analysis.out import ABSENT
-    from logbook.format.runfacts import usage_of
-
-    if not budget:
-        return ABSENT
-    found = {s.seq: s for s in store.entries_where("run", plan)}
-    found.update((s.seq, s) for s in store.entries_at(sorted(set(admitted) - set(found))))
-    spent = []
-    for seq in sorted(found):
-        e = Entry.from_stored(found[seq])
-        spent.append(Spent(seq, str(e.body.get("status")), e.digest in retracted,
-                           usage_of(e.body)))
-    return against(budget, summed(spent), [r.usage for r in spent])
 
 
 def completed_in_arm(store: BriefReads, plan: str, arm: str) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from logbook.analysis.cost_shapes import (
     ArmCost,
@@ -20,6 +20,9 @@ from logbook.analysis.cost_shapes import (
     UsageSum,
 )
 from logbook.analysis.out import ABSENT
+
+if TYPE_CHECKING:
+    from logbook.storage.base import BriefReads
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,26 @@ def plan_cost(plan: Any) -> Cost:
     total = summed(runs)
     return Cost(arms=[ArmCost(arm=n, usage=summed(rs)) for n, rs in by_arm.items()],
                 plan=total, budget=against(budget, total, [r.usage for r in runs]))
+
+
+def plan_budget(store: BriefReads, plan: str, budget: Any, retracted: set[str],
+                admitted: list[int]) -> Any:
+    """A plan's budget against what its runs spent (logbook.analysis.cost.against): its own
+    runs and those admitted to it, failed and retracted ones included; ABSENT without a
+    budget. Only an open plan with a budget has its runs read here."""
+    from logbook.format.runfacts import usage_of
+    from logbook.ledger.entry import Entry
+
+    if not budget:
+        return ABSENT
+    found = {s.seq: s for s in store.entries_where("run", plan)}
+    found.update((s.seq, s) for s in store.entries_at(sorted(set(admitted) - set(found))))
+    spent = []
+    for seq in sorted(found):
+        e = Entry.from_stored(found[seq])
+        spent.append(Spent(seq, str(e.body.get("status")), e.digest in retracted,
+                           usage_of(e.body)))
+    return against(budget, summed(spent), [r.usage for r in spent])
 
 
 def money_text(amount: float, currency: str) -> str:
