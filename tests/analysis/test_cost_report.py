@@ -177,3 +177,13 @@ def test_the_reporting_doc_shows_what_the_report_prints(ledger_dir: Path) -> Non
     printed = run_cli("report", "kv").out.splitlines()
     for line in shown:
         assert f"  {line}" in printed, (line, printed)
+
+
+def test_the_html_report_has_the_cost_section(ledger_dir: Path) -> None:
+    _scenario()
+    r = run_cli("report", "kv", "--html", "kv.html")
+    assert r.code == 0, r.err
+    page = Path("kv.html").read_text()
+    assert "<h2>Cost</h2>" in page
+    assert "budget: spent 0.85 of 1.00 USD (85%)" in page
+    assert "arm f16: 2 runs: tokens in 2,500 (2 runs)" in page
