@@ -187,3 +187,13 @@ def test_the_html_report_has_the_cost_section(ledger_dir: Path) -> None:
     assert "<h2>Cost</h2>" in page
     assert "budget: spent 0.85 of 1.00 USD (85%)" in page
     assert "arm f16: 2 runs: tokens in 2,500 (2 runs)" in page
+
+
+def test_the_sums_are_the_same_from_the_checked_copy_and_without_it(
+        ledger_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first report checks in full and keeps the runs' facts (usage among them); the next
+    resumes from them; with no state folder the runs are read from the ledger: one answer."""
+    _scenario()
+    first, resumed = _report()["cost"], _report()["cost"]
+    monkeypatch.setenv("LOGBOOK_STATE_DIR", "off")
+    assert first == resumed == _report()["cost"]
