@@ -34,6 +34,7 @@ from logbook.analysis.brief_shapes import (
     SpooledRun,
     StoredAudit,
 )
+from logbook.analysis.cost import plan_budget
 from logbook.ledger.entry import Entry
 from logbook.ledger.service import Ledger
 from logbook.model import amended
@@ -163,7 +164,10 @@ def open_plans(store: BriefReads, retracted: set[str]) -> list[OpenPlan]:
                             seq=p.seq, arms=arms, next_arm=nxt.arm,
                             runs_done=sum(a.completed for a in arms),
                             runs_planned=k * len(arms), due=body.get("due"), refused=mine,
-                            blocked=blocked))
+                            blocked=blocked,
+                            budget=plan_budget(store, p.digest, body.get("budget"), retracted,
+                                               [s for (plan, _a), runs in admitted.items()
+                                                if plan == p.digest for s, _ in runs])))
     return out
 
 
@@ -331,6 +335,8 @@ def past_due(plans: list[OpenPlan]) -> list[Overdue]:
 
 def next_steps(b: Brief) -> list[str]:
     """The three things to do next, most urgent first."""
+    from logbook.analysis.cost import budget_text
+
     steps: list[str] = []
     checked = b.integrity.verified
     if checked is None:
@@ -365,6 +371,11 @@ def next_steps(b: Brief) -> list[str]:
         if p.next_arm not in p.blocked:
             steps.append(f"plan {p.slug}: run arm {p.next_arm} next "
                          f"({p.runs_done}/{p.runs_planned} runs done)")
+    for p in b.open_plans:
+        over = [x for x in p.budget_lines if x.over]
+        if over:
+            steps.insert(0, f"plan {p.slug} is over its budget: {budget_text(over[0].as_json())}"
+                         ": amend its budget saying why (`logbook amend`), or stop running it")
     if b.audit and b.audit.errors:
         steps.append(f"{len(b.audit.errors)} audit error(s) stand: see `logbook audit`")
     if not b.open_plans:

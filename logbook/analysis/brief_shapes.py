@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from logbook.analysis.out import Out
+from logbook.analysis.cost_shapes import BudgetLine, MoneyTotal
+from logbook.analysis.out import ABSENT, Out
 
 
 @dataclass(kw_only=True, eq=False)
@@ -82,6 +83,13 @@ class OpenPlan(Out):
     due: str | None
     refused: list[RefusedRun] = field(default_factory=list)
     blocked: list[str] = field(default_factory=list)
+    # the plan's budget against what its runs spent (logbook.analysis.cost): with a budget
+    budget: list[BudgetLine] = ABSENT
+
+    @property
+    def budget_lines(self) -> list[BudgetLine]:
+        """The budget's lines; none for a plan without a budget."""
+        return [] if self.budget is ABSENT else self.budget
 
 
 @dataclass(kw_only=True, eq=False)
@@ -218,6 +226,7 @@ class Brief(Out):
 
 
 SHAPES: tuple[type[Out], ...] = (  # each after the shapes it holds
-    LedgerHead, Checked, LatestCheckpoint, Integrity, PlanArm, RefusedRun, OpenPlan, Overdue,
+    LedgerHead, Checked, LatestCheckpoint, Integrity, PlanArm, RefusedRun, MoneyTotal,
+    BudgetLine, OpenPlan, Overdue,
     RetractionRow, RestingOn, StoredAudit, Remeasure, BandRow, ClaimRow, NoteRow, SessionRun,
     PreviousSession, SpooledRun, Brief)

@@ -4,6 +4,7 @@ and one spooled run as `brief` and `logbook spool list` print it."""
 from __future__ import annotations
 
 from logbook.analysis.brief_shapes import Brief, SpooledRun
+from logbook.analysis.cost import budget_text
 
 
 def brief_lines(b: Brief) -> list[str]:
@@ -26,6 +27,7 @@ def brief_lines(b: Brief) -> list[str]:
                           f"arm {p.next_arm} is being refused"))
             out += [f"    refused @{r.seq} (arm {r.arm}, not counted): {r.reason}"
                     for r in p.refused[-5:]]
+            out += [f"    budget: {budget_text(x.as_json())}" for x in p.budget_lines]
     if b.overdue:
         out.append("past due without a verdict: " + "; ".join(
             f"{p.slug} (due {p.due}, {p.runs_done}/{p.runs_planned} runs)"

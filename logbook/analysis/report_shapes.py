@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from logbook.analysis import cost_shapes
+from logbook.analysis.cost_shapes import Cost
 from logbook.analysis.out import ABSENT, EXTRA_KEY, INTERNAL, Out, json_schema
 
 if TYPE_CHECKING:
@@ -366,13 +368,17 @@ class Report(Out):
     # contamination per model and the scorer's agreement with hand spot-checks
     # (logbook.analysis.checks.plan_checks)
     checks: dict[str, Any] = field(default_factory=dict)
+    # tokens, wall time and money per arm and for the plan, and its budget against them
+    # (logbook.analysis.cost.plan_cost): when a run records usage or the plan has a budget
+    cost: Cost = ABSENT
     findings: list[Finding]  # the command adds them (last, as `report --json` prints them)
 
 
 SHAPES: tuple[type[Out], ...] = (  # each after the shapes it holds
     Interval, RunRow, RunLevel, ItemLevel, ChosenInterval, ArmBand, SampleComponents, Spread,
     ArmReport, WorstCase, Effect, Condition, Verdict, Excluded, Refused, VerdictStatus,
-    RetractedRun, RetractionReview, Finding, ComponentArm, Component, Reproduction, Report)
+    RetractedRun, RetractionReview, Finding, ComponentArm, Component, Reproduction,
+    *cost_shapes.SHAPES, Report)
 
 
 def output_schemas() -> dict[str, dict[str, Any]]:

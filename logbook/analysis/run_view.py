@@ -215,6 +215,17 @@ class RunView:
         return value if isinstance(value, str) else None
 
     @property
+    def usage(self) -> dict[str, Any] | None:
+        """What the run used (logbook.format.runfacts.usage_of: tokens_in, tokens_out,
+        wall_seconds, cost), from its facts when its entry is not read; None: none recorded."""
+        f = self.facts if not self.loaded else None
+        if f is not None:
+            return f.usage
+        from logbook.format.runfacts import usage_of
+
+        return usage_of(self.body)
+
+    @property
     def figures(self) -> RunFacts | None:
         """The facts, when their figures stand for the run's own: no samples, not pass@k."""
         f = self.facts

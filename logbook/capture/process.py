@@ -174,6 +174,7 @@ class CommandRun:
     started: str
     finished: str
     output: Output
+    seconds: float = 0.0  # the command's wall time, on a monotonic clock
 
 
 def run_command(command: list[str], harness: Harness, path: str, signals: Signals, *,
@@ -186,9 +187,9 @@ def run_command(command: list[str], harness: Harness, path: str, signals: Signal
     from logbook.files import max_input_bytes
 
     before = snapshot(harness, path)
-    started, start_ns = clock(), time.time_ns()
+    started, start_ns, ticks = clock(), time.time_ns(), time.monotonic()
     status, reason, code = execute(command, out := Output(max_input_bytes()), signals, env)
-    finished = clock()
+    finished, seconds = clock(), time.monotonic() - ticks
     if status != "completed":
         said = harness_error(out.data())
         reason = f"{reason}: {said}" if said else reason
@@ -198,4 +199,4 @@ def run_command(command: list[str], harness: Harness, path: str, signals: Signal
         status, reason = "failed", read_error
     elif read_error:
         reason = f"{reason}; {read_error}"
-    return CommandRun(status, reason, code, bodies, started, finished, out)
+    return CommandRun(status, reason, code, bodies, started, finished, out, seconds)

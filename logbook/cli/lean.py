@@ -53,7 +53,9 @@ COMMANDS: dict[str, Spec] = {
                    values={"--once": "once"},
                    declined=frozenset({"--from", "--plan", "--arm", "--session", "--apparatus",
                                        "--spool", "--exploratory", "--reproduces",
-                                       "--commit-items", "--suite", "--split", "--log"})),
+                                       "--commit-items", "--suite", "--split", "--log",
+                                       "--cost", "--tokens-in", "--tokens-out"}),
+                   ints=frozenset({"tokens_in", "tokens_out"})),  # declined: typer reads them
     "note": Spec(arguments=("text",), required=1, flags={"--json": "as_json"},
                  multiple={"--ref": "refs"}),
     "log": Spec(arguments=(), required=0,

@@ -39,7 +39,8 @@ def _declared(apparatus: str | None) -> dict[str, Any]:
 def append_from(source: str, path: str | None, plan: str | None, arm: str | None,
                 session: str | None, apparatus: str | None, once: str | None,
                 reproduces: str | None = None, suite: str | None = None,
-                split: str | None = None, logs: list[str] | None = None) -> list[Any]:
+                split: str | None = None, logs: list[str] | None = None,
+                usage: dict[str, Any] | None = None) -> list[Any]:
     """`logbook append --from SOURCE PATH`: every run the harness output holds, all or none;
     with --plan, the run of the plan's suite goes to the arm, the others are exploratory.
     Each ``--log`` file is kept with every run, and what the first engine load log among
@@ -64,7 +65,8 @@ def append_from(source: str, path: str | None, plan: str | None, arm: str | None
                              lambda metric: harness.read_runs(Path(path), metric=metric),
                              plan=plan, arm=arm, declared=declared,
                              session=session or config.session(),
-                             once=once, what=path, reproduces=reproduces, logs=refs)
+                             once=once, what=path, reproduces=reproduces, logs=refs,
+                             usage=usage)
         entries: list[Any] = done.entries
         plan_body = done.plan
         drain_spool(ledger, key)
@@ -89,6 +91,18 @@ def _kept_logs(ledger: Any, logs: list[str]) -> tuple[list[dict[str, Any]],
     for why in lost:
         intake_cli.say(why)
     return refs, found.applied
+
+
+def cost_option() -> Any:
+    """--cost "AMOUNT CURRENCY": the money the run cost (docs/recording.md, "Cost")."""
+    return typer.Option(None, "--cost", metavar="\"AMOUNT CURRENCY\"", help="What the run "
+                        "cost, e.g. \"0.42 USD\" (an ISO 4217 code); kept in its usage.")
+
+
+def tokens_option(way: str) -> Any:
+    """--tokens-in N / --tokens-out N: the tokens the run sent or received."""
+    return typer.Option(None, f"--tokens-{way}", metavar="N", help=f"Tokens {way} the run "
+                        "used (all models), replacing what the harness output says.")
 
 
 def run(
@@ -119,9 +133,13 @@ def run(
     split: str = typer.Option(None, "--split", metavar="NAME", help="With --suite: the run "
                               "is of this split (a held-out split counts each run as a "
                               "look)."),
+    cost: str = cost_option(),
+    tokens_in: int = tokens_option("in"),
+    tokens_out: int = tokens_option("out"),
 ) -> None:
     """Run CMD and append its run, whatever happens to it."""
     from logbook.crypto.signing import load_key
+    from logbook.format.usage import from_options
     from logbook.integrations.command import NotAppended, record_command
 
     def declared() -> dict[str, Any]:
@@ -137,12 +155,14 @@ def run(
         def declared() -> dict[str, Any]:
             return said
 
+    usage = from_options(cost, tokens_in, tokens_out)
+
     try:
         done = record_command(command, open_ledger=lambda: state.open_ledger(write=True),
                               key=load_key, declared=declared, plan=plan,
                               arm=arm, session=session, outcomes=outcomes, source=source,
                               logs=logs, note=note, beyond_plan=beyond_plan,
-                              say=intake_cli.say, reproduces=reproduces)
+                              say=intake_cli.say, reproduces=reproduces, usage=usage)
     except NotAppended as exc:
         raise typer.Exit(exc.code) from None
     entries, code = done.entries, done.code

@@ -19,6 +19,7 @@ from logbook.cli.append_and_note import (
     signing_key,
     warn_redacted,
 )
+from logbook.cli.record import cost_option, tokens_option
 from logbook.cli.state import print_appended
 from logbook.errors import InputError
 
@@ -96,6 +97,9 @@ def append(
     split: str = typer.Option(None, "--split", metavar="NAME", help="With --from and "
                               "--suite: the runs are of this split (a held-out split counts "
                               "each run as a look)."),
+    cost: str = cost_option(),
+    tokens_in: int = tokens_option("in"),
+    tokens_out: int = tokens_option("out"),
     as_json: bool = state.json_flag(),
 ) -> None:
     """Append an entry draft (or, with --from, the runs of a harness output).
@@ -108,6 +112,13 @@ def append(
         raise InputError("--exploratory goes with --spool")
     if logs and source is None:
         raise InputError("--log goes with --from (a run draft FILE names its logs itself)")
+    from logbook.format.usage import from_options
+
+    usage = from_options(cost, tokens_in, tokens_out)
+    if usage is not None and source is None:
+        option = "--cost" if cost is not None else "--tokens-in" if tokens_in is not None \
+            else "--tokens-out"
+        raise InputError(f"{option} goes with --from (a run draft FILE says its own usage)")
     if commit_items is not None and (spool or source is not None):
         raise InputError("--commit-items commits the items of a run draft FILE: not with "
                          "--spool or --from")
@@ -129,7 +140,7 @@ def append(
         from logbook.cli.record import append_from
 
         print_appended(append_from(source, file, plan, arm, session, apparatus, once,
-                                   reproduces, suite, split, logs), as_json)
+                                   reproduces, suite, split, logs, usage), as_json)
         return
     append_drafts(state.options().ledger, file, jsonl, once, as_json, reproduces, commit_items)
 

@@ -72,6 +72,9 @@ class RunFacts:
     clustered: bool = False
     # the digest of the run this one reproduces (body.reproduces), if any
     reproduces: str | None = None
+    # what the run used (body.usage: tokens_in, tokens_out, wall_seconds, cost), the fields
+    # it gives, as `usage_of` reads them; None when it records none
+    usage: dict[str, Any] | None = None
 
 
 class Figures(NamedTuple):
@@ -124,13 +127,15 @@ def _facts(body: Any, figures: Callable[[list[Any]], Figures] | None) -> RunFact
     reproduces = body.get("reproduces")
     if reproduces is not None and type(reproduces) is not str:
         return None
+    usage = usage_of(body)
     reduced = bool(oc.get("sample")) or reducer_of(oc) != MEAN  # item scores need a reducer
     if figures is not None and len(raw) >= BY_VALUE_FROM and not reduced:
         if not set(map(type, raw)) <= _SCORES:
             return None
         n, score, variance, binary = figures(raw)
         return RunFacts(flat, system, metric, gaps, True, score, variance, n, len(raw),
-                        binary, items, masks_of(raw) if binary else None, clustered, reproduces)
+                        binary, items, masks_of(raw) if binary else None, clustered, reproduces,
+                        usage)
     # few distinct scores (0/1 items, a rubric's levels): the sums are worked out per value
     head = set(raw[:256])
     few = head if len(raw) <= 256 else set(raw) if len(head) <= 16 else None
@@ -138,7 +143,7 @@ def _facts(body: Any, figures: Callable[[list[Any]], Figures] | None) -> RunFact
     binary = few is not None and bool(raw) and all(s in (0, 1, None) for s in few)
     if reduced:
         return RunFacts(flat, system, metric, gaps, False, None, 0.0, 0, len(raw), binary, items,
-                        None, clustered, reproduces)
+                        None, clustered, reproduces, usage)
     if not set(map(type, raw if few is None else few)) <= _SCORES:
         return None
     plain = few is not None and not any(s == 0 and math.copysign(1.0, s) < 0
@@ -162,7 +167,32 @@ def _facts(body: Any, figures: Callable[[list[Any]], Figures] | None) -> RunFact
             score = math.fsum(values) / n
             variance = math.fsum([(v - score) * (v - score) for v in values]) / n
     return RunFacts(flat, system, metric, gaps, True, score, variance, n, len(raw), binary, items,
-                    masks, clustered, reproduces)
+                    masks, clustered, reproduces, usage)
+
+
+_COUNTS = ("tokens_in", "tokens_out")
+
+
+def usage_of(body: Any) -> dict[str, Any] | None:
+    """A run body's usage as the analysis sums it: the fields of ``body.usage`` it gives, each
+    of its type (a count an int, wall_seconds a number, cost an {amount, currency}); None when
+    it records none of them."""
+    raw = body.get("usage") if type(body) is dict else None
+    if type(raw) is not dict:
+        return None
+    out: dict[str, Any] = {}
+    for key in _COUNTS:
+        if type(raw.get(key)) is int and raw[key] >= 0:
+            out[key] = raw[key]
+    wall: Any = raw.get("wall_seconds")
+    if type(wall) in (int, float) and math.isfinite(wall) and wall >= 0:
+        out["wall_seconds"] = float(wall)
+    cost = raw.get("cost")
+    if type(cost) is dict and type(cost.get("currency")) is str \
+            and type(cost.get("amount")) in (int, float) and math.isfinite(cost["amount"]) \
+            and cost["amount"] >= 0:
+        out["cost"] = {"amount": float(cost["amount"]), "currency": cost["currency"]}
+    return out or None
 
 
 # a binary score as one letter (True, 1.0 and 1 are one key; so are False, 0.0 and -0.0),
@@ -231,7 +261,7 @@ def encode(facts: RunFacts | None) -> str | None:
         return orjson.dumps([facts.apparatus, facts.system, facts.metric, list(facts.gaps),
                              facts.figures, facts.score, facts.variance, facts.scored,
                              facts.scores, facts.binary, facts.items, masks,
-                             facts.clustered, facts.reproduces]).decode()
+                             facts.clustered, facts.reproduces, facts.usage]).decode()
     except (TypeError, orjson.JSONEncodeError):  # an integer past 64 bits: read whole
         return None
 
@@ -243,14 +273,19 @@ def decode(text: str | bytes | RunFacts | None) -> RunFacts | None:
         return text
     try:
         (app, system, metric, gaps, figures, score, variance, scored, scores, binary,
-         items, masks, clustered, reproduces) = orjson.loads(text)
+         items, masks, clustered, reproduces, usage) = orjson.loads(text)
         if masks is not None:
             masks = (int(masks[0], 16), int(masks[1], 16))
     except (orjson.JSONDecodeError, TypeError, ValueError, IndexError):
         return None
     if type(app) is not dict or type(system) is not str or type(gaps) is not list or type(
-            items) is not str or (reproduces is not None and type(reproduces) is not str):
+            items) is not str or (reproduces is not None and type(reproduces) is not str) or (
+            usage is not None and type(usage) is not dict):
         return None
     return RunFacts(app, system, metric, tuple(gaps), bool(figures),
                     None if score is None else float(score), float(variance), int(scored),
-                    int(scores), bool(binary), items, masks, bool(clustered), reproduces)
+                    int(scores), bool(binary), items, masks, bool(clustered), reproduces, usage)
+
+
+def _name(pair: tuple[str, Any]) -> str:
+    return pair[0]

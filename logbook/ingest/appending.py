@@ -70,14 +70,26 @@ def append_output(ledger: Ledger, key: SigningKey, source: str,
                   arm: str | None, declared: Body, session: str | None,
                   once: str | None = None, labels: Labels = OPTIONS,
                   what: str = "the output", reproduces: str | None = None,
-                  logs: list[Body] | None = None) -> Appended:
+                  logs: list[Body] | None = None, usage: Body | None = None) -> Appended:
     """Every run ``read(metric)`` returns, all or none: with a plan, the run of its suite goes
     to the arm and the others are exploratory. ``what`` names the output in refusals; with
     ``reproduces`` (a run's @SEQ or digest) the output's one run reproduces it; ``logs``: the
-    references of logs kept with every run (`append --from ... --log`)."""
+    references of logs kept with every run (`append --from ... --log`); ``usage`` (what
+    --cost and --tokens-in/-out say) is the output's one run's (logbook.format.usage: an
+    output of several runs is refused, as its usage belongs to no one of them)."""
+    from logbook.format.usage import merged
+
     digest = check_plan(ledger, plan, arm, labels)
     plan_body = ledger.plan_body(digest) if digest else None
     bodies = read(routing.item_metric(source, plan_body))
+    if usage:
+        if len(bodies) != 1:
+            option = "--cost" if "cost" in usage else "--tokens-in" if "tokens_in" in usage \
+                else "--tokens-out"
+            raise InputError(f"{option}: {what} holds {len(bodies)} runs, and what they used "
+                             "together belongs to no one of them; append it without "
+                             f"{option} (a note can say it), or each run from its own output")
+        bodies = [merged(bodies[0], usage)]
     drafts = routing.ingested(bodies, plan_body, digest, arm, declared, session, logs)
     if not drafts:
         raise InputError(f"{what} holds no runs")

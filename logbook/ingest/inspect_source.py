@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from logbook.format.reducers import known
+from logbook.format.usage import given_to_one, seconds_between, token_counts
 from logbook.ingest._common import as_dict, as_list, fail, field_name, number, shown
 
 
@@ -33,7 +34,20 @@ def with_source(path: Path, header: dict[str, Any],
     for run in runs:
         check_headline(path, run)
         run["source"] = {**source, "part": run["apparatus"]["evaluator"]["name"]}
+    given_to_one(runs, log_usage(header))
     return runs
+
+
+def log_usage(header: dict[str, Any]) -> dict[str, Any]:
+    """What the evaluation used, from its ``stats``: tokens in and out summed over the models
+    of ``model_usage``, and the wall time from ``started_at`` to ``completed_at``
+    (logbook.format.usage: given to the log's run when it makes one run only)."""
+    stats = as_dict(header.get("stats"))
+    usage: dict[str, Any] = token_counts(stats.get("model_usage"))
+    wall = seconds_between(stats.get("started_at"), stats.get("completed_at"))
+    if wall is not None:
+        usage["wall_seconds"] = wall
+    return usage
 
 
 def metric_name(scorer: str, ev: dict[str, Any], reported: dict[str, Any],

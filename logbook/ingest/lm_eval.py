@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from logbook.errors import InputError
+from logbook.format.usage import given_to_one
 from logbook.ingest._common import (
     MAX_SAFE_INT,
     as_dict,
@@ -26,6 +27,7 @@ from logbook.ingest._common import (
     build_outcomes,
     check_depth,
     fail,
+    float_of,
     item_id,
     loads,
     number,
@@ -158,6 +160,10 @@ def runs_of(doc: dict[str, Any], path: Path | str,
         run.pop(ITEMS, None)
         check_headline(path, run)
         run["source"] = {**source, "part": run["task"]}
+    said = doc.get("total_evaluation_time_seconds")  # lm-eval writes it as text
+    wall = None if isinstance(said, bool) else float_of(said)
+    if wall is not None and wall >= 0:  # the evaluation's, so its one run's (format.usage)
+        given_to_one(runs, {"wall_seconds": wall})
     return runs
 
 

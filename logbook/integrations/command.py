@@ -87,14 +87,18 @@ def record_command(command: list[str], *, open_ledger: OpenLedger, key: Callable
                    session: str | None, outcomes: str | None,
                    source: tuple[str, str] | None, logs: list[str], note: str | None,
                    beyond_plan: str | None, say: Say,
-                   reproduces: str | None = None) -> Recorded:
+                   reproduces: str | None = None,
+                   usage: dict[str, Any] | None = None) -> Recorded:
     """Run ``command`` and append its run (see the module's text). InputError before the
     command starts; NotAppended when even the append failed (its record kept). ``declared``
-    (the apparatus the user declares) and ``key`` are read once the command line holds."""
+    (the apparatus the user declares) and ``key`` are read once the command line holds.
+    ``usage``: what the options say the run used (--cost, --tokens-in, --tokens-out); with
+    the command's wall time, given to its run when it makes one (logbook.format.usage)."""
     from logbook.capture.apparatus import capture
     from logbook.capture.argv import argv_redaction
     from logbook.capture.process import Signals, run_command
     from logbook.capture.redact import scrub_run_body
+    from logbook.format.usage import merged
     from logbook.ingest import adapter_for, routing
     from logbook.ingest.appending import check_plan
     from logbook.ingest.flags import as_apparatus, requested
@@ -153,6 +157,14 @@ def record_command(command: list[str], *, open_ledger: OpenLedger, key: Callable
                                       captured, done.status, done.reason, lost, taken)
         fallback = routing.failed_command_run(base, declared_apparatus, captured, done.status,
                                               done.reason, lost)
+        spent = {"wall_seconds": round(done.seconds, 3), **(usage or {})}
+        if len(drafts) == 1:
+            drafts = [(drafts[0][0], merged(drafts[0][1], spent))]
+        elif usage:
+            say(f"the command made {len(drafts)} runs: what --cost, --tokens-in or "
+                "--tokens-out say belongs to no one of them and is not recorded (a note can "
+                "say it)")
+        fallback = merged(fallback, spent)
         try:
             with open_ledger() as ledger:  # opened again: none is held open while it runs
                 entries, code, routed = routing.admit(ledger, drafts, signing, done.code,

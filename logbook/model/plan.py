@@ -77,6 +77,26 @@ class Condition(Record):
     arm: str | None = None
 
 
+class Budget(Record):
+    """What a plan means to spend at most (docs/format.md, "Budget"): money (an amount in one
+    currency), tokens (in and out together), wall hours; at least one."""
+
+    amount: float | None = Field(default=None, ge=0)
+    currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
+    tokens: int | None = Field(default=None, ge=0)
+    wall_hours: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Budget:
+        if (self.amount is None) != (self.currency is None):
+            raise ValueError("budget: amount and currency go together (an amount in a "
+                             "currency, an ISO 4217 code such as USD)")
+        if self.amount is None and self.tokens is None and self.wall_hours is None:
+            raise ValueError("budget: give at least one of amount (with currency), tokens, "
+                             "wall_hours")
+        return self
+
+
 class Plan(Record):
     slug: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]{1,63}$")
     title: Text
@@ -103,6 +123,7 @@ class Plan(Record):
     # (`prompt_hash`, format.apparatus.VARIANT); the report gives the variance between them
     variants: list[Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$|^[^:]+:.+$")]] = \
         Field(default_factory=list)
+    budget: Budget | None = None  # what the plan means to spend at most (brief compares)
     due: str | None = Field(default=None, json_schema_extra={"format": "date"},
                             description="RFC 3339 full-date (YYYY-MM-DD) by which the plan "
                             "should have its verdict")

@@ -90,6 +90,36 @@ class TraceRef(Record):
     items: int = Field(ge=0)
 
 
+CURRENCY = r"^[A-Z]{3}$"  # an ISO 4217 code: three upper-case letters
+
+
+class Money(Record):
+    """A sum of money in one currency (never added to another currency's)."""
+
+    amount: float = Field(ge=0)
+    currency: str = Field(pattern=CURRENCY)
+
+
+class Usage(Record):
+    """What a run used (docs/format.md, "Usage"): tokens in and out, wall time and money,
+    each optional, at least one given. Failed runs spend too."""
+
+    tokens_in: int | None = Field(default=None, ge=0)
+    tokens_out: int | None = Field(default=None, ge=0)
+    wall_seconds: float | None = Field(default=None, ge=0)
+    cost: Money | None = None
+
+    @model_validator(mode="after")
+    def _some(self) -> Usage:
+        if all(getattr(self, k) is None for k in USAGE_FIELDS):
+            raise ValueError("usage: give at least one of tokens_in, tokens_out, "
+                             "wall_seconds, cost")
+        return self
+
+
+USAGE_FIELDS = ("tokens_in", "tokens_out", "wall_seconds", "cost")
+
+
 class Intended(Record):
     """The plan and arm a run named but was not counted in, and the refusal's sentence (its
     ``plan`` and ``arm`` are then null: docs/recording.md, "Refused runs stay in view")."""
@@ -122,6 +152,8 @@ class Run(Record):
     reproduces: Digest | None = None
     # each item's prompt, output, target and verdict, kept beside the ledger (format.md §5)
     traces: TraceRef | None = None
+    # tokens, wall time and money the run used (docs/format.md, "Usage")
+    usage: Usage | None = None
 
     @field_validator("apparatus")
     @classmethod

@@ -142,9 +142,39 @@ def _source(x: Any) -> bool:
     return type(ids) is dict and all(_text(k) and _str(v) for k, v in ids.items())
 
 
+_USAGE = frozenset(("tokens_in", "tokens_out", "wall_seconds", "cost"))
+_MONEY = frozenset(("amount", "currency"))
+_CURRENCY = re.compile(r"[A-Z]{3}").fullmatch
+
+
+def _count(v: Any) -> bool:
+    return type(v) is int and 0 <= v <= _SAFE
+
+
+def _amount(v: Any) -> bool:
+    if type(v) is float:
+        return math.isfinite(v) and v >= 0
+    return _count(v)
+
+
+def _usage(x: Any) -> bool:
+    """A usage record logbook.model.run.Usage certainly accepts."""
+    if type(x) is not dict or not _only(x, _USAGE) or all(v is None for v in x.values()):
+        return False
+    for key in ("tokens_in", "tokens_out"):
+        if x.get(key) is not None and not _count(x[key]):
+            return False
+    if x.get("wall_seconds") is not None and not _amount(x["wall_seconds"]):
+        return False
+    cost = x.get("cost")
+    return cost is None or (type(cost) is dict and _only(cost, _MONEY)
+                            and _amount(cost.get("amount")) and _str(cost.get("currency"))
+                            and _CURRENCY(cost["currency"]) is not None)
+
+
 _RUN = frozenset(("plan", "arm", "status", "reason", "apparatus", "outcomes", "session",
                   "started", "finished", "logs", "note", "task", "group", "reported",
-                  "source", "intended", "beyond_plan", "reproduces"))
+                  "source", "intended", "beyond_plan", "reproduces", "usage"))
 _RUN_STRINGS = ("arm", "reason", "session", "started", "finished", "note", "task", "group")
 
 
@@ -179,6 +209,8 @@ def run(b: dict[str, Any]) -> bool:
         return False
     reproduces = b.get("reproduces")
     if reproduces is not None and not (_str(reproduces) and _DIGEST(reproduces) is not None):
+        return False
+    if b.get("usage") is not None and not _usage(b["usage"]):
         return False
     outcomes = b.get("outcomes")
     if outcomes is None:

@@ -190,3 +190,20 @@ def test_a_shared_item_list_is_encoded_once_and_only_that_list_takes_its_digest(
     c = facts_of(body_of([0] * len(ids), {}, ids=other))
     assert a is not None and b is not None and c is not None
     assert a.items == b.items == plain != c.items
+
+
+def test_usage_is_kept_with_the_facts_and_read_back() -> None:
+    usage = {"tokens_in": 1200, "tokens_out": 300, "wall_seconds": 4,
+             "cost": {"amount": 0.42, "currency": "USD"}}
+    f = facts_of(body_of([1, 0], {"model": "m"}, usage=usage))
+    assert f is not None
+    assert f.usage == {"tokens_in": 1200, "tokens_out": 300, "wall_seconds": 4.0,
+                       "cost": {"amount": 0.42, "currency": "USD"}}
+    kept = decode(encode(f))
+    assert kept is not None and kept.usage == f.usage
+    none = facts_of(body_of([1], {}))
+    assert none is not None and none.usage is None and decode(encode(none)) == none
+    # what a body says that is not usage is left out, never summed
+    odd = facts_of(body_of([1], {}, usage={"tokens_in": "9", "tokens_out": True,
+                                           "wall_seconds": -1, "cost": {"amount": 1}}))
+    assert odd is not None and odd.usage is None

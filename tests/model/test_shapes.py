@@ -80,6 +80,15 @@ def runs(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         body["source"] = {"harness": "jsonl", "file": "r.jsonl", "sha256": SHA,
                           "part": None, "ids": {"run": "1"}}
+    if draw(st.booleans()):
+        usage: dict[str, Any] = {}
+        for key in draw(st.sets(st.sampled_from(["tokens_in", "tokens_out", "wall_seconds",
+                                                 "cost"]))):
+            usage[key] = (draw(st.sampled_from([0, 12, 1.5, -1, None, 2**53]))
+                          if key != "cost" else
+                          {"amount": draw(st.sampled_from([0.42, 0, -0.1, 3])),
+                           "currency": draw(st.sampled_from(["USD", "usd", "EURO", "JPY"]))})
+        body["usage"] = usage
     for key in draw(st.sets(st.sampled_from(["session", "note", "task", "started"]))):
         body[key] = "s"
     return body

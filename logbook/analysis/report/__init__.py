@@ -86,6 +86,7 @@ def build_report(view: LedgerView, plan_ref: str) -> Report:
     # retractions reads this package's leaves, and importing a leaf runs this module first:
     # imported when a report is built, so either module can be imported first
     from logbook.analysis.checks import plan_checks
+    from logbook.analysis.cost import plan_cost
     from logbook.analysis.report_shapes import Reproduction
     from logbook.analysis.reproductions import reproductions
     from logbook.analysis.retractions import retraction_review
@@ -104,4 +105,5 @@ def build_report(view: LedgerView, plan_ref: str) -> Report:
         components=components(plan, confidence),
         retractions=retraction_review(view, plan, verdict), refused=refused_rows(view, plan),
         reproductions=[Reproduction(**r.as_json()) for r in reproductions(
-            view, plan.runs, confidence)] or ABSENT, checks=plan_checks(view, plan))
+            view, plan.runs, confidence)] or ABSENT, checks=plan_checks(view, plan),
+        cost=plan_cost(plan))

@@ -269,6 +269,11 @@ def render_html(rep: dict[str, Any]) -> str:
     if rep.get("components"):
         lines = component_lines(rep, scale)
         body.append(f"<h2>{_e(lines[0])}</h2><pre>{_e(chr(10).join(lines[1:]))}</pre>")
+    if rep.get("cost"):
+        from logbook.analysis.report.text import cost_lines
+
+        body.append("<h2>Cost</h2><pre>" + _e("\n".join(line[2:] for line in cost_lines(
+            rep["cost"]))) + "</pre>")
     if rep["excluded"]:
         body.append("<h2>Excluded from the figures (retracted)</h2>" + _table(
             ["run", "digest", "arm", "reason", "correction"],

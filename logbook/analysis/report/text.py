@@ -146,6 +146,7 @@ def report_lines(rep: dict[str, Any], markdown: bool = False) -> list[str]:
     out += review_lines(rep.get("retractions"))
     out += reproduction_lines(rep.get("reproductions"), scale, unit)
     out += check_lines(rep.get("checks"))
+    out += cost_lines(rep.get("cost"))
     out.append("")
     for arm in rep["arms"]:
         out.append(f"{h}Arm {arm['name']} ({arm['role']}): {arm['completed']}/"
@@ -362,4 +363,17 @@ def check_lines(checks: dict[str, Any] | None) -> list[str]:
         out.append(f"  scorer agrees with hand checks on {spot['agree']} of {decided}, "
                    f"{100 * lo:.0f}–{100 * hi:.0f}% (Wilson {100 * spot['confidence']:.0f}%)"
                    + (f"; {spot['unsure']} unsure" if spot["unsure"] else ""))
+    return out
+
+
+def cost_lines(cost: dict[str, Any] | None) -> list[str]:
+    """The report's lines on what the plan's runs used and its budget (logbook.analysis.cost):
+    the plan's sums, each arm's, each quantity of the budget."""
+    if not cost:
+        return []
+    from logbook.analysis.cost import budget_text, usage_text
+
+    out = [f"  cost: {usage_text(cost['plan'])}"]
+    out += [f"    arm {a['arm']}: {usage_text(a['usage'])}" for a in cost["arms"]]
+    out += [f"  budget: {budget_text(b)}" for b in cost["budget"]]
     return out
