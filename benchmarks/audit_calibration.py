@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from logbook.analysis.audit.registry import rule_ids
-from logbook.calibration.scenarios import Book, honest, shapes
+from logbook.calibration.book import Book
+from logbook.calibration.scenarios import honest, shapes
 from logbook.calibration.violations import VIOLATIONS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the adversary

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from logbook.calibration.scenarios import Book, suite_hash
+from logbook.calibration.book import Book, suite_hash
 
 
 @dataclass(frozen=True)
@@ -233,7 +233,7 @@ HONEST: dict[str, Strategy] = {
 def _claim(sim: Sim, plan: str, arm: str | None) -> dict[str, Any]:
     from logbook.analysis.claims import claim_body
     from logbook.analysis.view import LedgerView
-    from logbook.calibration.scenarios import honest_statement
+    from logbook.calibration.book import honest_statement
 
     body = claim_body(LedgerView(sim.book.ledger), plan, "-", arm=arm)
     body["statement"] = honest_statement(body, arm)

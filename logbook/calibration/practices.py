@@ -7,14 +7,8 @@ from __future__ import annotations
 
 import random
 
-from logbook.calibration.scenarios import (
-    Book,
-    Shape,
-    checked,
-    honest,
-    suite_hash,
-    with_shape,
-)
+from logbook.calibration.book import Book, suite_hash
+from logbook.calibration.scenarios import Shape, checked, honest, with_shape
 
 
 def a33(book: Book, s: Shape) -> None:

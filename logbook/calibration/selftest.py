@@ -12,7 +12,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from logbook.calibration.scenarios import Book, Shape, honest
+from logbook.calibration.book import Book
+from logbook.calibration.scenarios import Shape, honest
 
 # the honest twin holds an honest reproduction by a second lab, stamps its checkpoints,
 # checks its suite and scorer and names its engine's load logs (quiet for A30-A38 and the rest)

@@ -12,14 +12,9 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from logbook.calibration.book import Book, suite_hash
 from logbook.calibration.practices import a33, a34, a35, a36, a37, a38, a39
-from logbook.calibration.scenarios import (
-    Book,
-    Shape,
-    honest,
-    suite_hash,
-    with_shape,
-)
+from logbook.calibration.scenarios import Shape, honest, with_shape
 
 
 def score_of(book: Book, digest: str) -> float:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from adversary import ADVERSARY, HONEST, Sim, World, worlds
 
-from logbook.calibration.scenarios import Book
+from logbook.calibration.book import Book
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
