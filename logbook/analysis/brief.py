@@ -18,6 +18,7 @@ from logbook.analysis.brief_shapes import (
     Brief,
     Checked,
     ClaimRow,
+    HeldOutRow,
     Integrity,
     LatestCheckpoint,
     LedgerHead,
@@ -35,6 +36,7 @@ from logbook.analysis.brief_shapes import (
     StoredAudit,
 )
 from logbook.analysis.cost import plan_budget
+from logbook.format.splits import allowed_looks
 from logbook.ledger.entry import Entry
 from logbook.ledger.service import Ledger
 from logbook.model import amended
@@ -290,6 +292,11 @@ def build_brief(ledger: Ledger, since: int | None = None,
                      remeasure=evaluator_changed(ledger, b, recent_runs))
              for b in band_entries]
     notes = [NoteRow(seq=n.seq, text=n.body["text"]) for n in _entries(store, "note", 5)]
+    held_out = [HeldOutRow(seq=e.seq, suite=str(e.body.get("name")),
+                           version=str(e.body.get("version", "")), split=name, looks=looks)
+                for e in _entries(store, "suite") if e.digest not in retracted
+                for name, split in sorted((e.body.get("splits") or {}).items())
+                if isinstance(split, dict) and (looks := allowed_looks(name, split))]
     last = checkpoints[-1] if checkpoints else None
     brief = Brief(
         ledger=LedgerHead(name=ledger.name, uuid=ledger.uuid, size=size, head=head),
@@ -313,6 +320,7 @@ def build_brief(ledger: Ledger, since: int | None = None,
         bands=bands,
         claims=claim_rows,
         notes=notes,
+        held_out=held_out,
         previous_session=None if not session else PreviousSession(
             session=session,
             runs=[SessionRun(seq=r.seq, digest=r.digest, plan=r.plan, arm=r.arm,

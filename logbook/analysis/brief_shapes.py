@@ -166,6 +166,18 @@ class ClaimRow(Out):
 
 
 @dataclass(kw_only=True, eq=False)
+class HeldOutRow(Out):
+    """A held-out split a suite entry names (docs/recording.md, "Suites and held-out splits"):
+    runs on it outside its plan are looks past what it allows."""
+
+    seq: int  # the suite entry
+    suite: str
+    version: str
+    split: str
+    looks: int  # how many looks it allows
+
+
+@dataclass(kw_only=True, eq=False)
 class NoteRow(Out):
     seq: int
     text: str
@@ -219,6 +231,7 @@ class Brief(Out):
     bands: list[BandRow]
     claims: list[ClaimRow]
     notes: list[NoteRow]
+    held_out: list[HeldOutRow]  # the held-out splits of the standing suite entries
     previous_session: PreviousSession | None
     spooled: list[SpooledRun]  # runs waiting in the spool, not yet in the ledger
     next: list[str] = field(  # the three things to do next, most urgent first
@@ -228,5 +241,6 @@ class Brief(Out):
 SHAPES: tuple[type[Out], ...] = (  # each after the shapes it holds
     LedgerHead, Checked, LatestCheckpoint, Integrity, PlanArm, RefusedRun, MoneyTotal,
     BudgetLine, OpenPlan, Overdue,
-    RetractionRow, RestingOn, StoredAudit, Remeasure, BandRow, ClaimRow, NoteRow, SessionRun,
+    RetractionRow, RestingOn, StoredAudit, Remeasure, BandRow, ClaimRow, HeldOutRow, NoteRow,
+    SessionRun,
     PreviousSession, SpooledRun, Brief)

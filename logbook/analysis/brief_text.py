@@ -58,6 +58,12 @@ def brief_lines(b: Brief) -> list[str]:
                            f"@{band.remeasure.seq} ran its apparatus under another evaluator "
                            f"({', '.join(band.remeasure.changed)} changed; evaluator hash "
                            f"{band.remeasure.evaluator_config_hash})")
+    if b.held_out:
+        out.append("held out (a run on one is a look, a plan's runs one between them; tune on "
+                   "another split):")
+        out += [f"  {h.split} split of suite {h.suite}"
+                + (f" (version {h.version})" if h.version else "")
+                + f", suite entry @{h.seq}: allows {h.looks} look(s)" for h in b.held_out[:5]]
     if b.claims:
         out.append("claims:")
         out += [f"  @{c.seq} {c.statement} — {c.status}" for c in b.claims]

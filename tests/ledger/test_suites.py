@@ -311,3 +311,15 @@ def test_a_ledger_with_suites_verifies_and_a_tampered_suite_does_not(ledger_dir:
     con.close()
     assert run_cli("verify").code == 1
     assert iv.verify_db(db) != []
+
+
+def test_brief_names_the_held_out_splits(ledger_dir: Path) -> None:
+    """An agent reads the brief first: it names the split not to run outside its plan."""
+    assert run_cli("brief", "--json").json["held_out"] == []
+    ok("suite", str(suite_file()))
+    assert run_cli("brief", "--json").json["held_out"] == [
+        {"seq": 1, "suite": "arith", "version": "1", "split": "test", "looks": 1}]
+    assert "  test split of suite arith (version 1), suite entry @1: allows 1 look(s)" \
+        in ok("brief").splitlines()
+    ok("retract", "@1", "--reason", "the splits were drawn wrong", "--category", "other")
+    assert run_cli("brief", "--json").json["held_out"] == []
