@@ -204,6 +204,7 @@ def test_the_checkpoint_signature_is_checked_once_a_round(
     checkpoint signed by no key the mirror knows still changes nothing."""
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+    import logbook.tlog.checkpoint as checkpoint
     import logbook.tlog.note as note
 
     checked: list[str] = []
@@ -214,6 +215,7 @@ def test_the_checkpoint_signature_is_checked_once_a_round(
         return real(text, name, keys)  # type: ignore[arg-type]
 
     monkeypatch.setattr(note, "note_signers", counted)
+    monkeypatch.setattr(checkpoint, "note_signers", counted)  # a checkpoint's, by its name
     pub, dest = tmp_path / "pub", tmp_path / "mirror"
     grow(ledger_dir, 299)
     ok("publish", str(pub))
@@ -239,9 +241,9 @@ def test_the_checkpoint_signature_is_checked_once_a_round(
         assert len(checked) == 1, checked
         grow(ledger_dir, 40, "p")
         ok("publish", str(pub))
-        cp, _sigs = note.parse_checkpoint((pub / "checkpoint").read_text())
+        cp, _sigs = checkpoint.parse_checkpoint((pub / "checkpoint").read_text())
         stranger = Ed25519PrivateKey.generate()
-        (pub / "checkpoint").write_text(note.sign_checkpoint(
+        (pub / "checkpoint").write_text(checkpoint.sign_checkpoint(
             cp, cp.origin, stranger.sign, stranger.public_key().public_bytes_raw()))
         held = (dest / "checkpoint").read_bytes()
         r = run_cli("mirror", url, str(dest))
