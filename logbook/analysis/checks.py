@@ -179,13 +179,26 @@ def explored(view: LedgerView, plans: list[PlanView]) -> list[list[RunView]]:
         suite = (h, name, None)
     known = {configuration(r) for r in own}
     found: dict[tuple[tuple[str, str], ...], list[RunView]] = {}
-    for r in view.runs_of_suite(suite):
-        if r.plan is not None or r.admitted is not None or r.reproduces is not None:
-            continue  # a plan's run, or a repeat of a run: no configuration tried
-        theirs = r.apparatus.get("split")
-        if split is not None and isinstance(theirs, str) and theirs != split:
-            continue
-        config = configuration(r)
+    for r, config in _explorations(view, suite, split):
         if config not in known:
             found.setdefault(config, []).append(r)
     return sorted(found.values(), key=lambda runs: runs[0].seq)
+
+
+def _explorations(view: LedgerView, suite: tuple[str | None, str | None, str | None],
+                  split: Any) -> list[tuple[RunView, tuple[tuple[str, str], ...]]]:
+    """The exploratory runs of the suite (less those naming a split other than ``split``),
+    each with its configuration, worked out once per view and suite."""
+    key = ("explorations", suite, split)
+    if key not in view.memo:
+        kept = []
+        for r in view.runs_of_suite(suite):
+            if r.plan is not None or r.admitted is not None or r.reproduces is not None:
+                continue  # a plan's run, or a repeat of a run: no configuration tried
+            theirs = r.apparatus.get("split")
+            if split is not None and isinstance(theirs, str) and theirs != split:
+                continue
+            kept.append((r, configuration(r)))
+        view.memo[key] = kept
+    found: list[tuple[RunView, tuple[tuple[str, str], ...]]] = view.memo[key]
+    return found

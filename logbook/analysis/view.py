@@ -289,13 +289,25 @@ class LedgerView:
         return self.ledger.log(kind=kind)
 
     @cached_property
+    def suites_said(self) -> dict[int, tuple[str | None, str | None, str | None]]:
+        """Every run's `suite_of`, by seq, worked out once."""
+        return {r.seq: suite_of(self, r) for r in self.runs}
+
+    @cached_property
+    def memo(self) -> dict[Any, Any]:
+        """What a reader of this view works out once per view, by a key of its own (the
+        configurations explored on a suite: logbook.analysis.checks.explored)."""
+        return {}
+
+    @cached_property
     def suite_index(self) -> tuple[dict[str, list[RunView]], dict[str, list[RunView]]]:
         """Every run by the dataset hash and by the suite name it says (`suite_of`): where
         the runs of one suite are found without a pass over every run for each question."""
         by_hash: dict[str, list[RunView]] = {}
         by_name: dict[str, list[RunView]] = {}
+        said = self.suites_said
         for r in self.runs:
-            h, name, _split = suite_of(self, r)
+            h, name, _split = said[r.seq]
             if h:
                 by_hash.setdefault(h, []).append(r)
             if name:
@@ -305,8 +317,9 @@ class LedgerView:
     def runs_of_suite(self, suite: tuple[str | None, str | None, str | None]) -> list[RunView]:
         """The runs of the suite (dataset hash, name, split) by `same_suite`, in ledger order."""
         by_hash, by_name = self.suite_index
+        said = self.suites_said
         found = {r.seq: r for r in by_hash.get(suite[0] or "", []) + by_name.get(suite[1] or "", [])
-                 if same_suite(suite, suite_of(self, r))}
+                 if same_suite(suite, said[r.seq])}
         return [found[k] for k in sorted(found)]
 
 
