@@ -105,6 +105,19 @@ def tokens_option(way: str) -> Any:
                         "used (all models), replacing what the harness output says.")
 
 
+def suite_option() -> Any:
+    """--suite NAME[@VERSION]: the suite entry the run is of (docs/recording.md, "Suites and
+    held-out splits")."""
+    return typer.Option(None, "--suite", metavar="NAME[@VERSION]", help="The run is of this "
+                        "suite entry (`logbook suite`); with append, only with --from.")
+
+
+def split_option() -> Any:
+    """--split NAME: the suite entry's split the run is of."""
+    return typer.Option(None, "--split", metavar="NAME", help="With --suite: the run is of "
+                        "this split (a held-out split counts each run as a look).")
+
+
 def run(
     command: list[str] = typer.Argument(..., metavar="-- CMD ARGS...",
                                         help="The command that runs the evaluation."),
@@ -128,11 +141,8 @@ def run(
     reproduces: str = typer.Option(None, "--reproduces", metavar="REF", help="The run repeats "
                                    "this earlier run (@SEQ or digest): the same suite and "
                                    "metric (docs/format.md, Reproductions)."),
-    suite: str = typer.Option(None, "--suite", metavar="NAME[@VERSION]", help="The run is "
-                              "of this suite entry (`logbook suite`)."),
-    split: str = typer.Option(None, "--split", metavar="NAME", help="With --suite: the run "
-                              "is of this split (a held-out split counts each run as a "
-                              "look)."),
+    suite: str = suite_option(),
+    split: str = split_option(),
     cost: str = cost_option(),
     tokens_in: int = tokens_option("in"),
     tokens_out: int = tokens_option("out"),

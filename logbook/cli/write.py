@@ -19,7 +19,7 @@ from logbook.cli.append_and_note import (
     signing_key,
     warn_redacted,
 )
-from logbook.cli.record import cost_option, tokens_option
+from logbook.cli.record import cost_option, split_option, suite_option, tokens_option
 from logbook.cli.state import print_appended
 from logbook.errors import InputError
 
@@ -92,11 +92,8 @@ def append(
                                      "outcomes.content (each row's item) is replaced by salted "
                                      "commitments; salts and content go to the file SALTS, "
                                      "which you keep (docs/format.md, Committed items)."),
-    suite: str = typer.Option(None, "--suite", metavar="NAME[@VERSION]", help="With --from: "
-                              "the runs are of this suite entry (`logbook suite`)."),
-    split: str = typer.Option(None, "--split", metavar="NAME", help="With --from and "
-                              "--suite: the runs are of this split (a held-out split counts "
-                              "each run as a look)."),
+    suite: str = suite_option(),
+    split: str = split_option(),
     cost: str = cost_option(),
     tokens_in: int = tokens_option("in"),
     tokens_out: int = tokens_option("out"),

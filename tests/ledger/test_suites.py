@@ -6,6 +6,7 @@ lm-eval and Inspect outputs; every refusal leaves the ledger as it was."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,11 @@ def test_a_suite_file_becomes_one_entry_with_its_splits(ledger_dir: Path) -> Non
     ok("suite", str(suite_file()))
     body = run_cli("show", "@1", "--json").json["entry"]["body"]
     assert body["n_items"] == 100 and body["splits"]["dev"]["n_items"] == 60
-    assert body["splits"]["test"]["items"] == id_set_digest(reversed(TEST))
+    # format.md §5: SHA-256 of the distinct ids, sorted, as a JSON array without spaces,
+    # whatever order they came in (written out here apart from logbook's own function)
+    spec = hashlib.sha256(json.dumps(sorted(set(TEST[::-1] + TEST[:3])),
+                                     separators=(",", ":")).encode()).hexdigest()
+    assert body["splits"]["test"]["items"] == f"sha256:{spec}" == id_set_digest(reversed(TEST))
     assert body["splits"]["test"]["holdout"] == {"looks": 1}
     assert "holdout" not in body["splits"]["dev"]
     # a plan names the split: the suite's fields come from the entry
