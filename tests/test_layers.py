@@ -43,10 +43,12 @@ PURE: dict[str, set[str]] = {
 CLI_MAY_IMPORT = {"cli", "analysis", "calibration", "ledger", "verify", "ingest", "capture",
                   "exports", "crypto", "config", "errors", "files", "reading", "limits", "format",
                   "integrations", "web", "witness"}
-# the auditor reads a store through the protocol and recomputes derived rows; the analysis
+# the auditor reads a store through the protocol, this machine's checked copy (the one read
+# model: a class, not a protocol) and recomputes derived rows; the analysis
 # names the read ports the ledger hands it (brief's) and writes the flat export (a database of
 # its own, not a store): nothing else outside storage/ and ledger/ imports storage/
-STORAGE_FOR = {"verify": {"logbook.storage.base", "logbook.storage.index"},
+STORAGE_FOR = {"verify": {"logbook.storage.base", "logbook.storage.index",
+                          "logbook.storage.sqlite.checked_copy"},
                "analysis": {"logbook.storage.base", "logbook.storage.flat"}}
 SIGNING = {"logbook.crypto.signing", "logbook.ledger"}
 SQL_WORDS = ("SELECT ", "INSERT INTO", "CREATE TABLE", "CREATE INDEX", "CREATE TRIGGER",
@@ -296,3 +298,48 @@ def test_no_import_circles_between_modules() -> None:
         if v not in index:
             visit(v)
     assert not circles, "import circles: " + "; ".join(" <-> ".join(c) for c in circles)
+
+
+# what a store answers: a protocol declaring any of these describes a store, and there is one
+STORE_READS = {"head", "entry", "entries", "entries_where", "kind_of", "digests_with_prefix",
+               "plan_shapes", "plans_touched", "retractions_of", "plan_digest_by_slug",
+               "signing_keys", "raw_entries", "derived_rows", "checkpoints", "blob"}
+
+
+def _is_protocol(node: ast.ClassDef) -> bool:
+    return any((isinstance(b, ast.Name) and b.id == "Protocol")
+               or (isinstance(b, ast.Attribute) and b.attr == "Protocol") for b in node.bases)
+
+
+def test_entry_log_is_the_only_storage_protocol() -> None:
+    """Issue 35: one protocol says what a store offers (storage/base.py's EntryLog, with the
+    append transaction it hands out); no narrower port re-declares its reads anywhere."""
+    found = []
+    for module in MODULES:
+        for node in ast.walk(_tree(module)):
+            if isinstance(node, ast.ClassDef) and _is_protocol(node):
+                declared = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+                if declared & STORE_READS:
+                    found.append(f"{module}.{node.name}")
+    assert found == ["logbook.storage.base.EntryLog"], found
+    stores = [f"{m}.{n.name}" for m in MODULES if m.startswith("logbook.storage.")
+              for n in ast.walk(_tree(m)) if isinstance(n, ast.ClassDef)
+              and n.name.endswith("Store")]
+    assert stores == ["logbook.storage.postgres.store.PostgresStore",
+                      "logbook.storage.sqlite.store.SQLiteStore"], stores
+
+
+def test_no_size_chooses_a_read_path() -> None:
+    """Issue 35: the path a read takes never depends on the ledger's size (no threshold
+    variable, no comparison of a size in the code that opens the reads)."""
+    assert not any("CHECK_IN_FULL" in MODULES[m].read_text() for m in MODULES)
+    for module in ("logbook.ledger.checked_copy", "logbook.cli.state",
+                   "logbook.verify.integrity"):
+        for node in ast.walk(_tree(module)):
+            if isinstance(node, ast.Compare):
+                names = {n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", "")
+                         for n in ast.walk(node)}
+                calls = {getattr(c.func, "attr", "") for c in ast.walk(node)
+                         if isinstance(c, ast.Call)}
+                assert "size" not in calls, f"{_where(module, node.lineno)} compares a size"
+                assert not names & {"SIZE_THRESHOLD", "FULL_BELOW"}, _where(module, node.lineno)

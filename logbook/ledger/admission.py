@@ -15,7 +15,7 @@ from logbook.format.metrics import BOUNDED_KINDS
 from logbook.ledger import intake
 from logbook.ledger.suite_door import check_run_split
 from logbook.ledger.suites import Suites
-from logbook.storage.base import EntryReads
+from logbook.storage.base import EntryLog
 from logbook.tlog import merkle
 
 
@@ -26,7 +26,7 @@ class Standing:
 
     __slots__ = ("plan_body", "reads", "size", "suites")
 
-    def __init__(self, reads: EntryReads, plan_body: Callable[..., dict[str, Any]],
+    def __init__(self, reads: EntryLog, plan_body: Callable[..., dict[str, Any]],
                  size: int, suites: Suites) -> None:
         self.reads = reads
         self.plan_body = plan_body
@@ -64,7 +64,7 @@ def admit_run(at: Standing, body: dict[str, Any]) -> None:
     intake.check_source(store, body)
 
 
-def _reproduces(store: EntryReads, body: dict[str, Any]) -> None:
+def _reproduces(store: EntryLog, body: dict[str, Any]) -> None:
     """A reproduction repeats a run: the same metric, on the same suite (its dataset identity
     when the original records one, else its task)."""
     seq, _ = expect(store, body["reproduces"], "run", "body.reproduces")
@@ -217,7 +217,7 @@ def admit_genesis(at: Standing, body: dict[str, Any]) -> None:
                           "the key")
 
 
-def expect(store: EntryReads, digest: str, kind: str | None, field: str) -> tuple[int, str]:
+def expect(store: EntryLog, digest: str, kind: str | None, field: str) -> tuple[int, str]:
     """(seq, kind) of the entry ``digest`` names; InputError if none, or not of ``kind``."""
     found = store.kind_of(digest)
     if found is None:
@@ -265,7 +265,7 @@ def _samples_fit(outcomes: dict[str, Any], k: int) -> None:
                          f"fewer than the plan's pass@k k={k}")
 
 
-def _body_of(store: EntryReads, digest: str) -> dict[str, Any]:
+def _body_of(store: EntryLog, digest: str) -> dict[str, Any]:
     import orjson
 
     stored = store.entry_by_digest(digest)
@@ -288,7 +288,7 @@ def _runs_fit(at: Standing, plan: str, body: dict[str, Any], field: str) -> None
                              f"has scores outside [0, 1] ({exc})") from None
 
 
-def _retractable(store: EntryReads, target: str) -> tuple[int, str]:
+def _retractable(store: EntryLog, target: str) -> tuple[int, str]:
     seq, kind = expect(store, target, None, "body.target")
     if kind == "genesis":
         raise InputError("body.target: the genesis entry cannot be retracted (it is the "
@@ -307,7 +307,7 @@ def _retractable(store: EntryReads, target: str) -> tuple[int, str]:
     return seq, kind
 
 
-def _key_change(store: EntryReads, body: dict[str, Any]) -> None:
+def _key_change(store: EntryLog, body: dict[str, Any]) -> None:
     raw = base64.b64decode(body["public"])
     if body["action"] == "add":
         PublicKey.checked(raw, "body.public: the key")

@@ -14,14 +14,14 @@ from logbook.errors import LogbookError
 
 if TYPE_CHECKING:  # the command line imports this module at its start: nothing heavy
     from logbook.ledger.service import Ledger
-    from logbook.storage.base import CheckedCopy
+    from logbook.storage.sqlite.checked_copy import CheckedIndex
 
 # what the analysis read model (logbook.analysis.view) reads whole: kept by the check as it
 # reads them, so they are parsed once and come from the very bytes just checked
 ANALYSED_KINDS = ("plan", "run", "amendment", "retraction", "claim", "band")
 
 
-def open_checked_copy(ledger: Ledger) -> CheckedCopy | None:
+def open_checked_copy(ledger: Ledger) -> CheckedIndex | None:
     """The checked copy of ``ledger`` to carry the check on from and read through; None when
     LOGBOOK_STATE_DIR is "off", or when no copy can be kept (the check is then made in full,
     and the analysis reads the rows it compared: docs/auditing.md §7)."""

@@ -14,24 +14,26 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from logbook.crypto.public import PublicKey
 from logbook.crypto.signing import SigningKey
 from logbook.errors import EnvironmentProblem, InputError
 from logbook.ledger.entry import now_rfc3339
 from logbook.ledger.service import Ledger
-from logbook.storage.base import CheckedCopy
 from logbook.tlog import merkle
 from logbook.tlog.checkpoint import Checkpoint, parse_checkpoint, sign_checkpoint
 from logbook.tlog.note import verifier_key
 from logbook.verify.proofs import Parsed, origin_of
 from logbook.verify.tree import Tree
 
+if TYPE_CHECKING:
+    from logbook.storage.sqlite.checked_copy import CheckedIndex
+
 
 def make_checkpoint(ledger: Ledger, key: SigningKey,
                     publish: Callable[[str], None] | None = None,
-                    copy: CheckedCopy | None = None) -> str:
+                    copy: CheckedIndex | None = None) -> str:
     """Verify the ledger, then sign its tree head at the size just verified with `key` (a
     valid key of the ledger), store it, return it. A ledger that does not verify is not
     signed (exit 1): a checkpoint vouches for the signatures below it (logbook.verify.integrity).

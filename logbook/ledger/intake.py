@@ -19,7 +19,7 @@ from logbook.format.apparatus import VARIANT
 from logbook.format.apparatus import system_gaps as system_gaps  # re-exported
 from logbook.ledger.suites import Suites
 from logbook.storage import index as derive
-from logbook.storage.base import EntryReads, StoredEntry
+from logbook.storage.base import EntryLog, StoredEntry
 
 
 class NotOfPlan(InputError):
@@ -116,7 +116,7 @@ def check_pins(plan: dict[str, Any], arm: str | None, apparatus: Any,
 
 
 # -- suite -----------------------------------------------------------------------------
-def plan_runs(store: EntryReads, plan: str) -> list[StoredEntry]:
+def plan_runs(store: EntryLog, plan: str) -> list[StoredEntry]:
     """The plan's standing runs at the door, in ledger order: those appended to it and those
     standing admissions count in it (neither the run nor the admission retracted)."""
     runs = store.entries_where("run", plan)
@@ -206,7 +206,7 @@ def same_source(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return a.get("sha256") == b.get("sha256") or (bool(ids) and ids == b.get("ids"))
 
 
-def check_source(store: EntryReads, body: dict[str, Any]) -> None:
+def check_source(store: EntryLog, body: dict[str, Any]) -> None:
     """Refuse a run whose source is already recorded, naming the earlier entry."""
     source = body.get("source")
     keys = derive.source_keys({"kind": "run", "body": body})

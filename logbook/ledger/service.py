@@ -26,11 +26,9 @@ from logbook.ledger.writer import Appending
 from logbook.storage import describe, is_url, open_store
 from logbook.storage import index as derive
 from logbook.storage.base import (
-    BriefReads,
     CheckpointRow,
+    EntryLog,
     KeyRow,
-    Store,
-    TailReads,
     Txn,
 )
 from logbook.tlog import merkle
@@ -71,7 +69,7 @@ def find_db(start: Path | None = None) -> Path:
 
 
 class Ledger(Appending):
-    def __init__(self, store: Store, locator: Path | str | None = None) -> None:
+    def __init__(self, store: EntryLog, locator: Path | str | None = None) -> None:
         self._store = store
         self._locator = locator
         self._genesis: Entry | None = None
@@ -150,11 +148,11 @@ class Ledger(Appending):
         whatever is appended meanwhile."""
         return self._store.snapshot()
 
-    def verify_reads(self) -> TailReads:
+    def verify_reads(self) -> EntryLog:
         """What the auditor reads (logbook.verify): raw entries, derived tables, checkpoints."""
         return self._store
 
-    def brief_reads(self) -> BriefReads:
+    def brief_reads(self) -> EntryLog:
         """The index summaries `brief` reads (logbook.analysis.brief)."""
         return self._store
 

@@ -13,12 +13,12 @@ from typing import Any
 import orjson
 
 from logbook.errors import InputError
-from logbook.storage.base import EntryReads
+from logbook.storage.base import EntryLog
 
 Suite = tuple[int, dict[str, Any]]  # (seq, body) of a suite entry
 
 
-def stored_suites(reads: EntryReads) -> list[Suite]:
+def stored_suites(reads: EntryLog) -> list[Suite]:
     """Every suite entry, oldest first (a ledger holds few)."""
     return [(s.seq, dict(orjson.loads(s.entry)["body"]))
             for s in reads.entries_where(kind="suite")]

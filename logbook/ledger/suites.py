@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from logbook.format.suite import Member, SuiteFold, SuiteState, run_facts
-from logbook.storage.base import EntryReads, StoredEntry, SuiteRow, Txn
+from logbook.storage.base import EntryLog, StoredEntry, SuiteRow, Txn
 
 
 class View:
@@ -42,7 +42,7 @@ class Suites:
     without rows (a ledger made before them) is folded once, here, and written whole with the
     transaction's first entry that moves it."""
 
-    def __init__(self, store: EntryReads) -> None:
+    def __init__(self, store: EntryLog) -> None:
         self.store = store
         self._rows: dict[str, SuiteRow] = {}
         self._held: dict[str, set[str]] = {}
@@ -92,7 +92,7 @@ def _body(stored: StoredEntry) -> dict[str, Any]:
     return body if isinstance(body, dict) else {}
 
 
-def fold_plan(store: EntryReads, plan: str) -> SuiteState:
+def fold_plan(store: EntryLog, plan: str) -> SuiteState:
     """The plan's state from its own entries (its runs, admissions, amendments, the runs it
     admitted and every retraction of any of them), folded in ledger order."""
     own = [e for kind in ("run", "admission", "amendment")
@@ -125,7 +125,7 @@ def _join(txn: Txn, suites: Suites, plan: str, seq: int, m: Member) -> None:
         suites.put(txn, plan, seq, (since, *first, n_known + len(new), key), new)
 
 
-def _retracted_plans(store: EntryReads, target: str) -> list[str]:
+def _retracted_plans(store: EntryLog, target: str) -> list[str]:
     """The plans whose suite state a retraction of ``target`` may change."""
     stored = store.entry_by_digest(target)
     if stored is None:

@@ -18,13 +18,13 @@ from logbook.format import canonical, kinds
 from logbook.ledger import admission, suites, traces
 from logbook.ledger.entry import Entry, now_rfc3339
 from logbook.storage import index as derive
-from logbook.storage.base import Store, StoredEntry, Txn
+from logbook.storage.base import EntryLog, StoredEntry, Txn
 
 
 class Appending:
     """What `Ledger` does to append (the service holds the store and the reads)."""
 
-    _store: Store
+    _store: EntryLog
 
     if TYPE_CHECKING:  # the Ledger's own, which these methods use
         @property
@@ -222,7 +222,7 @@ class _InTxn:
 
     __slots__ = ("_amended", "plans", "suites")
 
-    def __init__(self, store: Store, amended: Callable[..., dict[str, Any]]) -> None:
+    def __init__(self, store: EntryLog, amended: Callable[..., dict[str, Any]]) -> None:
         self._amended = amended
         self.plans: dict[tuple[str, str | None], dict[str, Any]] = {}
         self.suites = suites.Suites(store)

@@ -3,7 +3,7 @@
 A path is an SQLite database (logbook.storage.sqlite, the embedded default); a
 ``postgresql://`` (or ``postgres://``) URL is a team ledger on PostgreSQL
 (logbook.storage.postgres, the optional extra ``logbook[postgres]``); any other ``scheme://``
-is refused. What every backend offers is logbook.storage.base.Store.
+is refused. What every backend offers is logbook.storage.base.EntryLog.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from logbook.errors import InputError
-from logbook.storage.base import Store
+from logbook.storage.base import EntryLog
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 _POSTGRES = ("postgresql", "postgres")
@@ -48,7 +48,7 @@ def describe(locator: str | Path) -> str:
     return display(url)
 
 
-def open_store(locator: str | Path, write: bool = False, create: bool = False) -> Store:
+def open_store(locator: str | Path, write: bool = False, create: bool = False) -> EntryLog:
     """The store at ``locator``: read-only unless ``write``; ``create`` makes a new one (and
     refuses one that exists). InputError (exit 2) for a URL no backend serves."""
     url = _postgres_url(locator)

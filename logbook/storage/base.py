@@ -1,10 +1,11 @@
-"""What the rest of logbook needs of a ledger store, whatever holds it (DESIGN §3, §5).
+"""What the rest of logbook needs of a ledger store, whatever holds it (DESIGN §3, §5): one
+protocol, ``EntryLog``, and the append transaction it hands out (``Txn``).
 
 The store keeps each entry's canonical bytes and signature (the source of truth) and the rows
-derived from those bytes (logbook.storage.index). ``Store`` is everything the Ledger service
-uses; the narrower ports are what the read-only callers get from it: ``VerifyReads`` for the
-auditor (logbook.verify), ``BriefReads`` for `brief`, ``EntryReads`` for admission. The
-embedded default is logbook.storage.sqlite; ``logbook.storage.open_store`` picks a backend.
+derived from those bytes (logbook.storage.index). The embedded default is
+logbook.storage.sqlite; ``logbook.storage.open_store`` picks a backend. The reads an analysis
+makes after a check come from this machine's checked copy of the ledger
+(logbook.storage.sqlite.checked_copy, through logbook.verify.checked_reads), not from here.
 
 Stored values are described by SQLite's storage classes (blob, text, integer, real, null):
 that is what an altered file can hold in place of the right one, and what `verify` names.
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from logbook.errors import EnvironmentProblem, StorageDamaged
-from logbook.storage.index import IndexRow
+from logbook.storage.index import IndexRow, TreeSink
 
 KeyRow = tuple[str, str, str, int, int | None]  # fingerprint, name, public, added, revoked
 CheckpointRow = tuple[int, int, str, str, str]  # id, size, root, note, created
@@ -81,39 +82,6 @@ def checkpoint_type_problems(row: tuple[Any, ...]) -> list[str]:
             if not isinstance(value, want)]
 
 
-class TreeReads(Protocol):
-    def tree_node(self, level: int, idx: int) -> bytes:
-        """A complete subtree's hash (level 0: the leaf hash of entry ``idx``); LookupError
-        (StorageDamaged) when it is missing or malformed."""
-        ...
-
-
-class Txn(TreeReads, Protocol):
-    """The writes of one append transaction: all of them are kept, or none."""
-
-    def insert_entry(self, stored: StoredEntry) -> None: ...
-
-    def insert_index(self, row: tuple[Any, ...]) -> None: ...
-
-    def insert_outcome(self, row: tuple[Any, ...]) -> None: ...
-
-    def insert_sources(self, seq: int, keys: list[str]) -> None: ...
-
-    def add_key(self, fingerprint: str, name: str, public: str, seq: int) -> None: ...
-
-    def revoke_key(self, fingerprint: str, seq: int) -> None: ...
-
-    def insert_tree_nodes(self, nodes: list[tuple[int, int, bytes]]) -> None: ...
-
-    def remember_once(self, key: str, digest: str) -> None: ...
-
-    def insert_suite(self, plan: str, seq: int, row: SuiteRow) -> None:
-        """A plan's suite state as entry ``seq`` left it (logbook.format.suite)."""
-        ...
-
-    def insert_suite_items(self, plan: str, items_key: int, items: Iterable[str]) -> None: ...
-
-
 # A plan's suite state as stored: (since, first_seq, first_hash, n_known, items_key)
 SuiteRow = tuple[int, int | None, str | None, int, int]
 
@@ -130,30 +98,57 @@ def suite_row(row: tuple[Any, ...], plan: str) -> SuiteRow:
                          "(`logbook verify` lists what is wrong; `logbook reindex` rebuilds it)")
 
 
-class EntryReads(TreeReads, Protocol):
-    """Entries by place, digest, prefix, kind and plan; what admission checks a draft against."""
+class Txn(TreeSink, Protocol):
+    """The writes of one append transaction (``EntryLog.transaction``): all of them are kept,
+    or none. Besides the derived rows and tree nodes every entry makes (TreeSink): the entry
+    itself, a once-key, and a plan's suite state."""
+
+    def insert_entry(self, stored: StoredEntry) -> None: ...
+
+    def remember_once(self, key: str, digest: str) -> None: ...
+
+    def insert_suite(self, plan: str, seq: int, row: SuiteRow) -> None:
+        """A plan's suite state as entry ``seq`` left it (logbook.format.suite)."""
+        ...
+
+    def insert_suite_items(self, plan: str, items_key: int, items: Iterable[str]) -> None: ...
+
+
+class EntryLog(Protocol):
+    """One ledger store, whatever holds it (logbook.storage.sqlite, logbook.storage.postgres),
+    open for writing (migrated) or read-only (never migrated): the only storage protocol.
+
+    What it offers, in the order a reader meets it: the head and one read transaction; the
+    append transaction (``Txn``) and the lookups admission makes under its lock; entries by
+    seq, digest, prefix, range, kind and plan; the stored rows a check compares with the
+    entries' bytes; the tree; the keys; checkpoints, audits and kept logs; and the summaries
+    `brief` reads from the index where no checked copy of the ledger can be kept
+    (logbook.verify.checked_reads serves them from the copy otherwise)."""
+
+    @property
+    def path(self) -> Path:
+        """Where the store is, for messages."""
+        ...
+
+    def close(self) -> None: ...
+
+    # -- the head, a read transaction, the append transaction --------------------------------
+    def head(self) -> tuple[int, str | None]:
+        """(size, digest of the last entry or None), as stored."""
+        ...
 
     def snapshot(self) -> AbstractContextManager[None]:
         """One read transaction: every read inside sees the ledger as at the first one."""
         ...
 
-    def head(self) -> tuple[int, str | None]:
-        """(size, digest of the last entry or None)."""
+    def transaction(self, plans: Mapping[str, list[str]] | None = None,
+                    signers: Sequence[str] = ()) -> AbstractContextManager[Txn]:
+        """One append transaction: appenders serialise here and never fork the chain.
+        ``plans`` (with their runs' item ids) and ``signers``: what its drafts will ask, which
+        a store whose reads cost a round trip asks with its lock."""
         ...
 
-    def entry(self, seq: int) -> StoredEntry | None: ...
-
-    def entry_by_digest(self, digest: str) -> StoredEntry | None: ...
-
-    def digests_with_prefix(self, prefix: str, limit: int = 2) -> list[str]: ...
-
-    def entries(self, start: int = 0, stop: int | None = None) -> Iterator[StoredEntry]: ...
-
-    def entries_where(self, kind: str | None = None, plan: str | None = None,
-                      last: int | None = None) -> list[StoredEntry]: ...
-
-    def entries_targeting(self, kind: str, targets: list[str]) -> list[StoredEntry]: ...
-
+    # -- what admission looks up ---------------------------------------------------------------
     def kind_of(self, digest: str) -> tuple[int, str] | None:
         """(seq, kind) of the entry with this digest, or None."""
         ...
@@ -168,6 +163,10 @@ class EntryReads(TreeReads, Protocol):
         """(seq, digest, bytes) of the runs recorded under any of the source ``keys``."""
         ...
 
+    def once_digest(self, key: str) -> str | None: ...
+
+    def key_is_valid(self, fingerprint: str) -> bool: ...
+
     def signing_keys(self) -> list[KeyRow]: ...
 
     def suite_state(self, plan: str) -> SuiteRow | None:
@@ -179,34 +178,38 @@ class EntryReads(TreeReads, Protocol):
         """Those of ``ids`` in the plan's item set ``items_key``."""
         ...
 
+    # -- entries -----------------------------------------------------------------------------
+    def entry(self, seq: int) -> StoredEntry | None: ...
 
-class VerifyReads(Protocol):
-    """What the auditor reads (logbook.verify): raw rows, every derived table, checkpoints."""
+    def entry_by_digest(self, digest: str) -> StoredEntry | None: ...
 
-    def snapshot(self) -> AbstractContextManager[None]: ...
+    def digests_with_prefix(self, prefix: str, limit: int = 2) -> list[str]: ...
 
-    def head(self) -> tuple[int, str | None]:
-        """(size, digest of the last entry or None), as stored."""
+    def entries(self, start: int = 0, stop: int | None = None) -> Iterator[StoredEntry]: ...
+
+    def entries_at(self, seqs: list[int]) -> list[StoredEntry]: ...
+
+    def entries_where(self, kind: str | None = None, plan: str | None = None,
+                      last: int | None = None) -> list[StoredEntry]: ...
+
+    def entries_targeting(self, kind: str, targets: list[str]) -> list[StoredEntry]:
+        """Entries of ``kind`` whose indexed ``target`` is one of ``targets``, in seq order (a
+        run's target is the plan it was refused by, an admission's the run it admits)."""
         ...
 
-    def raw_entries(self) -> Iterator[RawEntry]:
-        """Every stored entry in seq order, with the storage class its bytes were kept as."""
+    def entries_mentioning(self, kinds: tuple[str, ...], after: int,
+                           needles: list[str]) -> list[StoredEntry]: ...
+
+    # -- what a check compares with the entries' bytes (logbook.verify) ----------------------
+    def raw_entries(self, since: int = 0) -> Iterator[RawEntry]:
+        """Every stored entry from ``since`` on in seq order, with the storage class its bytes
+        were kept as."""
         ...
 
-    def schema_problems(self) -> list[str]:
-        """One sentence per table or column the store's migrations made that is missing or
-        of another type (logbook.storage.schema_check)."""
+    def derived_rows(self, table: str, since: int = 0) -> Iterator[tuple[Any, ...]]:
+        """The rows of one derived table (entry_index, outcomes, run_sources, tree) from
+        ``since`` on (logbook.storage.sqlite.rows says in which order)."""
         ...
-
-    def all_index_rows(self) -> Iterable[tuple[Any, ...]]: ...
-
-    def all_outcome_rows(self) -> Iterable[tuple[Any, ...]]: ...
-
-    def all_source_rows(self) -> list[tuple[str, int]]: ...
-
-    def signing_keys(self) -> list[KeyRow]: ...
-
-    def all_tree_nodes(self) -> Iterable[tuple[int, int, bytes]]: ...
 
     def latest_suites(self) -> list[tuple[Any, ...]]:
         """Each plan's latest suite state row: (plan, seq, *SuiteRow), by plan."""
@@ -216,156 +219,21 @@ class VerifyReads(Protocol):
         """The item ids of one set, sorted, at most ``limit`` of them."""
         ...
 
+    def schema_problems(self) -> list[str]:
+        """One sentence per table or column the store's migrations made that is missing or
+        of another type (logbook.storage.schema_check)."""
+        ...
+
+    def tree_node(self, level: int, idx: int) -> bytes:
+        """A complete subtree's hash (level 0: the leaf hash of entry ``idx``); LookupError
+        (StorageDamaged) when it is missing or malformed."""
+        ...
+
+    # -- beside the chain: checkpoints, audits, logs, upkeep ----------------------------------
     def checkpoints(self, checked: bool = True) -> list[CheckpointRow]:
         """The checkpoints kept, oldest first; ``checked=False`` returns rows whose columns
         may hold the wrong storage class (``checkpoint_type_problems`` names them)."""
         ...
-
-    def blob(self, digest: str, limit: int) -> bytes | None:
-        """At most the first ``limit`` bytes of the log kept under ``digest`` (bare sha256
-        hex), or None when none is kept: a blob is never read whole without a bound."""
-        ...
-
-
-class TailReads(VerifyReads, Protocol):
-    """What the analysis check reads besides (logbook.verify.integrity): for the check that
-    resumes from an earlier one (logbook.verify.resume), the rows of the entries from a given
-    seq on and every stored tree node that covers them; for the checked copy it makes, some
-    entries by seq and the plans' shapes."""
-
-    def raw_entries_since(self, seq: int) -> Iterator[RawEntry]: ...
-
-    def index_rows_since(self, seq: int) -> Iterable[tuple[Any, ...]]: ...
-
-    def outcome_rows_since(self, seq: int) -> Iterable[tuple[Any, ...]]: ...
-
-    def source_rows_since(self, seq: int) -> list[tuple[str, int]]: ...
-
-    def tree_nodes_since(self, size: int) -> Iterable[tuple[int, int, bytes]]: ...
-
-    def entries_at(self, seqs: list[int]) -> list[StoredEntry]: ...
-
-    def plan_shapes(self) -> list[PlanShape]: ...
-
-
-class CheckedCopy(Protocol):
-    """This machine's checked copy of a ledger (logbook.storage.sqlite.checked_copy): the state an
-    earlier check covered and the index, tree and keys rows it compared, read by the resumed
-    check (logbook.verify.resume) and the analysis after it (logbook.verify.checked_reads)."""
-
-    path: Path
-
-    def state(self) -> dict[str, Any] | None: ...
-
-    def replace(self, index: Iterable[tuple[Any, ...]], tree: Iterable[tuple[Any, ...]],
-                keys: list[KeyRow], shapes: Iterable[PlanShape],
-                facts: Iterable[RunRow], state: dict[str, Any]) -> bool: ...
-
-    def extend(self, size: int, index: Iterable[tuple[Any, ...]],
-               tree: Iterable[tuple[Any, ...]], keys: list[KeyRow],
-               shapes: Iterable[PlanShape], facts: Iterable[RunRow],
-               state: dict[str, Any]) -> bool: ...
-
-    def plan_shapes(self) -> list[PlanShape]: ...
-
-    def run_rows(self, size: int) -> Iterator[RunRow]: ...
-
-    def close(self) -> None: ...
-
-    def spare(self) -> CheckedCopy:
-        """Another, empty copy that lives in memory (for rows this one cannot take)."""
-        ...
-
-    def digests_at(self, seqs: list[int]) -> dict[int, str]: ...
-
-    def seq_of(self, digest: str) -> int | None: ...
-
-    def kind_of(self, digest: str) -> tuple[int, str] | None: ...
-
-    def digests_with_prefix(self, prefix: str, limit: int = 2) -> list[str]: ...
-
-    def seqs_where(self, kind: str | None = None, plan: str | None = None,
-                   last: int | None = None, after: int = -1,
-                   kinds: tuple[str, ...] = ()) -> list[int]: ...
-
-    def plan_digest_by_slug(self, slug: str) -> str | None: ...
-
-    def retractions_of(self, digests: list[str]) -> dict[str, list[str]]: ...
-
-    def plans_touched(self, retracted: list[str]) -> set[str]: ...
-
-    def key_is_valid(self, fingerprint: str) -> bool: ...
-
-    def signing_keys(self) -> list[KeyRow]: ...
-
-    def tree_node(self, level: int, idx: int) -> bytes | None: ...
-
-    def completed_counts(self) -> dict[tuple[str, str], int]: ...
-
-    def run_counts(self, plans: list[str]) -> list[RunCount]: ...
-
-    def latest_session(self) -> str | None: ...
-
-    def session_runs(self, session: str) -> list[IndexRow]: ...
-
-
-class BriefReads(Protocol):
-    """The summaries `brief` reads from the index, without parsing every entry."""
-
-    def head(self) -> tuple[int, str | None]: ...
-
-    def kind_of(self, digest: str) -> tuple[int, str] | None: ...
-
-    def entries_where(self, kind: str | None = None, plan: str | None = None,
-                      last: int | None = None) -> list[StoredEntry]: ...
-
-    def entries_at(self, seqs: list[int]) -> list[StoredEntry]: ...
-
-    def entries_mentioning(self, kinds: tuple[str, ...], after: int,
-                           needles: list[str]) -> list[StoredEntry]: ...
-
-    def entries_targeting(self, kind: str, targets: list[str]) -> list[StoredEntry]:
-        """Entries of ``kind`` whose indexed ``target`` is one of ``targets``, in seq order (a
-        run's target is the plan it was refused by, an admission's the run it admits)."""
-        ...
-
-    def completed_counts(self) -> dict[tuple[str, str], int]: ...
-
-    def plan_shapes(self) -> list[PlanShape]: ...
-
-    def plans_touched(self, retracted: list[str]) -> set[str]: ...
-
-    def run_counts(self, plans: list[str]) -> list[RunCount]: ...
-
-    def latest_session(self) -> str | None: ...
-
-    def session_runs(self, session: str) -> list[IndexRow]: ...
-
-    def last_audit(self) -> AuditRow | None: ...
-
-    def checkpoints(self, checked: bool = True) -> list[CheckpointRow]: ...
-
-
-class Store(EntryReads, TailReads, BriefReads, Protocol):
-    """One ledger store, open for writing (migrated) or read-only (never migrated)."""
-
-    @property
-    def path(self) -> Path:
-        """Where the store is, for messages."""
-        ...
-
-    def close(self) -> None: ...
-
-    def transaction(self, plans: Mapping[str, list[str]] | None = None,
-                    signers: Sequence[str] = ()) -> AbstractContextManager[Txn]:
-        """One append transaction: appenders serialise here and never fork the chain.
-        ``plans`` (with their runs' item ids) and ``signers``: what its drafts will ask, which
-        a store whose reads cost a round trip asks with its lock."""
-        ...
-
-    def once_digest(self, key: str) -> str | None: ...
-
-    def key_is_valid(self, fingerprint: str) -> bool: ...
 
     def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None: ...
 
@@ -375,14 +243,35 @@ class Store(EntryReads, TailReads, BriefReads, Protocol):
         """Every audit record kept (what `brief` shows of the last), oldest first."""
         ...
 
-    def rebuild_derived(self, rows: Callable[[Txn], None]) -> None:
-        """Drop every derived row and let ``rows`` write them again, in one transaction."""
-        ...
+    def last_audit(self) -> AuditRow | None: ...
 
-    def table_counts(self) -> dict[str, int]: ...
+    def blob(self, digest: str, limit: int) -> bytes | None:
+        """At most the first ``limit`` bytes of the log kept under ``digest`` (bare sha256
+        hex), or None when none is kept: a blob is never read whole without a bound."""
+        ...
 
     def keep_blob(self, digest: str, data: bytes) -> None:
         """Keep a log's bytes under their sha256 (bare hex; ``check_blob`` holds them to it),
         once: keeping the same bytes again changes nothing. EnvironmentProblem (one
         sentence) when they cannot be kept."""
         ...
+
+    def rebuild_derived(self, rows: Callable[[Txn], None]) -> None:
+        """Drop every derived row and let ``rows`` write them again, in one transaction."""
+        ...
+
+    def table_counts(self) -> dict[str, int]: ...
+
+    # -- the index's summaries, read by `brief` and the analysis where no checked copy is
+    #    kept (logbook.verify.checked_reads serves the same from the copy) --------------------
+    def plan_shapes(self) -> list[PlanShape]: ...
+
+    def plans_touched(self, retracted: list[str]) -> set[str]: ...
+
+    def completed_counts(self) -> dict[tuple[str, str], int]: ...
+
+    def run_counts(self, plans: list[str]) -> list[RunCount]: ...
+
+    def latest_session(self) -> str | None: ...
+
+    def session_runs(self, session: str) -> list[IndexRow]: ...

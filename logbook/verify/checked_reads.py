@@ -18,14 +18,17 @@ from __future__ import annotations
 import bisect
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from logbook.errors import StorageDamaged
-from logbook.storage.base import CheckedCopy, KeyRow, PlanShape, RunCount, RunRow, StoredEntry
+from logbook.storage.base import KeyRow, PlanShape, RunCount, RunRow, StoredEntry
 from logbook.storage.index import IndexRow, mentioning
 from logbook.verify.refusal import BANNER, NotVerified
+
+if TYPE_CHECKING:
+    from logbook.storage.sqlite.checked_copy import CheckedIndex
 
 _BATCH = 500
 
@@ -33,7 +36,7 @@ _BATCH = 500
 class CheckedReads:
     """The ledger's store as the analysis reads it after its check (see above)."""
 
-    def __init__(self, store: Any, checked: CheckedCopy, size: int, head: str | None,
+    def __init__(self, store: Any, checked: CheckedIndex, size: int, head: str | None,
                  when: str, runs: list[tuple[Any, ...]] | None = None) -> None:
         self._rows, self._checked, self._size, self._head = store, checked, size, head
         self._when = when

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from logbook.errors import InputError
 
 if TYPE_CHECKING:
-    from logbook.storage.base import TailReads
+    from logbook.storage.base import EntryLog
     from logbook.verify.chain import Result
     from logbook.verify.checkpoint import CheckpointCheck
     from logbook.verify.cosignatures import WitnessKey
@@ -98,7 +98,7 @@ class Verification:
 
 def verify(file: str | None, trust: str | None, checkpoints: list[str], witnesses: list[str],
            quorum: int | None, strict: bool,
-           store: Callable[[], AbstractContextManager[tuple[TailReads, int]]],
+           store: Callable[[], AbstractContextManager[tuple[EntryLog, int]]],
            bar: Bar, tsa_cert: tuple[str, bytes] | None = None) -> Verification:
     """`logbook verify [FILE]`: ``store`` opens the ledger's store (its reads and size) when no
     FILE is given; ``bar`` shows progress; ``tsa_cert``: the name and bytes of the TSA

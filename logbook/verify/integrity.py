@@ -29,11 +29,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from logbook.storage.base import RunRow, TailReads, VerifyReads
+from logbook.storage.base import EntryLog, RunRow
 from logbook.verify.refusal import BANNER, NotVerified
 
 if TYPE_CHECKING:
-    from logbook.storage.base import CheckedCopy
+    from logbook.storage.sqlite.checked_copy import CheckedIndex
 
 __all__ = ["BANNER", "NotVerified", "Verified", "check", "verified"]
 
@@ -81,7 +81,7 @@ class Verified:
                 "resumed_from": self.resumed}
 
 
-def _latest_checkpoint_size(store: VerifyReads) -> int:
+def _latest_checkpoint_size(store: EntryLog) -> int:
     """The size the latest stored checkpoint claims (0 when none parses); whether it holds
     is for the check itself to find."""
     from logbook.errors import LogbookError
@@ -94,9 +94,9 @@ def _latest_checkpoint_size(store: VerifyReads) -> int:
         return 0
 
 
-def check(store: TailReads, keep: Iterable[str] = (),
+def check(store: EntryLog, keep: Iterable[str] = (),
           on_progress: Callable[[int, int], None] | None = None,
-          checked: CheckedCopy | None = None, runs: bool = False,
+          checked: CheckedIndex | None = None, runs: bool = False,
           before: int | None = None) -> Verified:
     """Run the check in one read transaction (the caller's, when it holds one); NotVerified
     on any finding. ``keep``: kinds whose entries the caller will compute from; they come
@@ -148,7 +148,7 @@ def check(store: TailReads, keep: Iterable[str] = (),
                     runs=CheckedRuns(store, kept.read) if runs else None)
 
 
-def _renewed(store: TailReads, copy: CheckedCopy, result: Any, kept: Any) -> Any:
+def _renewed(store: EntryLog, copy: CheckedIndex, result: Any, kept: Any) -> Any:
     """What the analysis reads after a full check: the checked copy made anew from the rows
     the check has just compared with the entries (another copy, in memory, when this one
     cannot take them: a full disk, a copy another check carried past this snapshot), each
@@ -158,9 +158,9 @@ def _renewed(store: TailReads, copy: CheckedCopy, result: Any, kept: Any) -> Any
 
     state = _state(result)
 
-    def made(into: CheckedCopy) -> bool:  # the store's rows read afresh for each attempt
-        return into.replace(store.all_index_rows(), store.all_tree_nodes(), result.keys,
-                            store.plan_shapes(), kept.rows, state)
+    def made(into: CheckedIndex) -> bool:  # the store's rows read afresh for each attempt
+        return into.replace(store.derived_rows("entry_index"), store.derived_rows("tree"),
+                            result.keys, store.plan_shapes(), kept.rows, state)
 
     if not made(copy):
         copy = copy.spare()
@@ -228,7 +228,7 @@ def _state(result: Any) -> dict[str, Any]:
                                                                                   "Z")}
 
 
-def _usable_state(store: TailReads, checked: CheckedCopy | None) -> dict[str, Any] | None:
+def _usable_state(store: EntryLog, checked: CheckedIndex | None) -> dict[str, Any] | None:
     """The checked copy's state, if it is of this ledger (its genesis names the same ledger:
     another ledger at the same place starts the copy again)."""
     import orjson
@@ -256,7 +256,7 @@ class _CarriedPast(Exception):
     is checked in full and the copy left as it is."""
 
 
-def copy_size(checked: CheckedCopy | None) -> int | None:
+def copy_size(checked: CheckedIndex | None) -> int | None:
     """The size the checked copy covers now (0: none yet; None: there is no copy)."""
     if checked is None:
         return None
@@ -265,7 +265,7 @@ def copy_size(checked: CheckedCopy | None) -> int | None:
     return size if isinstance(size, int) else 0
 
 
-def _resumed(store: TailReads, checked: CheckedCopy, state: dict[str, Any], kept: Any,
+def _resumed(store: EntryLog, checked: CheckedIndex, state: dict[str, Any], kept: Any,
              on_progress: Callable[[int, int], None] | None,
              before: int | None) -> Verified | None:
     from logbook.verify.checked_reads import CheckedReads
@@ -294,9 +294,9 @@ def _resumed(store: TailReads, checked: CheckedCopy, state: dict[str, Any], kept
 
 
 @contextmanager
-def verified(store: TailReads, keep: Iterable[str] = (),
+def verified(store: EntryLog, keep: Iterable[str] = (),
              on_progress: Callable[[int, int], None] | None = None,
-             checked: CheckedCopy | None = None, runs: bool = False) -> Iterator[Verified]:
+             checked: CheckedIndex | None = None, runs: bool = False) -> Iterator[Verified]:
     """Check the ledger (``ledger.verify_reads()``), then keep its read transaction open for
     the caller's computation: whatever is appended meanwhile is neither checked nor read."""
     before = copy_size(checked)  # before the snapshot: see _CarriedPast

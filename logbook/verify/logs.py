@@ -2,7 +2,7 @@
 
 Each run's ``logs[]`` reference names its log by sha256 and size; the bytes are kept by the
 store (files beside a SQLite ledger, the ``blobs`` table of a PostgreSQL one) and read back
-through the auditor's port (``VerifyReads.blob``) with a bound: at most the size the
+through the auditor's port (``EntryLog.blob``) with a bound: at most the size the
 reference records, plus one byte to see a longer blob. A blob that does not hash to its name
 was altered (an error naming the run and the log). A missing blob is an error too, unless the
 run itself says that this log was not kept (``capture.blobs.not_kept``: a full disk, a
@@ -24,7 +24,7 @@ from typing import Any
 
 from logbook.capture.blobs import not_kept
 from logbook.findings import Finding
-from logbook.storage.base import MAX_BLOB_BYTES, VerifyReads, is_blob_name
+from logbook.storage.base import MAX_BLOB_BYTES, EntryLog, is_blob_name
 
 _PHRASES = ("could not be kept", "was not kept")  # the second: runs of older PostgreSQL ledgers
 _OK, _MISSING, _ALTERED = "ok", "missing", "altered"
@@ -52,7 +52,7 @@ class LogRefs:
         if logs:
             self.runs.append((seq, digest, logs, reason if isinstance(reason, str) else "", "run"))
 
-    def check(self, store: VerifyReads) -> tuple[int, list[Finding]]:
+    def check(self, store: EntryLog) -> tuple[int, list[Finding]]:
         """(checks made, findings): every reference against the blob it names."""
         seen: dict[tuple[str, int], str] = {}  # a log many runs name is read once
         findings = []
@@ -65,7 +65,7 @@ class LogRefs:
         return 1, findings
 
 
-def _check_ref(store: VerifyReads, ref: Any, reason: str,
+def _check_ref(store: EntryLog, ref: Any, reason: str,
                seen: dict[tuple[str, int], str]) -> str | None:
     name = ref.get("name") if type(ref) is dict else None
     sha, size = (ref.get("sha256"), ref.get("size")) if type(ref) is dict else (None, None)
@@ -88,7 +88,7 @@ def _check_ref(store: VerifyReads, ref: Any, reason: str,
     return None
 
 
-def _verdict(store: VerifyReads, hex_digest: str, size: int) -> str:
+def _verdict(store: EntryLog, hex_digest: str, size: int) -> str:
     data = store.blob(hex_digest, min(size, MAX_BLOB_BYTES) + 1)
     if data is None:
         return _MISSING

@@ -32,22 +32,19 @@ import binascii
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from logbook.findings import Finding
 from logbook.format import runfacts
 from logbook.storage import index as derive
-from logbook.storage.base import CheckedCopy, KeyRow, RunRow, TailReads
+from logbook.storage.base import EntryLog, KeyRow, RunRow
 from logbook.tlog import merkle
 from logbook.verify.chain import ChainVerifier, Result, compare_rows
 from logbook.verify.derived import (
     Digests,
-    StreamedTable,
     derived_finding,
-    entry_of,
-    source_entry_of,
 )
 from logbook.verify.signatures import SignatureBatch, worth_a_pool
 from logbook.verify.stored import (
@@ -56,7 +53,11 @@ from logbook.verify.stored import (
     check_checkpoint_rows,
     flush_window,
     stored_as_found,
+    stored_tables,
 )
+
+if TYPE_CHECKING:
+    from logbook.storage.sqlite.checked_copy import CheckedIndex
 
 
 class StaleState(Exception):
@@ -81,7 +82,7 @@ class CheckedDigests(Sequence[bytes]):
     """The entries' digests: those below ``start`` from the checked copy (looked up only to
     name an entry in a finding), those after it as this check computes them."""
 
-    def __init__(self, checked: CheckedCopy, start: int) -> None:
+    def __init__(self, checked: CheckedIndex, start: int) -> None:
         self._checked, self.start, self.tail = checked, start, Digests()
 
     def append(self, digest: bytes) -> None:
@@ -110,7 +111,7 @@ class CheckedKinds(dict[bytes, str]):
     """The kind of every entry by its digest: the new ones as read, the earlier ones from the
     checked copy (what a reference may name)."""
 
-    def __init__(self, checked: CheckedCopy) -> None:
+    def __init__(self, checked: CheckedIndex) -> None:
         super().__init__()
         self._checked = checked
 
@@ -132,7 +133,7 @@ class _Capturing(ExpectedRows):
         super().insert_index(row)
 
 
-def resume(store: TailReads, checked: CheckedCopy, state: dict[str, Any],
+def resume(store: EntryLog, checked: CheckedIndex, state: dict[str, Any],
            on_progress: Callable[[int, int], None] | None = None) -> Resumed:
     """The check of the entries after the ``state["size"]`` this machine checked, inside the
     caller's read transaction; StaleState when the copy cannot carry it."""
@@ -151,7 +152,7 @@ def resume(store: TailReads, checked: CheckedCopy, state: dict[str, Any],
     first = checked.digests_at([0]).get(0)
     if not genesis or first is None or _digest(genesis[0].entry) != first:
         return _rewritten(out, checked, 0, genesis[0].entry if genesis else None, first, when)
-    rows = store.raw_entries_since(start - 1)
+    rows = store.raw_entries(start - 1)
     link = next(iter(rows), None)
     if link is None or link[0] != start - 1 or _digest(link[2]) != state["head"]:
         return _rewritten(out, checked, start - 1, link[2] if link else None, state["head"],
@@ -170,7 +171,7 @@ def _digest(raw: Any) -> str:
     return hashlib.sha256(bytes(raw)).hexdigest()
 
 
-def _rewritten(out: Resumed, checked: CheckedCopy, seq: int, raw: Any, digest: str | None,
+def _rewritten(out: Resumed, checked: CheckedIndex, seq: int, raw: Any, digest: str | None,
                when: str) -> Resumed:
     """The finding for an entry below the size checked before whose bytes changed since."""
     now = "is missing" if raw is None else f"hashes to {_digest(raw)[:16]}…"
@@ -183,11 +184,11 @@ def _rewritten(out: Resumed, checked: CheckedCopy, seq: int, raw: Any, digest: s
     return out
 
 
-def _forget(checked: CheckedCopy) -> str:
+def _forget(checked: CheckedIndex) -> str:
     return f"if that was meant, remove {checked.path} to start this machine's checks again"
 
 
-def _seeded(checked: CheckedCopy, state: dict[str, Any],
+def _seeded(checked: CheckedIndex, state: dict[str, Any],
             batch: SignatureBatch | None) -> ChainVerifier:
     """A chain verifier carried on from the end of the earlier check."""
     chain = ChainVerifier(None, 0, batch)
@@ -211,16 +212,10 @@ def _seeded(checked: CheckedCopy, state: dict[str, Any],
     return chain
 
 
-def _scan(store: TailReads, checked: CheckedCopy, chain: ChainVerifier, rows: Iterator[Any],
+def _scan(store: EntryLog, checked: CheckedIndex, chain: ChainVerifier, rows: Iterator[Any],
           out: Resumed, size: int, on_progress: Callable[[int, int], None] | None) -> None:
     start, digests = out.start, chain.digests
-    tables = [
-        StreamedTable("entry_index", lambda: store.index_rows_since(start), entry_of, digests),
-        StreamedTable("outcomes", lambda: store.outcome_rows_since(start), entry_of, digests),
-        StreamedTable("run_sources",
-                      lambda: (((seq, k),) for k, seq in store.source_rows_since(start)),
-                      source_entry_of, digests),
-    ]
+    tables = stored_tables(store, digests, start)
     expected = _Capturing(*tables)
     expected.captured = out.index_rows
     for fp, name, public, added, revoked in checked.signing_keys():
@@ -262,7 +257,7 @@ def _scan(store: TailReads, checked: CheckedCopy, chain: ChainVerifier, rows: It
                  store.signing_keys(), digests)
     whole = _TreeView({}, checked)
     tree = tail_tree(out.start, new_leaves, lambda lv, ix: whole[(lv, ix)])
-    _compare_tree(result, store.tree_nodes_since(out.start), tree, digests)
+    _compare_tree(result, store.derived_rows("tree", out.start), tree, digests)
     out.tree_rows = [(lv, ix, h) for (lv, ix), h in tree.items()]
     whole.update(tree)
     whole.update(((0, start + i), merkle.leaf_hash(d)) for i, d in enumerate(new_leaves))
@@ -316,7 +311,7 @@ def _compare_tree(result: Result, stored: Any, tree: dict[tuple[int, int], bytes
 class _TreeView(dict[tuple[int, int], bytes]):
     """The tree over all the entries: the new nodes, else the checked copy's."""
 
-    def __init__(self, new: dict[tuple[int, int], bytes], checked: CheckedCopy) -> None:
+    def __init__(self, new: dict[tuple[int, int], bytes], checked: CheckedIndex) -> None:
         super().__init__(new)
         self._checked = checked
 

@@ -1,7 +1,7 @@
 """`verify` on a ledger database: the chain and signatures (chain.py), how the bytes are
 stored, every derived table, and the checkpoints kept in the store.
 
-Everything is read through the auditor's port (logbook.storage.base.VerifyReads) inside one
+Everything is read through the auditor's port (logbook.storage.base.EntryLog) inside one
 read transaction (its ``snapshot``), so appends made while it
 runs are simply not seen: they can never look like a derived row that disagrees with the
 bytes. A table the file lost, or text that is not UTF-8, is a finding, never a crash. Nothing
@@ -25,7 +25,7 @@ from logbook.findings import Finding
 from logbook.format.runfacts import items_digest, shared_ids
 from logbook.format.suite import SuiteFold
 from logbook.storage import index as derive
-from logbook.storage.base import KeyRow, VerifyReads, checkpoint_type_problems, sql_type
+from logbook.storage.base import EntryLog, KeyRow, checkpoint_type_problems, sql_type
 from logbook.tlog import merkle
 from logbook.verify.chain import (
     ChainVerifier,
@@ -66,7 +66,20 @@ class ExpectedRows(ExpectedKeys):
             self.sources.add(((seq, k),))
 
 
-def verify_store(store: VerifyReads, trusted: str | None = None, strict: bool = False,
+def stored_tables(store: EntryLog, digests: Digests, since: int = 0) -> list[StreamedTable]:
+    """The index, outcomes and sources tables as stored from ``since`` on, each to be compared
+    with the rows the entries' bytes make (ExpectedRows), a window at a time."""
+    def rows(table: str) -> Callable[[], Iterable[tuple[Any, ...]]]:
+        return lambda: store.derived_rows(table, since)
+
+    return [StreamedTable("entry_index", rows("entry_index"), entry_of, digests),
+            StreamedTable("outcomes", rows("outcomes"), entry_of, digests),
+            StreamedTable("run_sources", lambda: (((seq, k),) for k, seq in
+                                                  store.derived_rows("run_sources", since)),
+                          source_entry_of, digests)]
+
+
+def verify_store(store: EntryLog, trusted: str | None = None, strict: bool = False,
                  vouched: int = 0, keep: Keep | None = None,
                  on_progress: Callable[[int, int], None] | None = None,
                  logs: bool = True) -> Result:
@@ -167,18 +180,12 @@ DIGEST_KEPT_FROM = 1024  # ids from which Keep knows a list by its digest (by a 
 WINDOW = 2000  # entries whose derived rows are held at a time (logbook.verify.derived)
 
 
-def _verify(store: VerifyReads, chain: ChainVerifier, strict: bool,
+def _verify(store: EntryLog, chain: ChainVerifier, strict: bool,
             keep: Keep | None = None, on_progress: Callable[[int, int], None] | None = None,
             size: int = 0, logs: LogRefs | None = None) -> Result:
     kept: list[tuple[int, bytes, Any]] = []
     digests = chain.digests
-    tables = [
-        StreamedTable("entry_index", store.all_index_rows, entry_of, digests),
-        StreamedTable("outcomes", store.all_outcome_rows, entry_of, digests),
-        StreamedTable("run_sources",
-                      lambda: (((seq, k),) for k, seq in store.all_source_rows()),
-                      source_entry_of, digests),
-    ]
+    tables = stored_tables(store, digests)
     rows = ExpectedRows(*tables)
     suites = SuiteFold()
     upto, pending = -1, 0
@@ -327,7 +334,7 @@ def check_stored_checkpoint(result: Result, row: tuple[Any, ...],
     return True
 
 
-def stored_checkpoints(result: Result, store: VerifyReads, digests: Digests) -> None:
+def stored_checkpoints(result: Result, store: EntryLog, digests: Digests) -> None:
     """Compare the stored tree with the tree over the entries' digests, and check every
     checkpoint kept in the store against the latter (a missing table is a finding)."""
     rows = _checkpoint_rows(result, store)
@@ -338,7 +345,7 @@ def stored_checkpoints(result: Result, store: VerifyReads, digests: Digests) -> 
             wanted |= nodes_of_root(row[1])
     result.checks += 1
     try:
-        found, tree = check_tree(store.all_tree_nodes(), digests, wanted)
+        found, tree = check_tree(store.derived_rows("tree"), digests, wanted)
     except StorageDamaged:
         found = [Finding("derived", "error", "derived table tree is missing from the file "
                          "(`logbook reindex` rebuilds it)", None, [])]
@@ -349,7 +356,7 @@ def stored_checkpoints(result: Result, store: VerifyReads, digests: Digests) -> 
     _check_checkpoints(result, rows, tree)
 
 
-def _checkpoint_rows(result: Result, store: VerifyReads) -> list[Any]:
+def _checkpoint_rows(result: Result, store: EntryLog) -> list[Any]:
     try:
         return list(store.checkpoints(checked=False))
     except StorageDamaged:
@@ -358,7 +365,7 @@ def _checkpoint_rows(result: Result, store: VerifyReads) -> list[Any]:
         return []
 
 
-def check_checkpoint_rows(result: Result, store: VerifyReads,
+def check_checkpoint_rows(result: Result, store: EntryLog,
                           tree: dict[tuple[int, int], bytes]) -> None:
     """Every checkpoint kept in the store checked against ``tree`` (the nodes their roots
     are made of, looked up by (level, index); logbook.verify.resume)."""

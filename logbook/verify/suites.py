@@ -16,7 +16,7 @@ from typing import Any
 
 from logbook.findings import Finding
 from logbook.format.suite import SuiteFold
-from logbook.storage.base import VerifyReads
+from logbook.storage.base import EntryLog
 
 
 def _finding(plan: Any, row: tuple[Any, ...], digests: Sequence[bytes], why: str) -> Finding:
@@ -26,7 +26,7 @@ def _finding(plan: Any, row: tuple[Any, ...], digests: Sequence[bytes], why: str
                    f"derived table plan_suites, plan {str(plan)[:12]}: {why}", seq, entries)
 
 
-def check_suites(store: VerifyReads, fold: SuiteFold, digests: Sequence[bytes]
+def check_suites(store: EntryLog, fold: SuiteFold, digests: Sequence[bytes]
                  ) -> list[Finding]:
     found: list[Finding] = []
     for row in store.latest_suites():

@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass
 
 from logbook.errors import CheckFailed
-from logbook.storage.base import VerifyReads
+from logbook.storage.base import EntryLog
 from logbook.tlog import merkle
 from logbook.verify.derived import HASH, _level_hashes
 
@@ -40,7 +40,7 @@ class Tree:
         return merkle.root_from_nodes(size, self.node)
 
 
-def recomputed_tree(store: VerifyReads) -> Tree:
+def recomputed_tree(store: EntryLog) -> Tree:
     """The tree over every entry's digest, recomputed from the bytes; CheckFailed when the
     stored digests or tree rows disagree with it (a corrupted or tampered index)."""
     digests = bytearray()
@@ -61,7 +61,7 @@ def recomputed_tree(store: VerifyReads) -> Tree:
     while len(levels[-1]) >= 2 * HASH:
         levels.append(_level_hashes(levels[-1], b"\x01"))
     seen = 0
-    for level, idx, h in store.all_tree_nodes():
+    for level, idx, h in store.derived_rows("tree"):
         if (idx + 1) << level > n:
             continue  # over entries appended since they were read
         seen += 1

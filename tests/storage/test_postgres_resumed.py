@@ -1,5 +1,5 @@
 """The analysis check resumed from this machine's checked copy on a PostgreSQL team ledger
-(logbook.storage.postgres.tail, logbook.verify.resume): the reads after a check of the
+(logbook.storage.postgres.rows, logbook.verify.resume): the reads after a check of the
 entries appended since, and what they catch, as on a SQLite file."""
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from conftest import run_cli
 from test_verify_storage import alter
 
 from logbook.storage import open_store
-from logbook.storage.sqlite import store as sqlite_store
+from logbook.storage.sqlite import rows as sqlite_rows
 from logbook.tlog import merkle
 from logbook.verify.stored import verify_store
 
@@ -51,11 +51,11 @@ def replacing_read(db: Path, sql: str) -> list[tuple[Any, ...]]:
 
 
 READS = {
-    "raw_entries": f"SELECT {sqlite_store.ENTRY_COLUMNS}, typeof(entry) FROM entries "
+    "raw_entries": f"SELECT {sqlite_rows.ENTRY_COLUMNS}, typeof(entry) FROM entries "
                    "ORDER BY seq",
-    "all_index_rows": "SELECT seq, digest, kind, ts, signer, plan, arm, slug, status, session, "
+    "entry_index": "SELECT seq, digest, kind, ts, signer, plan, arm, slug, status, session, "
                       "target FROM entry_index ORDER BY seq",
-    "all_outcome_rows": "SELECT seq, metric, n, n_missing, total, columns FROM outcomes "
+    "outcomes": "SELECT seq, metric, n, n_missing, total, columns FROM outcomes "
                         "ORDER BY seq",
 }
 DAMAGE = {
@@ -77,16 +77,20 @@ DAMAGE = {
 def test_every_row_reads_as_the_replacing_decoder_reads_it(
         case: str, batch: int, ledger: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     alter(ledger, *DAMAGE[case])
-    monkeypatch.setattr(sqlite_store, "READ_BATCH", batch)
+    monkeypatch.setattr(sqlite_rows, "READ_BATCH", batch)
     store: Any = open_store(ledger)
     try:
         for method, sql in READS.items():
-            want = replacing_read(ledger, sql)
-            assert want, method
-            got = [tuple(r) for r in getattr(store, method)()]
-            assert got == want, (method, case, batch)
+            for since in (0, 4):  # whole, and from a seq on as a resumed check reads
+                want = replacing_read(ledger, sql.replace("ORDER BY", f"WHERE seq >= {since} "
+                                                          "ORDER BY"))
+                assert want, method
+                read = (store.raw_entries(since) if method == "raw_entries"
+                        else store.derived_rows(method, since))
+                got = [tuple(r) for r in read]
+                assert got == want, (method, case, batch, since)
         # reads interleaved, as verify makes them: each still reads its own rows
-        pairs = zip(store.raw_entries(), store.all_index_rows(), strict=True)
+        pairs = zip(store.raw_entries(), store.derived_rows("entry_index"), strict=True)
         assert [(a[0], b[0]) for a, b in pairs] == [(i, i) for i in range(9)]
         # the connection's decoder is left as it was, for every other read
         assert store.conn.execute("SELECT CAST(X'FF' AS TEXT)").fetchone()[0] == "\ufffd"
@@ -106,7 +110,7 @@ def test_verify_finds_the_same_whatever_batch_the_damage_sits_in(
     alter(ledger, *DAMAGE[case])
     found = []
     for batch in (2000, 1, 2, 4):
-        monkeypatch.setattr(sqlite_store, "READ_BATCH", batch)
+        monkeypatch.setattr(sqlite_rows, "READ_BATCH", batch)
         found.append(_findings(ledger))
     assert found[0], case  # the damage is seen
     assert all(f == found[0] for f in found[1:]), case

@@ -1,4 +1,4 @@
-"""The PostgreSQL store (logbook.storage.base.Store; DESIGN §10): the team ledger. With its
+"""The PostgreSQL store (logbook.storage.base.EntryLog; DESIGN §10): the team ledger. With its
 companions schema.py (the migrations), summaries.py (what ``brief`` reads), txn.py (the append
 transaction's writes), beside.py (checkpoints and audits) and conn.py (connecting, and the
 one-sentence errors).
@@ -22,15 +22,14 @@ import psycopg
 from psycopg import pq
 
 from logbook.errors import EnvironmentProblem, InputError
-from logbook.storage.base import KeyRow, RawEntry, StoredEntry
-from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
+from logbook.storage.base import KeyRow, StoredEntry
 from logbook.storage.postgres.beside import BesideRows
 from logbook.storage.postgres.blobs import BlobRows
 from logbook.storage.postgres.conn import connect, display, lock_wait_ms, problem
+from logbook.storage.postgres.rows import StoredRows
 from logbook.storage.postgres.schema import MIGRATIONS
 from logbook.storage.postgres.suites import SuiteRows
 from logbook.storage.postgres.summaries import Summaries, stored_entry
-from logbook.storage.postgres.tail import TailRows
 from logbook.storage.postgres.txn import PostgresTxn
 from logbook.storage.sqlite.store import TreeDamaged
 from logbook.tlog.merkle import leaf_hash
@@ -41,7 +40,7 @@ _MIGRATION_LOCK = 0x6C6F67626F6F6B  # "logbook": the advisory lock migrations ta
 _CURSORS = count()  # server-side cursors' names: scans may interleave (verify's do)
 
 
-class PostgresStore(Summaries, SuiteRows, BlobRows, TailRows, BesideRows):
+class PostgresStore(Summaries, SuiteRows, BlobRows, StoredRows, BesideRows):
     """One ledger in a PostgreSQL database, its logs in it (blobs.py). Open for writing
     (migrates) or read-only (never migrates; every transaction is READ ONLY)."""
 
@@ -260,13 +259,6 @@ class PostgresStore(Summaries, SuiteRows, BlobRows, TailRows, BesideRows):
                 return
             start = int(batch[-1][0]) + 1
 
-    def raw_entries(self) -> Iterator[RawEntry]:
-        """(seq, digest, bytes, signature, storage class) of every entry: PostgreSQL's column
-        types are fixed, so the bytes are always a blob."""
-        for seq, digest, raw, signature in self._batches(
-                f"SELECT {_ENTRY} FROM entries ORDER BY seq"):
-            yield (seq, digest, bytes(raw), signature, "blob")
-
     def entries_where(self, kind: str | None = None, plan: str | None = None,
                       last: int | None = None) -> list[StoredEntry]:
         if (self._txn is not None and kind == "amendment" and last is None
@@ -304,10 +296,6 @@ class PostgresStore(Summaries, SuiteRows, BlobRows, TailRows, BesideRows):
             "SELECT DISTINCT e.seq, e.digest, e.entry FROM run_sources s JOIN entries e "
             "ON e.seq = s.seq WHERE s.key = ANY(%s) ORDER BY e.seq", (keys,))]
 
-    def all_source_rows(self) -> list[tuple[str, int]]:
-        return [(str(r[0]), int(r[1])) for r in self.rows(
-            'SELECT key, seq FROM run_sources ORDER BY seq, key COLLATE "C"')]
-
     def schema_problems(self) -> list[str]:
         """What the database lacks of the tables and columns its migrations made."""
         from logbook.storage.postgres.schema import expected_columns
@@ -319,14 +307,6 @@ class PostgresStore(Summaries, SuiteRows, BlobRows, TailRows, BesideRows):
                 "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"):
             found.setdefault(str(table), []).append((str(column), str(kind)))
         return problems(expected_columns(), found)
-
-    def all_index_rows(self) -> Iterator[tuple[Any, ...]]:
-        return self._batches(f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index ORDER BY seq")
-
-    def all_outcome_rows(self) -> Iterator[tuple[Any, ...]]:
-        for row in self._batches(f"SELECT {', '.join(OUTCOME_COLUMNS)} FROM outcomes "
-                                 "ORDER BY seq"):
-            yield (*row[:5], bytes(row[5]))
 
     def plan_digest_by_slug(self, slug: str) -> str | None:
         found = self.rows("SELECT digest FROM entry_index WHERE slug = %s", (slug,))
@@ -400,8 +380,3 @@ class PostgresStore(Summaries, SuiteRows, BlobRows, TailRows, BesideRows):
         if len(found[0][0]) != 32:
             raise TreeDamaged(f"tree node ({level}, {idx}) is not a 32-byte hash")
         return bytes(found[0][0])
-
-    def all_tree_nodes(self) -> Iterator[tuple[int, int, bytes]]:
-        for level, idx, h in self._batches("SELECT level, idx, hash FROM tree "
-                                           "ORDER BY level, idx"):
-            yield (int(level), int(idx), bytes(h))

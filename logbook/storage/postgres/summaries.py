@@ -1,4 +1,4 @@
-"""The summaries `brief` reads from the index (logbook.storage.base.BriefReads) on PostgreSQL:
+"""The summaries `brief` reads from the index (logbook.storage.base.EntryLog) on PostgreSQL:
 the same answers as logbook.storage.sqlite.summaries, in PostgreSQL's SQL."""
 
 from __future__ import annotations

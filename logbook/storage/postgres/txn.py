@@ -19,7 +19,7 @@ import psycopg
 from psycopg import errors
 
 from logbook.errors import InputError
-from logbook.storage.base import StoredEntry, SuiteRow, TreeReads
+from logbook.storage.base import EntryLog, StoredEntry, SuiteRow
 from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
 from logbook.storage.postgres.prefetch import Prefetched, absorb, statements
 from logbook.tlog.merkle import leaf_hash
@@ -83,7 +83,7 @@ class PostgresTxn:
     """Writes allowed inside one append transaction; tree nodes it has not made itself are
     read from the store's tree (``stored``), on the same connection and transaction."""
 
-    def __init__(self, conn: psycopg.Connection[Any], stored: TreeReads) -> None:
+    def __init__(self, conn: psycopg.Connection[Any], stored: EntryLog) -> None:
         self.conn = conn
         self._stored = stored
         self._nodes: dict[tuple[int, int], bytes] = {}

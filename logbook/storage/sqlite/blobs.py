@@ -3,7 +3,7 @@
 a blob under a name is always the bytes of that name or nothing.
 
 The one owner of that folder: `logbook run` keeps logs through the store (the Ledger
-service), `verify` reads them back through ``VerifyReads.blob`` with a bound, `clone` copies
+service), `verify` reads them back through ``EntryLog.blob`` with a bound, `clone` copies
 them. A file and not a table, so that an auditor can check them with `sha256sum`
 (docs/recording.md).
 """

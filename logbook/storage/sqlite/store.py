@@ -1,4 +1,4 @@
-"""The embedded SQLite store (logbook.storage.base.Store; DESIGN §5). With its companions
+"""The embedded SQLite store (logbook.storage.base.EntryLog; DESIGN §5). With its companions
 schema.py (the migrations), summaries.py (what ``brief`` reads without parsing every entry),
 txn.py (the append transaction's writes), beside.py (checkpoints and audits) and conn.py
 (opening), the only code that speaks SQL.
@@ -22,10 +22,8 @@ from typing import Any, ClassVar
 from logbook.errors import EnvironmentProblem, InputError, StorageDamaged
 from logbook.files import sync_folder
 from logbook.storage.base import (
-    RawEntry,
     StoredEntry,
 )
-from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
 from logbook.storage.sqlite.beside import BesideRows
 from logbook.storage.sqlite.blobs import BlobFiles
 from logbook.storage.sqlite.conn import (
@@ -38,22 +36,19 @@ from logbook.storage.sqlite.conn import (
     opening_cause,
     remove_abandoned,
 )
+from logbook.storage.sqlite.rows import ENTRY_COLUMNS, StoredRows
 from logbook.storage.sqlite.schema import MIGRATIONS
 from logbook.storage.sqlite.suites import SuiteRows
 from logbook.storage.sqlite.summaries import Summaries, stored_entry
-from logbook.storage.sqlite.tail import TailRows
 from logbook.storage.sqlite.txn import SQLiteTxn
 from logbook.tlog.merkle import leaf_hash
 
 SCHEMA_VERSION = 8
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
-# the stored bytes whatever SQLite type they were stored as (TEXT in an altered file)
-ENTRY_COLUMNS = "seq, digest, CAST(entry AS BLOB), signature"
-READ_BATCH = 2000  # rows fetched at a time by the whole-table reads (`_rows`)
 
 
-class SQLiteStore(Summaries, SuiteRows, BlobFiles, TailRows, BesideRows):
+class SQLiteStore(Summaries, SuiteRows, BlobFiles, StoredRows, BesideRows):
     """One ledger database and its logs (blobs.py). Open for writing (migrates) or read-only."""
 
     # Called after a transaction's writes, just before its COMMIT. A test seam, installed only
@@ -262,39 +257,6 @@ class SQLiteStore(Summaries, SuiteRows, BlobFiles, TailRows, BesideRows):
             for row in rows:
                 yield stored_entry(row, self.conn)
 
-    def raw_entries(self, batch: int | None = None) -> Iterator[RawEntry]:
-        """(seq, digest, stored bytes, signature, SQLite type of the stored entry) of every
-        stored entry, in seq order (the type is "blob" unless the file was altered)."""
-        return self._rows(f"SELECT {ENTRY_COLUMNS}, typeof(entry) FROM entries ORDER BY seq",
-                          batch)
-
-    def _rows(self, sql: str, batch: int | None = None) -> Iterator[Any]:
-        """The rows of ``sql`` (a whole table in key order), a batch at a time, their text
-        decoded by SQLite's own UTF-8 decoder (the connection's, which replaces what is not
-        UTF-8, is a Python call per value: a fifth of verify's reads). Text that is not UTF-8
-        (an altered file) makes that decoder refuse its batch: the query is then read again
-        from that batch on, by the connection's decoder, so the rows are the same either way."""
-        conn, done, batch = self.conn, 0, batch or READ_BATCH
-        replacing = conn.text_factory
-        cur = conn.execute(sql)
-        while True:
-            conn.text_factory = str  # only for this fetch: other reads interleave with ours
-            try:
-                rows = cur.fetchmany(batch)
-            except sqlite3.OperationalError as exc:
-                if "decode" not in str(exc):
-                    raise
-                break
-            finally:
-                conn.text_factory = replacing
-            if not rows:
-                return
-            done += len(rows)
-            yield from rows
-        cur = conn.execute(f"{sql} LIMIT -1 OFFSET ?", (done,))
-        while rows := cur.fetchmany(batch):
-            yield from rows
-
     def entries_where(self, kind: str | None = None, plan: str | None = None,
                       last: int | None = None) -> list[StoredEntry]:
         clauses, args = [], []
@@ -335,22 +297,12 @@ class SQLiteStore(Summaries, SuiteRows, BlobFiles, TailRows, BesideRows):
                f"ON e.seq = s.seq WHERE s.key IN ({','.join('?' * len(keys))}) ORDER BY e.seq")
         return [(r[0], r[1], bytes(r[2])) for r in self.conn.execute(sql, keys)]
 
-    def all_source_rows(self) -> list[tuple[str, int]]:
-        return [(r[0], r[1]) for r in
-                self.conn.execute("SELECT key, seq FROM run_sources ORDER BY seq, key")]
-
     def schema_problems(self) -> list[str]:
         """What the file lacks of the tables and columns its migrations made."""
         from logbook.storage.schema_check import problems
         from logbook.storage.sqlite.schema import expected_columns, table_columns
 
         return problems(expected_columns(), table_columns(self.conn))
-
-    def all_index_rows(self) -> Iterator[tuple[Any, ...]]:
-        return self._rows(f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index ORDER BY seq")
-
-    def all_outcome_rows(self) -> Iterator[tuple[Any, ...]]:
-        return self._rows(f"SELECT {', '.join(OUTCOME_COLUMNS)} FROM outcomes ORDER BY seq")
 
     def kind_of(self, digest: str) -> tuple[int, str] | None:
         # the digest is looked up through entries' own unique index (one index fewer to write)
@@ -382,12 +334,6 @@ class SQLiteStore(Summaries, SuiteRows, BlobFiles, TailRows, BesideRows):
         if not isinstance(row[0], bytes) or len(row[0]) != 32:
             raise TreeDamaged(f"tree node ({level}, {idx}) is not a 32-byte hash")
         return bytes(row[0])
-
-    def all_tree_nodes(self) -> Iterator[tuple[int, int, bytes]]:
-        cur = self.conn.execute("SELECT level, idx, hash FROM tree ORDER BY level, idx")
-        while rows := cur.fetchmany(10000):
-            yield from rows
-
 
 class TreeDamaged(StorageDamaged, LookupError):
     """A node of the stored Merkle tree is missing or malformed (exit 1; a LookupError for

@@ -1,4 +1,4 @@
-"""The summaries `brief` reads from the index (logbook.storage.base.BriefReads; SQL lives only
+"""The summaries `brief` reads from the index (logbook.storage.base.EntryLog; SQL lives only
 in storage/sqlite/). A finished plan is never parsed, and what rests on a retraction is found by
 a byte search before any entry is parsed."""
 

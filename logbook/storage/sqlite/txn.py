@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from logbook.errors import InputError
-from logbook.storage.base import StoredEntry, SuiteRow, TreeReads
+from logbook.storage.base import EntryLog, StoredEntry, SuiteRow
 from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
 
 _SLUG = INDEX_COLUMNS.index("slug")
@@ -18,7 +18,7 @@ class SQLiteTxn:
     """Writes allowed inside one append transaction; tree nodes it has not made itself are
     read from the store's tree (``stored``)."""
 
-    def __init__(self, conn: sqlite3.Connection, stored: TreeReads) -> None:
+    def __init__(self, conn: sqlite3.Connection, stored: EntryLog) -> None:
         self.conn = conn
         self._stored = stored
         self._nodes: dict[tuple[int, int], bytes] = {}
