@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from logbook.analysis.arm_shapes import ArmReport
 from logbook.analysis.report import build_report
-from logbook.analysis.report_shapes import ArmReport, Report
+from logbook.analysis.report_shapes import Report
 from logbook.analysis.view import LedgerView
 from logbook.errors import InputError
 

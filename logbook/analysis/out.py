@@ -1,6 +1,7 @@
 """The base of every command output's shape: a dataclass whose ``as_json`` gives the JSON the
 command prints, and from which ``json_schema`` derives its JSON Schema (through pydantic,
-imported only then). The report's shapes are in `report_shapes`, the brief's in `brief_shapes`.
+imported only then). The report's shapes are in `report_shapes` (an arm's in `arm_shapes`),
+the brief's in `brief_shapes`.
 """
 
 from __future__ import annotations

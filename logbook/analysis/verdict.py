@@ -10,7 +10,8 @@ from __future__ import annotations
 import operator
 from typing import Any, cast
 
-from logbook.analysis.report_shapes import ABSENT, ArmReport, Condition, Effect, Verdict
+from logbook.analysis.arm_shapes import ArmReport
+from logbook.analysis.report_shapes import ABSENT, Condition, Effect, Verdict
 
 OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 

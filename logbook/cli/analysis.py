@@ -72,7 +72,8 @@ def compare(
     """Compare two sets of runs: confounds and left-out runs first, then the paired effect
     (or, with --items, which items changed)."""
     from logbook.analysis.compare import compare as do_compare
-    from logbook.analysis.compare import compare_items, compare_lines, item_lines
+    from logbook.analysis.compare import compare_lines
+    from logbook.analysis.compare_items import compare_items, item_lines
     from logbook.analysis.view import LedgerView
 
     if items and variable:

@@ -1,6 +1,6 @@
 """The apparatus of an lm-evaluation-harness run: model, engine, decoding, the suite's identity
 (its items' data) and the prompt's, and the machine, from a results object (a results file's, or
-simple_evaluate's dictionary), as logbook.ingest.lm_eval reads it.
+simple_evaluate's dictionary), as logbook.ingest.lm_eval_tasks reads it.
 
 The suite identity (``dataset_hash``, docs/recording.md "From lm-evaluation-harness") is the
 SHA-256 of the canonical JSON (RFC 8785) of the sorted ``[id, doc_hash, target_hash]`` triples

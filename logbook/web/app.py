@@ -26,7 +26,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from logbook.errors import CheckFailed, EnvironmentProblem, InputError
-from logbook.web import data, pages
+from logbook.web import data, pages, runs_data
 from logbook.web.claims_page import claims_data
 from logbook.web.data import NotFound, Source
 from logbook.web.items_page import compare_data, power_data
@@ -145,11 +145,11 @@ def routes(site: _Site) -> list[Route]:
         ("/runs/{ref}/items/{item:path}", lambda s, r: item_data(
             s, _ref(r), str(r.path_params["item"]), _query(r)), pages.item_html),
         ("/runs/{ref}/items", lambda s, r: items_data(s, _ref(r), _query(r)), pages.items_html),
-        ("/runs/{ref}", lambda s, r: data.run_page(s, _ref(r), r.query_params.get("items")
-                                                   == "all"), pages.run),
+        ("/runs/{ref}", lambda s, r: runs_data.run_page(s, _ref(r), r.query_params.get("items")
+                                                        == "all"), pages.run),
         ("/entries/{ref}", lambda s, r: data.entry(s, _ref(r)), pages.entry),
         ("/plans", lambda s, r: data.plans(s), pages.plans),
-        ("/runs", lambda s, r: data.runs(s, _query(r)), pages.runs),
+        ("/runs", lambda s, r: runs_data.runs(s, _query(r)), pages.runs),
         ("/audit", lambda s, r: data.audit(s), pages.audit),
         ("/retractions", lambda s, r: data.retractions(s), pages.retractions),
         ("/claims", lambda s, r: claims_data(s), pages.claims),

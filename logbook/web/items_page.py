@@ -23,7 +23,7 @@ def compare_data(src: Source, q: dict[str, list[str]]) -> dict[str, Any]:
     """``a`` and ``b``: a run (``@SEQ``, a digest prefix) or a selector (``PLAN:ARM``,
     ``session:ID``, ``FIELD=VALUE``), as `compare --items` takes them. Without both, the
     page is only its form."""
-    from logbook.analysis.compare import compare_items
+    from logbook.analysis.compare_items import compare_items
 
     a, b = _one(q, "a"), _one(q, "b")
     out: dict[str, Any] = {"integrity": integrity(src), "a": a, "b": b, "comparison": None,

@@ -1,4 +1,5 @@
-"""Each page's HTML, drawn from the data of its JSON twin (logbook.web.data) and nothing else.
+"""Each page's HTML, drawn from the data of its JSON twin (logbook.web.data, .runs_data) and
+nothing else.
 
 Every value from the ledger goes through `markup.tag` (escaped); the only HTML not built
 here is the report's forest plot, drawn by the report's own renderer (matplotlib SVG, text as

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from logbook.analysis.compare import ItemComparison
+from logbook.analysis.compare_items import ItemComparison
 from logbook.analysis.view import RunView
 from logbook.errors import InputError
 from logbook.web.data import Source

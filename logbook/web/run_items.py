@@ -14,8 +14,9 @@ from typing import Any
 from logbook.analysis.items import Item, has_traces, items_of, select, the_item
 from logbook.analysis.view import RunView, same_suite, suite_of
 from logbook.errors import InputError
-from logbook.web.data import NotFound, Source, _paging, _run, integrity
+from logbook.web.data import NotFound, Source, integrity
 from logbook.web.markup import Markup, href, join, link, table, tag
+from logbook.web.runs_data import _paging, _run
 
 LISTED = ("output", "target", "verdict")  # the trace's texts the items table shows, short
 SNIPPET = 80  # characters of a text in a table cell

@@ -158,7 +158,7 @@ def test_3_an_eval_member_larger_than_the_input_limit_is_refused_before_inflatin
     assert run_cli("log", "--json").json == before
     # logbook's own reader (used when inspect_ai is not installed) refuses it the same way
     from logbook.errors import InputError
-    from logbook.ingest.inspect import read_log
+    from logbook.ingest.inspect_reader import read_log
 
     with pytest.raises(InputError, match=r"member header\.json.*LOGBOOK_MAX_INPUT_BYTES"):
         read_log(bomb, reader="zstd")

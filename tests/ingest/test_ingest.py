@@ -23,6 +23,7 @@ from logbook.format.canonical import canonical_bytes
 from logbook.ingest import ADAPTERS, SOURCES, adapter_for, jsonl, read_runs
 from logbook.ingest import inspect as inspect_log
 from logbook.ingest.adapter import Adapter
+from logbook.ingest.inspect_reader import Reader
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 MANIFEST: dict[str, Any] = orjson.loads((FIXTURES / "MANIFEST.json").read_bytes())["files"]
@@ -265,7 +266,7 @@ def test_lm_eval_model_args_string_form(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("reader", READERS)
 @pytest.mark.parametrize("rel", INSPECT_LOGS)
-def test_inspect_matches_reported(rel: str, reader: inspect_log.Reader) -> None:
+def test_inspect_matches_reported(rel: str, reader: Reader) -> None:
     entry = MANIFEST[rel]
     (run,) = inspect_log.read_runs(FIXTURES / rel, reader=reader)
     check_shape(run)

@@ -173,7 +173,7 @@ def test_an_edited_headline_figure_is_refused(ledger_dir: Path, tmp_path: Path) 
 
 def test_an_edited_inspect_figure_is_refused(ledger_dir: Path, tmp_path: Path) -> None:
     src = next((FIXTURES / "inspect/run-errors").glob("*.eval"))
-    from logbook.ingest.inspect import read_log
+    from logbook.ingest.inspect_reader import read_log
 
     header, _ = read_log(src)
     assert header["results"]["scores"][0]["metrics"]["accuracy"]["value"] == pytest.approx(

@@ -107,7 +107,7 @@ def test_from_with_no_path_is_refused_before_anything_runs(ledger_dir: Path) -> 
 def test_an_inspect_error_log_under_run_exits_1(ledger_dir: Path) -> None:
     inspect_plan()
     failed = next(INSPECT_FAILED.glob("*.eval"))
-    from logbook.ingest.inspect import read_log
+    from logbook.ingest.inspect_reader import read_log
 
     error = read_log(failed)[0]["error"]["message"]
     r = lb("run", "--plan", "arith", "--arm", "f16", "--from", "inspect", "logs", "--",

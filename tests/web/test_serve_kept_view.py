@@ -33,11 +33,12 @@ def _afresh(folder: Path, q: dict[str, list[str]]) -> dict[str, Any]:
     from logbook.analysis.view import LedgerView
     from logbook.ledger.checked_copy import checked_reading
     from logbook.ledger.service import Ledger
-    from logbook.web import data
+    from logbook.web.data import Source
+    from logbook.web.runs_data import runs
 
     with Ledger.open(folder / ".logbook" / "ledger.db", write=False) as ledger, \
             checked_reading(ledger) as checked:
-        page = data.runs(data.Source(ledger, LedgerView(ledger, checked, lazy=True), checked), q)
+        page = runs(Source(ledger, LedgerView(ledger, checked, lazy=True), checked), q)
     out: dict[str, Any] = orjson.loads(orjson.dumps(page, option=orjson.OPT_INDENT_2))
     return out
 

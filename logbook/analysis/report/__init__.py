@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from logbook.analysis.arm_shapes import ArmReport
 from logbook.analysis.bands import band_of, latest_bands
 from logbook.analysis.components import components
 from logbook.analysis.report.figures import plan_figures
-from logbook.analysis.report_shapes import ABSENT, ArmReport, Excluded, Refused, Report
+from logbook.analysis.report_shapes import ABSENT, Excluded, Refused, Report
 from logbook.analysis.verdict import judge
 from logbook.analysis.view import LedgerView, PlanView, RunView, item_mean_arrays
 

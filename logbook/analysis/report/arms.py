@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from logbook.analysis.report.sources import spread_sources, variant_spread
-from logbook.analysis.report_shapes import (
+from logbook.analysis.arm_shapes import (
     ArmBand,
     ArmReport,
     ChosenInterval,
@@ -22,6 +21,7 @@ from logbook.analysis.report_shapes import (
     SampleComponents,
     Spread,
 )
+from logbook.analysis.report.sources import spread_sources, variant_spread
 from logbook.analysis.view import PlanView, RunView, is_identity, item_mean_arrays
 from logbook.format.apparatus import VARIANT
 from logbook.format.metrics import BOUNDED_KINDS

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from logbook.analysis.arm_shapes import ArmReport
 from logbook.analysis.report.arms import ArmMeans, arm_report
 from logbook.analysis.report.effects import effect
-from logbook.analysis.report_shapes import ArmReport, Effect
+from logbook.analysis.report_shapes import Effect
 from logbook.analysis.view import PlanView, RunView
 
 Band = Callable[[list[RunView]], dict[str, Any] | None]

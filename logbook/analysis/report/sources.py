@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from logbook.analysis.report_shapes import SourceSpread, SpreadSources, VariantSpread
+from logbook.analysis.arm_shapes import SourceSpread, SpreadSources, VariantSpread
 from logbook.analysis.view import RunView
 from logbook.format.apparatus import VARIANT
 
