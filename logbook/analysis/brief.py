@@ -1,10 +1,9 @@
 """`logbook brief`: what a session-bound agent must know before its first run.
 
-Reads the index summaries (the ledger's brief port, logbook.storage.base.EntryLog) and the few
-entries it shows (plans, recent retractions, claims,
-notes, bands). Its integrity line is the check the command made before building it
-(logbook.verify.integrity), never a stored result; what it says of the audit is what the audit
-stored.
+Reads the index summaries (the read model its check hands out, logbook.verify.checked_reads)
+and the few entries it shows (plans, recent retractions, claims, notes, bands). Its integrity
+line is the check the command made before building it (logbook.verify.integrity), never a
+stored result; what it says of the audit is what the audit stored.
 """
 
 from __future__ import annotations
@@ -40,13 +39,13 @@ from logbook.format.splits import allowed_looks
 from logbook.ledger.entry import Entry
 from logbook.ledger.service import Ledger
 from logbook.model import amended
-from logbook.storage.base import EntryLog
+from logbook.verify.checked_reads import CheckedReads
 
 RECENT = 20
 SLOW_SIGNATURES = 10_000  # more checked one by one than this: suggest a checkpoint
 
 
-def _entries(store: EntryLog, kind: str, last: int | None = None) -> list[Entry]:
+def _entries(store: CheckedReads, kind: str, last: int | None = None) -> list[Entry]:
     return [Entry.from_stored(s) for s in store.entries_where(kind, None, last)]
 
 
@@ -98,7 +97,7 @@ def evaluator_changed(ledger: Ledger, band: Entry,
     return None
 
 
-def open_plans(store: EntryLog, retracted: set[str]) -> list[OpenPlan]:
+def open_plans(store: CheckedReads, retracted: set[str]) -> list[OpenPlan]:
     """Plans with an arm short of its planned runs, and the arm to run next.
 
     Most plans are finished. A plan untouched by amendments and retractions is finished when
@@ -173,17 +172,7 @@ def open_plans(store: EntryLog, retracted: set[str]) -> list[OpenPlan]:
     return out
 
 
-def completed_in_arm(store: EntryLog, plan: str, arm: str) -> int:
-    """The completed runs that count in a plan's arm now, as `brief` counts them: the arm's
-    own unretracted completed runs and the completed runs standing admissions count there."""
-    retracted = {str(r.body.get("target")) for r in _entries(store, "retraction")}
-    own = sum(n for p, a, status, n, _last in store.run_counts([plan])
-              if p == plan and a == arm and status == "completed")
-    admitted = admitted_runs(store, retracted, {plan}).get((plan, arm), [])
-    return own + sum(1 for _seq, status in admitted if status == "completed")
-
-
-def admitted_runs(store: EntryLog, retracted: set[str],
+def admitted_runs(store: CheckedReads, retracted: set[str],
                   plans: set[str]) -> dict[tuple[str, str], list[tuple[int, str]]]:
     """(plan, arm) -> (seq, status) of the runs standing admissions count there (logbook
     admit; neither the admission nor the run retracted), for these plans."""
@@ -203,7 +192,7 @@ def admitted_runs(store: EntryLog, retracted: set[str],
     return out
 
 
-def refused_runs(store: EntryLog, retracted: set[str], plans: list[str],
+def refused_runs(store: CheckedReads, retracted: set[str], plans: list[str],
                  admitted: set[int]) -> dict[str, list[RefusedRun]]:
     """Plan -> the runs meant for it that it refused (their ``intended``), neither retracted
     nor admitted since, found through the index (a refused run's target is its plan)."""
@@ -227,7 +216,7 @@ def _finished(digest: str, shape: str | None, completed: dict[tuple[str, str], i
                     for a in arms))
 
 
-def resting_on(store: EntryLog, retractions: list[Entry],
+def resting_on(store: CheckedReads, retractions: list[Entry],
                withdrawn: frozenset[str] = frozenset()) -> list[RestingOn]:
     """Claims and notes that rest on what these retractions withdraw (a reference always
     points back, so only entries after the earliest target can), less those ``withdrawn``

@@ -22,7 +22,7 @@ from logbook.analysis.cost_shapes import (
 from logbook.analysis.out import ABSENT
 
 if TYPE_CHECKING:
-    from logbook.storage.base import EntryLog
+    from logbook.verify.checked_reads import CheckedReads
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def plan_cost(plan: Any) -> Cost:
                 plan=total, budget=against(budget, total, [r.usage for r in runs]))
 
 
-def plan_budget(store: EntryLog, plan: str, budget: Any, retracted: set[str],
+def plan_budget(store: CheckedReads, plan: str, budget: Any, retracted: set[str],
                 admitted: list[int]) -> Any:
     """A plan's budget against what its runs spent (logbook.analysis.cost.against): its own
     runs and those admitted to it, failed and retracted ones included; ABSENT without a

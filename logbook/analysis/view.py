@@ -136,11 +136,11 @@ class LedgerView:
         ``target`` is its plan), so no other run is read."""
         out: dict[str, list[tuple[RunView, dict[str, Any]]]] = {}
         plans = [p.digest for p in self._plan_entries]
-        for stored in self.ledger.brief_reads().entries_targeting("run", plans):
-            run = self.runs_by_digest.get(stored.digest)
+        for entry in self.ledger.entries_targeting("run", plans):
+            run = self.runs_by_digest.get(entry.digest)
             if run is None or run.plan is not None:  # admitted: counted, no longer refused
                 continue
-            want = Entry.from_stored(stored).body.get("intended")
+            want = entry.body.get("intended")
             if isinstance(want, dict) and isinstance(want.get("plan"), str):
                 out.setdefault(want["plan"], []).append((run, want))
         return out
@@ -300,11 +300,14 @@ class LedgerView:
         return {}
 
     @cached_property
-    def suite_index(self) -> tuple[dict[str, list[RunView]], dict[str, list[RunView]]]:
-        """Every run by the dataset hash and by the suite name it says (`suite_of`): where
-        the runs of one suite are found without a pass over every run for each question."""
+    def suite_index(self) -> tuple[dict[str, list[RunView]], dict[str, list[RunView]],
+                                   dict[str, list[RunView]]]:
+        """Every run by the dataset hash it says, by the suite name it says, and by the name
+        of those that say no hash (`suite_of`): where the runs of one suite are found without
+        a pass over every run for each question."""
         by_hash: dict[str, list[RunView]] = {}
         by_name: dict[str, list[RunView]] = {}
+        bare: dict[str, list[RunView]] = {}
         said = self.suites_said
         for r in self.runs:
             h, name, _split = said[r.seq]
@@ -312,13 +315,18 @@ class LedgerView:
                 by_hash.setdefault(h, []).append(r)
             if name:
                 by_name.setdefault(name, []).append(r)
-        return by_hash, by_name
+                if not h:
+                    bare.setdefault(name, []).append(r)
+        return by_hash, by_name, bare
 
     def runs_of_suite(self, suite: tuple[str | None, str | None, str | None]) -> list[RunView]:
-        """The runs of the suite (dataset hash, name, split) by `same_suite`, in ledger order."""
-        by_hash, by_name = self.suite_index
+        """The runs of the suite (dataset hash, name, split) by `same_suite`, in ledger order.
+        With a hash, a run that says one is of the suite exactly when it says that one, so
+        only the runs of that hash and those saying a name and no hash are asked."""
+        by_hash, by_name, bare = self.suite_index
         said = self.suites_said
-        found = {r.seq: r for r in by_hash.get(suite[0] or "", []) + by_name.get(suite[1] or "", [])
+        named = (bare if suite[0] else by_name).get(suite[1] or "", [])
+        found = {r.seq: r for r in by_hash.get(suite[0] or "", []) + named
                  if same_suite(suite, said[r.seq])}
         return [found[k] for k in sorted(found)]
 

@@ -63,8 +63,6 @@ def within_plan(ledger: Any, digest: str | None, plan: str | None, arm: str | No
                 beyond: str | None) -> None:
     """Refuse, before the command runs, a run the arm has no room for, unless --beyond-plan
     says why it is made anyway."""
-    from logbook.analysis.brief import completed_in_arm
-
     if beyond is not None and not beyond.strip():
         raise InputError("--beyond-plan: say why the run is made beyond the plan")
     if digest is None or arm is None:
@@ -74,7 +72,7 @@ def within_plan(ledger: Any, digest: str | None, plan: str | None, arm: str | No
     want = ledger.plan_body(digest).get("runs_per_arm")
     if not isinstance(want, int) or isinstance(want, bool):
         return
-    done = completed_in_arm(ledger.brief_reads(), digest, arm)  # admitted runs too
+    done = ledger.completed_in_arm(digest, arm)  # admitted runs too, as the door counts
     if done >= want and beyond is None:
         raise InputError(f"--arm {arm}: plan {plan} has {done} completed runs of arm {arm}, "
                          "its runs_per_arm: this run would be beyond the plan and is not "

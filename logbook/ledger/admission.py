@@ -280,7 +280,7 @@ def _runs_fit(at: Standing, plan: str, body: dict[str, Any], field: str) -> None
     if kind not in BOUNDED_KINDS:
         return
     store = at.reads
-    for r in intake.plan_runs(store, plan):
+    for r, _arm in intake.plan_runs(store, plan):
         try:
             _scores_fit(body, _body_of(store, r.digest).get("outcomes"))
         except InputError as exc:

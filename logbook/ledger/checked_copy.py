@@ -21,23 +21,25 @@ if TYPE_CHECKING:  # the command line imports this module at its start: nothing 
 ANALYSED_KINDS = ("plan", "run", "amendment", "retraction", "claim", "band")
 
 
-def open_checked_copy(ledger: Ledger) -> CheckedIndex | None:
-    """The checked copy of ``ledger`` to carry the check on from and read through; None when
-    LOGBOOK_STATE_DIR is "off", or when no copy can be kept (the check is then made in full,
-    and the analysis reads the rows it compared: docs/auditing.md §7)."""
+def open_checked_copy(ledger: Ledger) -> CheckedIndex:
+    """The checked copy of ``ledger`` to carry the check on from and read through: the file
+    under the state folder, or one in memory for this command when LOGBOOK_STATE_DIR is
+    "off" or no file can be kept (the check is then made in full, and the analysis reads the
+    rows it compared through the copy all the same: docs/auditing.md §7)."""
     import hashlib
 
     from logbook.storage.sqlite.checked_copy import CheckedIndex
 
     folder = config.state_dir()
     if folder is None:
-        return None
+        return CheckedIndex.in_memory()
     try:
         uuid = ledger.uuid
     except LogbookError:  # no readable genesis: the full check says what is wrong
-        return None
+        return CheckedIndex.in_memory()
     where = hashlib.sha256(ledger.location.encode()).hexdigest()[:16]
-    return CheckedIndex.open(folder / "checked" / f"{uuid}-{where}.db")
+    found = CheckedIndex.open(folder / "checked" / f"{uuid}-{where}.db")
+    return found if found is not None else CheckedIndex.in_memory()
 
 
 @contextmanager
@@ -52,7 +54,7 @@ def checked_reading(ledger: Any, keep: tuple[str, ...] = (),
 
     with ExitStack() as stack:
         copy = stack.enter_context(checked_copy_of(ledger))
-        checked = stack.enter_context(verified(ledger.verify_reads(), keep, on_progress, copy,
+        checked = stack.enter_context(verified(ledger.verify_reads(), copy, keep, on_progress,
                                                runs))
         stack.enter_context(ledger.reading_checked(checked.kept, checked.reads))
         yield checked
@@ -60,11 +62,9 @@ def checked_reading(ledger: Any, keep: tuple[str, ...] = (),
 
 @contextmanager
 def checked_copy_of(ledger: Any) -> Iterator[Any]:
-    """This machine's checked copy of the ledger (open_checked_copy), closed afterwards; None
-    when there is none to keep."""
+    """This machine's checked copy of the ledger (open_checked_copy), closed afterwards."""
     copy = open_checked_copy(ledger)
     try:
         yield copy
     finally:
-        if copy is not None:
-            copy.close()
+        copy.close()

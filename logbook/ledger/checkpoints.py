@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 from logbook.crypto.public import PublicKey
@@ -39,15 +40,21 @@ def make_checkpoint(ledger: Ledger, key: SigningKey,
     signed (exit 1): a checkpoint vouches for the signatures below it (logbook.verify.integrity).
 
     The root is read in the check's own read transaction, from the tree the check just
-    compared with the entries' digests (the stored tree, or this machine's checked copy of it
-    when ``copy`` carries the check on: logbook.verify.resume), never from a tree unchecked.
+    compared with the entries' digests (the checked copy: this machine's, carried on from an
+    earlier check, when ``copy`` is given, else one in memory made by a full check), never
+    from a tree unchecked.
 
     ``publish`` receives the note before it is stored: a note that cannot be written out
     (a full disk) is not kept either, so the audit never counts a checkpoint nobody holds."""
+    from logbook.storage.sqlite.checked_copy import CheckedIndex
     from logbook.verify.integrity import verified
 
-    with verified(ledger.verify_reads(), checked=copy) as checked, \
-            ledger.reading_checked({}, checked.reads):
+    with ExitStack() as stack:
+        if copy is None:  # a copy for this call alone: the check is made in full
+            copy = CheckedIndex.in_memory()
+            stack.callback(copy.close)
+        checked = stack.enter_context(verified(ledger.verify_reads(), copy))
+        stack.enter_context(ledger.reading_checked({}, checked.reads))
         size = checked.entries
         valid = {fp for fp, _, _, _, revoked in ledger.signing_keys() if revoked is None}
         root = ledger.root(size)  # the size the check verified, in its transaction

@@ -116,19 +116,33 @@ def check_pins(plan: dict[str, Any], arm: str | None, apparatus: Any,
 
 
 # -- suite -----------------------------------------------------------------------------
-def plan_runs(store: EntryLog, plan: str) -> list[StoredEntry]:
-    """The plan's standing runs at the door, in ledger order: those appended to it and those
-    standing admissions count in it (neither the run nor the admission retracted)."""
+def plan_runs(store: EntryLog, plan: str) -> list[tuple[StoredEntry, str | None]]:
+    """The plan's standing runs at the door, in ledger order, each with the arm it counts in
+    (its own, or the admission's): those appended to it and those standing admissions count
+    in it (neither the run nor the admission retracted)."""
     runs = store.entries_where("run", plan)
     admissions = store.entries_where("admission", plan)
     withdrawn = store.retractions_of([e.digest for e in [*runs, *admissions]])
-    admitted = [str(orjson.loads(a.entry)["body"]["run"]) for a in admissions
-                if a.digest not in withdrawn]
+    found = [(e, _arm(e)) for e in runs]
+    admitted = [orjson.loads(a.entry)["body"] for a in admissions if a.digest not in withdrawn]
     if admitted:
-        more = [e for d in admitted if (e := store.entry_by_digest(d)) is not None]
-        gone = store.retractions_of([e.digest for e in more])
-        runs = sorted([*runs, *(e for e in more if e.digest not in gone)], key=lambda e: e.seq)
-    return [r for r in runs if r.digest not in withdrawn]
+        more = [(e, b.get("arm")) for b in admitted
+                if (e := store.entry_by_digest(str(b["run"]))) is not None]
+        gone = store.retractions_of([e.digest for e, _ in more])
+        found = sorted([*found, *((e, a) for e, a in more if e.digest not in gone)],
+                       key=lambda pair: pair[0].seq)
+    return [(r, a) for r, a in found if r.digest not in withdrawn]
+
+
+def _arm(stored: StoredEntry) -> str | None:
+    arm = (orjson.loads(stored.entry).get("body") or {}).get("arm")
+    return arm if isinstance(arm, str) else None
+
+
+def completed_in_arm(store: EntryLog, plan: str, arm: str) -> int:
+    """The completed runs that stand in a plan's arm at the door (``plan_runs``)."""
+    return sum(1 for stored, counted in plan_runs(store, plan) if counted == arm
+               and (orjson.loads(stored.entry).get("body") or {}).get("status") == "completed")
 
 
 def check_suite(suites: Suites, plan_digest: str, plan: dict[str, Any],

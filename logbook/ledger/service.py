@@ -13,7 +13,7 @@ import uuid as uuidlib
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from logbook import config
 from logbook.crypto.signing import SigningKey, load_key
@@ -35,6 +35,7 @@ from logbook.tlog import merkle
 
 if TYPE_CHECKING:
     from logbook.ledger.recording import RecordingContext
+    from logbook.verify.checked_reads import CheckedReads
 
 LEDGER_DIR = ".logbook"
 DB_NAME = "ledger.db"
@@ -75,6 +76,7 @@ class Ledger(Appending):
         self._genesis: Entry | None = None
         # entries a check just read, by kind (logbook.verify.integrity): served by `log`
         self._checked: Mapping[str, list[tuple[int, str, dict[str, Any], str, bytes]]] = {}
+        self._reads: CheckedReads | None = None  # inside reading_checked
 
     # -- opening -------------------------------------------------------------------------
     @classmethod
@@ -152,9 +154,12 @@ class Ledger(Appending):
         """What the auditor reads (logbook.verify): raw entries, derived tables, checkpoints."""
         return self._store
 
-    def brief_reads(self) -> EntryLog:
-        """The index summaries `brief` reads (logbook.analysis.brief)."""
-        return self._store
+    def brief_reads(self) -> CheckedReads:
+        """What `brief` reads after its check (logbook.analysis.brief): the read model of
+        logbook.verify.checked_reads, handed out inside `reading_checked` only."""
+        if self._reads is None:
+            raise RuntimeError("brief_reads() outside reading_checked(): nothing is checked")
+        return self._reads
 
     # -- reading -------------------------------------------------------------------------
     def resolve(self, ref: str, field: str = "reference") -> str:
@@ -219,21 +224,23 @@ class Ledger(Appending):
     @contextmanager
     def reading_checked(self, kept: Mapping[str, list[tuple[int, str, dict[str, Any], str,
                                                              bytes]]],
-                        reads: Any = None) -> Iterator[None]:
-        """While the read transaction of a check is open, `log(kind=K)` for the kinds in
-        ``kept`` returns the entries as that check read and parsed them (the same bytes,
-        read and parsed once), not a second read of the store. ``reads``: after a check
-        resumed from this machine's earlier one, every read goes through it
-        (logbook.verify.checked_reads: the checked index, bytes held to their digests)."""
-        self._checked = kept
-        store = self._store
-        if reads is not None:
-            self._store = reads
+                        reads: CheckedReads) -> Iterator[None]:
+        """While the read transaction of a check is open, every read goes through ``reads``
+        (logbook.verify.checked_reads: this machine's checked copy, in memory when none is
+        kept, each entry's bytes held to its checked digest), and `log(kind=K)` for the kinds
+        in ``kept`` returns the entries as that check read and parsed them (the same bytes,
+        read and parsed once), not a second read of the store."""
+        store, through = self._store, cast(EntryLog, reads)  # reads the store answers alike
+        self._checked, self._reads, self._store = kept, reads, through
         try:
             yield
         finally:
-            self._checked = {}
-            self._store = store
+            self._checked, self._reads, self._store = {}, None, store
+
+    def entries_targeting(self, kind: str, targets: list[str]) -> list[Entry]:
+        """The entries of ``kind`` the index finds aimed at ``targets`` (a refused run at its
+        plan, an admission at its run), in ledger order."""
+        return [Entry.from_stored(s) for s in self._store.entries_targeting(kind, targets)]
 
     def plan_body(self, plan_digest: str, without: str | None = None) -> dict[str, Any]:
         """A plan's body with its standing amendments applied in ledger order (all but the
@@ -301,6 +308,12 @@ class Ledger(Appending):
         from logbook.ledger.intake import check_source
 
         check_source(self._store, body)
+
+    def completed_in_arm(self, plan_digest: str, arm: str) -> int:
+        """The completed runs standing in a plan's arm, counted as the door counts them."""
+        from logbook.ledger.intake import completed_in_arm
+
+        return completed_in_arm(self._store, plan_digest, arm)
 
     # -- recording runs from Python -------------------------------------------------------
     def append_run(self, plan: str | None, arm: str | None, status: str,

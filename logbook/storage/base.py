@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from logbook.errors import EnvironmentProblem, StorageDamaged
-from logbook.storage.index import IndexRow, TreeSink
+from logbook.storage.index import TreeSink
 
 KeyRow = tuple[str, str, str, int, int | None]  # fingerprint, name, public, added, revoked
 CheckpointRow = tuple[int, int, str, str, str]  # id, size, root, note, created
@@ -197,9 +197,6 @@ class EntryLog(Protocol):
         run's target is the plan it was refused by, an admission's the run it admits)."""
         ...
 
-    def entries_mentioning(self, kinds: tuple[str, ...], after: int,
-                           needles: list[str]) -> list[StoredEntry]: ...
-
     # -- what a check compares with the entries' bytes (logbook.verify) ----------------------
     def raw_entries(self, since: int = 0) -> Iterator[RawEntry]:
         """Every stored entry from ``since`` on in seq order, with the storage class its bytes
@@ -262,16 +259,7 @@ class EntryLog(Protocol):
 
     def table_counts(self) -> dict[str, int]: ...
 
-    # -- the index's summaries, read by `brief` and the analysis where no checked copy is
-    #    kept (logbook.verify.checked_reads serves the same from the copy) --------------------
-    def plan_shapes(self) -> list[PlanShape]: ...
-
-    def plans_touched(self, retracted: list[str]) -> set[str]: ...
-
-    def completed_counts(self) -> dict[tuple[str, str], int]: ...
-
-    def run_counts(self, plans: list[str]) -> list[RunCount]: ...
-
-    def latest_session(self) -> str | None: ...
-
-    def session_runs(self, session: str) -> list[IndexRow]: ...
+    def plan_shapes(self) -> list[PlanShape]:
+        """(seq, digest, JSON text of [runs_per_arm, arms]) of every plan, for the checked copy
+        a full check makes."""
+        ...

@@ -259,22 +259,3 @@ def index_entry(txn: TreeSink, seq: int, digest: str, env: dict[str, Any]) -> No
     derive(txn, seq, digest, env)
     txn.insert_tree_nodes(merkle.nodes_completed_by_append(seq, bytes.fromhex(digest),
                                                            txn.tree_node))
-
-
-def mentioning(blobs: list[bytes], needles: list[bytes]) -> list[int]:
-    """The positions, in order, of the entry bytes that contain any of ``needles``: one byte
-    search over the whole batch (NUL separates entries, as canonical JSON never holds a raw
-    control character), so no entry is parsed to be passed over. Every store's
-    `entries_mentioning` uses it."""
-    from bisect import bisect_right
-    from itertools import accumulate
-
-    buf = b"\0".join(blobs)
-    starts = list(accumulate((len(b) + 1 for b in blobs[:-1]), initial=0))
-    hits: set[int] = set()
-    for needle in needles:
-        pos = buf.find(needle)
-        while pos != -1:
-            hits.add(bisect_right(starts, pos) - 1)
-            pos = buf.find(needle, pos + 1)
-    return sorted(hits)

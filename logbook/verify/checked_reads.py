@@ -24,13 +24,14 @@ import orjson
 
 from logbook.errors import StorageDamaged
 from logbook.storage.base import KeyRow, PlanShape, RunCount, RunRow, StoredEntry
-from logbook.storage.index import IndexRow, mentioning
+from logbook.storage.index import IndexRow
 from logbook.verify.refusal import BANNER, NotVerified
 
 if TYPE_CHECKING:
     from logbook.storage.sqlite.checked_copy import CheckedIndex
 
 _BATCH = 500
+SCAN_BATCH = 5000  # entries per buffer in entries_mentioning's byte search
 
 
 class CheckedReads:
@@ -110,8 +111,8 @@ class CheckedReads:
         wanted = [n.encode() for n in needles]
         seqs = self._below(self._checked.seqs_where(kinds=kinds, after=after))
         found: list[StoredEntry] = []
-        for i in range(0, len(seqs), 5000):
-            rows = self.entries_at(seqs[i:i + 5000])
+        for i in range(0, len(seqs), SCAN_BATCH):
+            rows = self.entries_at(seqs[i:i + SCAN_BATCH])
             found += (rows[j] for j in mentioning([r.entry for r in rows], wanted))
         return found
 
@@ -217,28 +218,6 @@ def held(rows: list[StoredEntry], want: Mapping[int, str], what: str) -> list[St
     return out
 
 
-class CheckedRuns:
-    """After a full check made without a checked copy: every run's index fields and facts as
-    the check worked them out (logbook.format.runfacts), for the analysis to read instead of
-    the runs; a run read later (`entries_at`) is read again in the check's own read
-    transaction and held to the digest the check computed for it. With a copy,
-    `CheckedReads` plays this part."""
-
-    def __init__(self, store: Any, rows: list[tuple[Any, ...]]) -> None:
-        self._entries, self._rows = store, rows
-        self._digests = {row[0]: row[1] for row in rows}
-
-    def run_rows(self) -> Iterator[tuple[Any, ...]]:
-        return iter(self._rows)
-
-    def entries_at(self, seqs: list[int]) -> list[StoredEntry]:
-        found = self._entries.entries_at(seqs)
-        if len(found) != len(set(seqs)):
-            raise NotVerified(f"{BANNER}: entries just checked are missing from the ledger "
-                              "(`logbook verify` says more)")
-        return held(found, self._digests, "this check computed ({digest})")
-
-
 class _KeptKinds(Mapping[str, list[Kept]]):
     """`CheckedReads.kept`: the kinds asked for, each read whole on first use."""
 
@@ -261,3 +240,21 @@ class _KeptKinds(Mapping[str, list[Kept]]):
 
     def __len__(self) -> int:
         return len(self._kinds)
+
+
+def mentioning(blobs: list[bytes], needles: list[bytes]) -> list[int]:
+    """The positions, in order, of the entry bytes that contain any of ``needles``: one byte
+    search over the whole batch (NUL separates entries, as canonical JSON never holds a raw
+    control character), so no entry is parsed to be passed over. `entries_mentioning` uses it."""
+    from bisect import bisect_right
+    from itertools import accumulate
+
+    buf = b"\0".join(blobs)
+    starts = list(accumulate((len(b) + 1 for b in blobs[:-1]), initial=0))
+    hits: set[int] = set()
+    for needle in needles:
+        pos = buf.find(needle)
+        while pos != -1:
+            hits.add(bisect_right(starts, pos) - 1)
+            pos = buf.find(needle, pos + 1)
+    return sorted(hits)

@@ -94,9 +94,8 @@ def _latest_checkpoint_size(store: EntryLog) -> int:
         return 0
 
 
-def check(store: EntryLog, keep: Iterable[str] = (),
-          on_progress: Callable[[int, int], None] | None = None,
-          checked: CheckedIndex | None = None, runs: bool = False,
+def check(store: EntryLog, checked: CheckedIndex, keep: Iterable[str] = (),
+          on_progress: Callable[[int, int], None] | None = None, runs: bool = False,
           before: int | None = None) -> Verified:
     """Run the check in one read transaction (the caller's, when it holds one); NotVerified
     on any finding. ``keep``: kinds whose entries the caller will compute from; they come
@@ -104,20 +103,22 @@ def check(store: EntryLog, keep: Iterable[str] = (),
     caller reads runs through their facts (logbook.format.runfacts), worked out by this check
     (`Verified.runs`), and reads a run whole only when it asks for one.
 
-    ``checked``: this machine's checked copy of the ledger (logbook.storage.sqlite.checked_copy):
-    when it holds an earlier check of this ledger, only what was appended since is checked
-    (logbook.verify.resume) and `Verified.reads` is what the analysis then reads; after a
-    full check that passes, the copy is made anew. ``before``: the size the copy covered
-    before the caller's read transaction began (read here when the caller holds none)."""
+    ``checked``: this machine's checked copy of the ledger (logbook.storage.sqlite.checked_copy,
+    in memory when none can be kept): when it holds an earlier check of this ledger, only what
+    was appended since is checked (logbook.verify.resume); after a full check that passes, the
+    copy is made anew. Either way `Verified.reads` (the copy, with each entry's bytes held to
+    its checked digest) is what the analysis then reads: one read path. ``before``: the size
+    the copy covered before the caller's read transaction began (read here when the caller
+    holds none)."""
     from logbook.verify.stored import verify_store
 
-    kept = _kept(keep, copy=checked is not None, runs=runs)
+    kept = _kept(keep, copy=checked.lasting, runs=runs)
     if before is None:
         before = copy_size(checked)
     renew = True
     with store.snapshot():
         state = _usable_state(store, checked)
-        if state is not None and checked is not None:
+        if state is not None:
             try:
                 found = _resumed(store, checked, state, kept, on_progress, before)
             except _CarriedPast:
@@ -132,20 +133,10 @@ def check(store: EntryLog, keep: Iterable[str] = (),
                               keep=kept if kept.kinds or kept.copy else None,
                               on_progress=on_progress, logs=False)
         _raise_on_findings(result)
-        if checked is not None:  # read through the copy just made: one read path
-            reads = _renewed(store, checked if renew else checked.spare(), result, kept)
-            return Verified(result.entries, result.head, result.ledger,
-                            result.entries - result.unchecked, min(vouched, result.entries),
-                            kept.entries, kept.facts, reads=reads,
-                            runs=reads if runs else None)
-    from logbook.verify.checked_reads import CheckedRuns
-
-    # no copy (LOGBOOK_STATE_DIR=off, or none can be kept): the store's own derived rows,
-    # which this check has just compared with the entries in this read transaction
-    return Verified(result.entries, result.head, result.ledger,
-                    result.entries - result.unchecked, min(vouched, result.entries),
-                    kept.entries, kept.facts,
-                    runs=CheckedRuns(store, kept.read) if runs else None)
+        reads = _renewed(store, checked if renew else checked.spare(), result, kept)
+        return Verified(result.entries, result.head, result.ledger,
+                        result.entries - result.unchecked, min(vouched, result.entries),
+                        kept.entries, kept.facts, reads=reads, runs=reads if runs else None)
 
 
 def _renewed(store: EntryLog, copy: CheckedIndex, result: Any, kept: Any) -> Any:
@@ -172,9 +163,11 @@ def _renewed(store: EntryLog, copy: CheckedIndex, result: Any, kept: Any) -> Any
 
 def _kept(kinds: Iterable[str], copy: bool, runs: bool) -> Any:
     """The `Keep` of a check: the entries of ``kinds``, and the facts of every run
-    (logbook.format.runfacts) when they are kept (the checked copy) or read (``runs``); a
-    caller that keeps runs whole and nothing more works them out as it reads each run
-    (logbook.analysis.run_view: from the item arrays it builds anyway)."""
+    (logbook.format.runfacts) when they are kept (a checked copy on disk, read by later
+    checks) or read (``runs``); a copy in memory never reads them back (the analysis of this
+    command reads the ones worked out here), and a caller that keeps runs whole and nothing
+    more works them out as it reads each run (logbook.analysis.run_view: from the item arrays
+    it builds anyway)."""
     from logbook.format.runfacts import encode, facts_of
     from logbook.storage.index import run_row
     from logbook.verify.stored import Keep
@@ -228,14 +221,14 @@ def _state(result: Any) -> dict[str, Any]:
                                                                                   "Z")}
 
 
-def _usable_state(store: EntryLog, checked: CheckedIndex | None) -> dict[str, Any] | None:
+def _usable_state(store: EntryLog, checked: CheckedIndex) -> dict[str, Any] | None:
     """The checked copy's state, if it is of this ledger (its genesis names the same ledger:
     another ledger at the same place starts the copy again)."""
     import orjson
 
     from logbook.format.runfacts import FACTS_VERSION
 
-    state = checked.state() if checked is not None else None
+    state = checked.state()
     if state is None or state.get("format") != CHECKED_FORMAT or state.get(
             "facts") != FACTS_VERSION or not all(
             isinstance(state.get(k), t) for k, t in (("size", int), ("head", str),
@@ -256,10 +249,8 @@ class _CarriedPast(Exception):
     is checked in full and the copy left as it is."""
 
 
-def copy_size(checked: CheckedIndex | None) -> int | None:
-    """The size the checked copy covers now (0: none yet; None: there is no copy)."""
-    if checked is None:
-        return None
+def copy_size(checked: CheckedIndex) -> int:
+    """The size the checked copy covers now (0: none yet)."""
     state = checked.state()
     size = state.get("size") if state is not None else None
     return size if isinstance(size, int) else 0
@@ -294,11 +285,11 @@ def _resumed(store: EntryLog, checked: CheckedIndex, state: dict[str, Any], kept
 
 
 @contextmanager
-def verified(store: EntryLog, keep: Iterable[str] = (),
+def verified(store: EntryLog, checked: CheckedIndex, keep: Iterable[str] = (),
              on_progress: Callable[[int, int], None] | None = None,
-             checked: CheckedIndex | None = None, runs: bool = False) -> Iterator[Verified]:
+             runs: bool = False) -> Iterator[Verified]:
     """Check the ledger (``ledger.verify_reads()``), then keep its read transaction open for
     the caller's computation: whatever is appended meanwhile is neither checked nor read."""
     before = copy_size(checked)  # before the snapshot: see _CarriedPast
     with store.snapshot():
-        yield check(store, keep, on_progress, checked, runs, before)
+        yield check(store, checked, keep, on_progress, runs, before)

@@ -162,11 +162,12 @@ def test_open_plans_through_amendments_and_retractions(ledger_dir: Path,
 @pytest.mark.parametrize("batch", [5000, 2, 1])
 def test_what_rests_on_a_retraction(ledger_dir: Path, tmp_path: Path,
                                     monkeypatch: pytest.MonkeyPatch, batch: int) -> None:
-    # The candidates are found by a byte search over batches of entries (store_summaries); small
-    # batches put hits at the first and last byte of a buffer and on batch boundaries.
-    import logbook.storage.sqlite.summaries
+    # The candidates are found by a byte search over batches of entries (the read model's
+    # entries_mentioning); small batches put hits at the first and last byte of a buffer and
+    # on batch boundaries.
+    import logbook.verify.checked_reads
 
-    monkeypatch.setattr(logbook.storage.sqlite.summaries, "SCAN_BATCH", batch)
+    monkeypatch.setattr(logbook.verify.checked_reads, "SCAN_BATCH", batch)
     r = run_cli("plan", str(write_json(tmp_path / "p.json", plan_body(
         slug="rest", runs_per_arm=2, n_items=200, arms=("a", "b")))), "--json")
     plan = r.json["digest"]

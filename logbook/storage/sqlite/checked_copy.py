@@ -25,8 +25,8 @@ from typing import Any
 
 import orjson
 
-from logbook.storage.base import KeyRow, PlanShape, RunRow
-from logbook.storage.index import INDEX_COLUMNS
+from logbook.storage.base import KeyRow, PlanShape, RunCount, RunRow
+from logbook.storage.index import INDEX_COLUMNS, IndexRow
 from logbook.storage.sqlite.schema import DERIVED_SCHEMA
 from logbook.storage.sqlite.summaries import IndexQueries
 
@@ -98,6 +98,11 @@ class CheckedIndex(IndexQueries):
         for statement in _SCHEMA:
             conn.execute(statement)
         return cls(conn, Path(":memory:"))
+
+    @property
+    def lasting(self) -> bool:
+        """Whether this copy outlives the command (a file a later check carries on from)."""
+        return self.path != Path(":memory:")
 
     def spare(self) -> CheckedIndex:
         """Another copy, in memory: for a check whose rows this one cannot take."""
@@ -242,6 +247,37 @@ class CheckedIndex(IndexQueries):
             "SELECT i.seq, i.digest, i.plan, i.arm, i.status, i.session, f.facts FROM "
             "entry_index AS i LEFT JOIN run_facts AS f ON f.seq = i.seq AND f.digest = "
             "i.digest WHERE i.kind = 'run' AND i.seq < ? ORDER BY i.seq", (size,))
+
+    def completed_counts(self) -> dict[tuple[str, str], int]:
+        """Completed runs per (plan, arm), retracted ones included (brief looks again at plans
+        with retractions): one pass over the partial run index."""
+        return {(p, a): n for p, a, n in self.conn.execute(
+            "SELECT plan, arm, count(*) FROM entry_index INDEXED BY entry_index_runs "
+            "WHERE kind = 'run' AND plan IS NOT NULL AND status = 'completed' "
+            "GROUP BY plan, arm")}
+
+    def run_counts(self, plans: list[str]) -> list[RunCount]:
+        """(plan, arm, status, count, last seq) of the unretracted runs of these plans."""
+        out: list[RunCount] = []
+        for i in range(0, len(plans), 500):
+            chunk = plans[i:i + 500]
+            out += self.conn.execute(
+                "SELECT plan, arm, status, count(*), max(seq) FROM entry_index "
+                f"INDEXED BY entry_index_runs WHERE kind = 'run' AND plan IN "
+                f"({','.join('?' * len(chunk))}) AND digest NOT IN (SELECT target FROM "
+                "entry_index WHERE kind = 'retraction' AND target IS NOT NULL) "
+                "GROUP BY plan, arm, status", chunk)
+        return out
+
+    def latest_session(self) -> str | None:
+        row = self.conn.execute("SELECT session FROM entry_index WHERE kind = 'run' AND "
+                                "session IS NOT NULL ORDER BY seq DESC LIMIT 1").fetchone()
+        return row[0] if row else None
+
+    def session_runs(self, session: str) -> list[IndexRow]:
+        return [IndexRow(*r) for r in self.conn.execute(
+            f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index WHERE kind = 'run' AND "
+            "session = ? ORDER BY seq", (session,))]
 
     def plans_touched(self, retracted: list[str]) -> set[str]:
         """Summaries.plans_touched over this copy (the digest is in the index itself)."""

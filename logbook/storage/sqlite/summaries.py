@@ -1,16 +1,14 @@
-"""The summaries `brief` reads from the index (logbook.storage.base.EntryLog; SQL lives only
-in storage/sqlite/). A finished plan is never parsed, and what rests on a retraction is found by
-a byte search before any entry is parsed."""
+"""The lookups on the index and keys that the store and this machine's checked copy share
+(IndexQueries), and the store's reads of plans' shapes and of entries by seq (SQL lives only in
+storage/sqlite/). A finished plan is never parsed: its shape is read by SQLite's JSON
+functions."""
 
 from __future__ import annotations
 
 import sqlite3
 
 from logbook.errors import StorageDamaged
-from logbook.storage.base import KeyRow, PlanShape, RunCount, StoredEntry, sql_type
-from logbook.storage.index import INDEX_COLUMNS, IndexRow, mentioning
-
-SCAN_BATCH = 5000  # entries per buffer in entries_mentioning
+from logbook.storage.base import KeyRow, PlanShape, StoredEntry, sql_type
 
 
 def stored_entry(row: tuple[object, ...], conn: sqlite3.Connection) -> StoredEntry:
@@ -37,37 +35,6 @@ class IndexQueries:
     (logbook.storage.sqlite.checked_copy), which holds the same tables but no entries."""
 
     conn: sqlite3.Connection
-
-    def completed_counts(self) -> dict[tuple[str, str], int]:
-        """Completed runs per (plan, arm), retracted ones included (brief looks again at plans
-        with retractions): one pass over the partial run index."""
-        return {(p, a): n for p, a, n in self.conn.execute(
-            "SELECT plan, arm, count(*) FROM entry_index INDEXED BY entry_index_runs "
-            "WHERE kind = 'run' AND plan IS NOT NULL AND status = 'completed' "
-            "GROUP BY plan, arm")}
-
-    def run_counts(self, plans: list[str]) -> list[RunCount]:
-        """(plan, arm, status, count, last seq) of the unretracted runs of these plans."""
-        out: list[RunCount] = []
-        for i in range(0, len(plans), 500):
-            chunk = plans[i:i + 500]
-            out += self.conn.execute(
-                "SELECT plan, arm, status, count(*), max(seq) FROM entry_index "
-                f"INDEXED BY entry_index_runs WHERE kind = 'run' AND plan IN "
-                f"({','.join('?' * len(chunk))}) AND digest NOT IN (SELECT target FROM "
-                "entry_index WHERE kind = 'retraction' AND target IS NOT NULL) "
-                "GROUP BY plan, arm, status", chunk)
-        return out
-
-    def latest_session(self) -> str | None:
-        row = self.conn.execute("SELECT session FROM entry_index WHERE kind = 'run' AND "
-                                "session IS NOT NULL ORDER BY seq DESC LIMIT 1").fetchone()
-        return row[0] if row else None
-
-    def session_runs(self, session: str) -> list[IndexRow]:
-        return [IndexRow(*r) for r in self.conn.execute(
-            f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index WHERE kind = 'run' AND "
-            "session = ? ORDER BY seq", (session,))]
 
     def plan_digest_by_slug(self, slug: str) -> str | None:
         row = self.conn.execute("SELECT digest FROM entry_index WHERE slug = ?",
@@ -97,26 +64,7 @@ class IndexQueries:
 
 
 class Summaries(IndexQueries):
-    """The summaries `brief` reads that need the entries' bytes too; mixed into SQLiteStore."""
-
-    def entries_mentioning(self, kinds: tuple[str, ...], after: int,
-                           needles: list[str]) -> list[StoredEntry]:
-        """Entries of ``kinds`` after seq ``after`` whose bytes contain any of ``needles``, so
-        that callers parse only the candidates. The search runs over batches of entries joined
-        into one buffer (bytes.find is a fast substring search; SQLite's instr() is not)."""
-        if not needles:
-            return []
-        wanted = [n.encode() for n in needles]
-        cur = self.conn.execute(
-            "SELECT e.seq, e.digest, CAST(e.entry AS BLOB), e.signature FROM entries e "
-            "JOIN entry_index i "
-            f"ON i.seq = e.seq WHERE i.kind IN ({','.join('?' * len(kinds))}) AND i.seq > ? "
-            "ORDER BY i.seq", [*kinds, after])
-        found: list[StoredEntry] = []
-        while rows := cur.fetchmany(SCAN_BATCH):
-            found += (stored_entry(rows[i], self.conn)
-                      for i in mentioning([bytes(r[2]) for r in rows], wanted))
-        return found
+    """The reads that need the entries' bytes too; mixed into SQLiteStore."""
 
     def plan_shapes(self) -> list[PlanShape]:
         """(seq, digest, JSON text of [body.runs_per_arm, body.arms]) of every plan, extracted
@@ -143,19 +91,6 @@ class Summaries(IndexQueries):
             body = orjson.loads(entry).get("body") or {}
             shape = [body.get("runs_per_arm"), body.get("arms")]
             out.append((seq, digest, orjson.dumps(shape).decode()))
-        return out
-
-    def plans_touched(self, retracted: list[str]) -> set[str]:
-        """Plans whose run counts a glance at the index may get wrong: amended ones, and the
-        plans of these retracted entries (and those entries themselves)."""
-        out = {r[0] for r in self.conn.execute(
-            "SELECT DISTINCT plan FROM entry_index WHERE kind = 'amendment' AND plan IS NOT NULL")}
-        for i in range(0, len(retracted), 500):
-            chunk = retracted[i:i + 500]
-            out.update(chunk)
-            out.update(r[0] for r in self.conn.execute(
-                "SELECT i.plan FROM entries e JOIN entry_index i ON i.seq = e.seq WHERE "
-                f"e.digest IN ({','.join('?' * len(chunk))}) AND i.plan IS NOT NULL", chunk))
         return out
 
     def entries_at(self, seqs: list[int]) -> list[StoredEntry]:
