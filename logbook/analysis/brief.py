@@ -251,7 +251,7 @@ def build_brief(ledger: Ledger, since: int | None = None,
     shown = [r for r in retractions if r.seq >= since] if since is not None \
         else retractions[-RECENT:]
     rest_rows = resting_on(store, shown, frozenset(retracted))
-    audit = store.last_audit()
+    audit = ledger.last_audit()
     # the stored audit judged the ledger as it was: a finding about what has been retracted
     # since (a run to re-measure, a claim to retract) is not news about the ledger now
     audit_findings = [f for f in (stored_findings(audit[2]) if audit else [])
@@ -259,7 +259,7 @@ def build_brief(ledger: Ledger, since: int | None = None,
     errors = [f for f in audit_findings if f.get("severity") == "error"]
     remeasure = [f for f in audit_findings if f.get("check") in ("A08", "A12", "A20")]
     beyond_band = [f for f in audit_findings if f.get("check") == "A18"]
-    checkpoints = store.checkpoints()
+    checkpoints = ledger.checkpoints()
     claims = _entries(store, "claim", RECENT)
     claim_rows = []
     for c in claims[-5:]:

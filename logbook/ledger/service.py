@@ -13,7 +13,7 @@ import uuid as uuidlib
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from logbook import config
 from logbook.crypto.signing import SigningKey, load_key
@@ -26,6 +26,7 @@ from logbook.ledger.writer import Appending
 from logbook.storage import describe, is_url, open_store
 from logbook.storage import index as derive
 from logbook.storage.base import (
+    AuditRow,
     CheckpointRow,
     EntryLog,
     KeyRow,
@@ -142,7 +143,7 @@ class Ledger(Appending):
         return str(self.genesis.body.get("name"))
 
     def size(self) -> int:
-        return self._store.head()[0]
+        return self._read.head()[0]
 
     # -- read ports ----------------------------------------------------------------------
     def snapshot(self) -> AbstractContextManager[None]:
@@ -161,6 +162,12 @@ class Ledger(Appending):
             raise RuntimeError("brief_reads() outside reading_checked(): nothing is checked")
         return self._reads
 
+    @property
+    def _read(self) -> EntryLog | CheckedReads:
+        """Where a read goes: inside `reading_checked`, the read model of the check; else the
+        store itself (the writes, and what they look up, always go to the store)."""
+        return self._store if self._reads is None else self._reads
+
     # -- reading -------------------------------------------------------------------------
     def resolve(self, ref: str, field: str = "reference") -> str:
         """A full digest for a digest, a unique prefix of 8+ hex digits, @SEQ / #SEQ, or a slug."""
@@ -170,7 +177,7 @@ class Ledger(Appending):
             if not (digits.isascii() and digits.isdigit()):
                 raise InputError(f"{field}: {ref!r} is not @SEQ with a number")
             seq = int(digits)
-            stored = self._store.entry(seq) if seq < 2**63 else None
+            stored = self._read.entry(seq) if seq < 2**63 else None
             if stored is None:
                 raise InputError(f"{field}: there is no entry {r} (the ledger has "
                                  f"{self.size()} entries)")
@@ -178,38 +185,38 @@ class Ledger(Appending):
         low = r.lower()
         if _HEX.match(low):
             if len(low) == 64:
-                if self._store.kind_of(low) is None:
+                if self._read.kind_of(low) is None:
                     raise InputError(f"{field}: no entry has digest {low}")
                 return low
             if len(low) < 8:
                 raise InputError(f"{field}: digest prefix {ref!r} is shorter than 8 hex digits")
-            found = self._store.digests_with_prefix(low)
+            found = self._read.digests_with_prefix(low)
             if not found:
                 raise InputError(f"{field}: no entry digest starts with {ref!r}")
             if len(found) > 1:
                 raise InputError(f"{field}: digest prefix {ref!r} is ambiguous")
             return found[0]
-        digest = self._store.plan_digest_by_slug(r)
+        digest = self._read.plan_digest_by_slug(r)
         if digest is None:
             raise InputError(f"{field}: {ref!r} is not a digest, @SEQ or the slug of a plan")
         return digest
 
     def get(self, ref: str) -> Entry:
         digest = self.resolve(ref)
-        stored = self._store.entry_by_digest(digest)
+        stored = self._read.entry_by_digest(digest)
         if stored is None:  # @SEQ found a row whose digest column is damaged
             raise StorageDamaged(f"{ref}: the entry's stored digest {digest[:16]!r} is damaged "
                                  "(`logbook verify` lists what is wrong)")
         return Entry.from_stored(stored)
 
     def entries(self) -> Iterator[Entry]:
-        for stored in self._store.entries():
+        for stored in self._read.entries():
             yield Entry.from_stored(stored)
 
     def log(self, kind: str | None = None, plan: str | None = None,
             last: int | None = None) -> list[Entry]:
         plan_digest = self.resolve(plan, "--plan") if plan else None
-        found = self._store.kind_of(plan_digest) if plan_digest is not None else None
+        found = self._read.kind_of(plan_digest) if plan_digest is not None else None
         if found is not None and found[1] != "plan":
             raise InputError(f"--plan {plan}: that entry is not a plan")
         if last is not None:
@@ -218,7 +225,7 @@ class Ledger(Appending):
             every = self._checked[kind]
             picked = every if last is None else every[max(0, len(every) - last):]
             return [Entry(*t) for t in picked]
-        stored = self._store.entries_where(kind, plan_digest, last)
+        stored = self._read.entries_where(kind, plan_digest, last)
         return [Entry.from_stored(s) for s in stored]
 
     @contextmanager
@@ -230,30 +237,29 @@ class Ledger(Appending):
         kept, each entry's bytes held to its checked digest), and `log(kind=K)` for the kinds
         in ``kept`` returns the entries as that check read and parsed them (the same bytes,
         read and parsed once), not a second read of the store."""
-        store, through = self._store, cast(EntryLog, reads)  # reads the store answers alike
-        self._checked, self._reads, self._store = kept, reads, through
+        self._checked, self._reads = kept, reads
         try:
             yield
         finally:
-            self._checked, self._reads, self._store = {}, None, store
+            self._checked, self._reads = {}, None
 
     def entries_targeting(self, kind: str, targets: list[str]) -> list[Entry]:
         """The entries of ``kind`` the index finds aimed at ``targets`` (a refused run at its
         plan, an admission at its run), in ledger order."""
-        return [Entry.from_stored(s) for s in self._store.entries_targeting(kind, targets)]
+        return [Entry.from_stored(s) for s in self._read.entries_targeting(kind, targets)]
 
     def plan_body(self, plan_digest: str, without: str | None = None) -> dict[str, Any]:
         """A plan's body with its standing amendments applied in ledger order (all but the
         amendment ``without``: what the plan becomes if that one is withdrawn)."""
         from logbook.model import amended
 
-        stored = self._store.entry_by_digest(plan_digest)
+        stored = self._read.entry_by_digest(plan_digest)
         if stored is None:
             raise InputError(f"no plan {plan_digest}")
         plan = parse_stored(stored)["body"]
         amendments = [Entry.from_stored(s)
-                      for s in self._store.entries_where("amendment", plan_digest)]
-        withdrawn = self._store.retractions_of([a.digest for a in amendments])
+                      for s in self._read.entries_where("amendment", plan_digest)]
+        withdrawn = self._read.retractions_of([a.digest for a in amendments])
         return amended(plan, amendments, withdrawn, without=without)
 
     def root(self, size: int | None = None) -> bytes:
@@ -262,25 +268,25 @@ class Ledger(Appending):
 
     def tree_node(self, level: int, idx: int) -> bytes:
         """A node of the stored Merkle tree (O(log n) reads make a root or a proof)."""
-        return self._store.tree_node(level, idx)
+        return self._read.tree_node(level, idx)
 
     def kind_of(self, digest: str) -> tuple[int, str] | None:
         """(seq, kind) of the entry with this full digest, or None."""
-        return self._store.kind_of(digest)
+        return self._read.kind_of(digest)
 
     def entry_at(self, seq: int) -> Entry | None:
         """The entry at ``seq``, or None beyond the head."""
-        stored = self._store.entry(seq)
+        stored = self._read.entry(seq)
         return Entry.from_stored(stored) if stored is not None else None
 
     def retractions_of(self, digests: list[str]) -> dict[str, list[str]]:
         """digest -> the digests of the retractions of that entry, in ledger order."""
-        return self._store.retractions_of(digests)
+        return self._read.retractions_of(digests)
 
     def signing_keys(self) -> list[KeyRow]:
         """(fingerprint, name, public, added seq, revoked seq or None) of every key, in the
         order they were added."""
-        return self._store.signing_keys()
+        return self._read.signing_keys()
 
     def checkpoints(self) -> list[CheckpointRow]:
         """(id, size, root, note, created) of the checkpoints kept, oldest first."""
@@ -289,6 +295,10 @@ class Ledger(Appending):
     def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None:
         """Keep a signed checkpoint beside the ledger (logbook.ledger.checkpoints makes it)."""
         self._store.add_checkpoint(size, root, note, created)
+
+    def last_audit(self) -> AuditRow | None:
+        """What the last `logbook audit` kept (size, at, findings as JSON), for `brief`."""
+        return self._store.last_audit()
 
     def record_audit(self, size: int, at: str, findings: str) -> None:
         """Keep what `logbook audit` found at ``size`` (findings as JSON), for `brief`."""

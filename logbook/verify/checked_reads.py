@@ -10,7 +10,8 @@ An entry whose stored bytes no longer hash to the recorded digest stops the comm
 banner (NotVerified), like any other finding of the check; its bytes are never used.
 
 Everything that is not an analysis read (writing a claim or a band, the stored checkpoints
-and audits, the kept logs) goes to the ledger's store itself.
+and audits, the kept logs) goes to the ledger's store itself (logbook.ledger.service routes
+each read and write).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from logbook.errors import StorageDamaged
-from logbook.storage.base import KeyRow, PlanShape, RunCount, RunRow, StoredEntry
+from logbook.storage.base import EntryLog, KeyRow, PlanShape, RunCount, RunRow, StoredEntry
 from logbook.storage.index import IndexRow
 from logbook.verify.refusal import BANNER, NotVerified
 
@@ -37,14 +38,11 @@ SCAN_BATCH = 5000  # entries per buffer in entries_mentioning's byte search
 class CheckedReads:
     """The ledger's store as the analysis reads it after its check (see above)."""
 
-    def __init__(self, store: Any, checked: CheckedIndex, size: int, head: str | None,
+    def __init__(self, store: EntryLog, checked: CheckedIndex, size: int, head: str | None,
                  when: str, runs: list[tuple[Any, ...]] | None = None) -> None:
         self._rows, self._checked, self._size, self._head = store, checked, size, head
         self._when = when
         self._runs = runs  # the runs' rows as the full check that made the copy decoded them
-
-    def __getattr__(self, name: str) -> Any:  # writes, checkpoints, audits, logs: the ledger's
-        return getattr(self._rows, name)
 
     # -- entries, held to the checked digests -------------------------------------------------
     def _held(self, found: Iterable[StoredEntry]) -> list[StoredEntry]:
