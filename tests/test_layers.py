@@ -343,3 +343,34 @@ def test_no_size_chooses_a_read_path() -> None:
                          if isinstance(c, ast.Call)}
                 assert "size" not in calls, f"{_where(module, node.lineno)} compares a size"
                 assert not names & {"SIZE_THRESHOLD", "FULL_BELOW"}, _where(module, node.lineno)
+
+
+# where a fast path stands beside the one definition it shortcuts, the test that holds the two
+# together: the lean start's option table beside typer's declarations, the body shape check
+# beside the pydantic models, canonical JSON's fast encoder beside the rfc8785 package
+TWINS = {
+    "logbook.cli.lean": ("tests/cli/test_lean_dispatch.py",
+                         "test_the_lean_table_is_the_typer_declaration"),
+    "logbook.model.shapes": ("tests/model/test_shapes.py",
+                             "test_check_body_says_exactly_what_the_model_says"),
+    "logbook.format.canonical": ("tests/format/test_canonical.py",
+                                 "test_fast_path_is_byte_identical_to_the_reference"),
+}
+
+
+@pytest.mark.parametrize("module", sorted(TWINS))
+def test_every_twin_is_held_to_its_one_definition(module: str) -> None:
+    """Issue 35: no definition of a body or an option stands twice unheld: each fast path is
+    named here with the test that compares it to the one definition, and that test exists and
+    imports the fast path."""
+    path, name = TWINS[module]
+    tree = ast.parse((ROOT / path).read_text())
+    assert name in {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}, path
+    short = module.rsplit(".", 1)[1]
+    imported = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom):
+            imported |= {n.module or ""} | {f"{n.module}.{a.name}" for a in n.names}
+        elif isinstance(n, ast.Import):
+            imported |= {a.name for a in n.names}
+    assert any(i == module or i.endswith(f".{short}") for i in imported), (path, module)

@@ -35,12 +35,14 @@ def report(
     chosen = [form for form, on in (("json", as_json), ("markdown", markdown)) if on]
     if len(chosen) > 1:
         raise InputError("choose one of --json and --markdown")
+    from logbook.ledger.checked_copy import ANALYSED_KINDS, checked_reading
+
     # as state.open_verified, with a bar on a terminal over a large ledger: the check, the
     # report, the audit
     with state.open_ledger() as ledger, \
             progress(f"report {plan}", size=ledger.size()) as step:
         step(0, 3)
-        with state.checked_reading(ledger, state.ANALYSED_KINDS) as checked:
+        with checked_reading(ledger, ANALYSED_KINDS) as checked:
             step(1, 3)
             rep = report_with_findings(LedgerView(ledger, checked), plan,
                                        lambda: step(2, 3))
@@ -140,11 +142,12 @@ def band(
     from logbook.analysis.view import LedgerView
     from logbook.cli.state import print_appended
     from logbook.cli.write import _key
+    from logbook.ledger.checked_copy import ANALYSED_KINDS, checked_reading
 
     key = _key()
     with state.open_ledger(write=True) as ledger:
         # the band's figures come from checked bytes
-        with state.checked_reading(ledger, state.ANALYSED_KINDS) as checked:
+        with checked_reading(ledger, ANALYSED_KINDS) as checked:
             body = band_body(LedgerView(ledger, checked), selector, z)
         print_appended([ledger.append("band", body, key)], as_json)
         lines = band_summary(LedgerView(ledger), body)
@@ -179,13 +182,14 @@ def claim(
     from logbook.analysis.view import LedgerView
     from logbook.cli.state import print_appended
     from logbook.cli.write import _key, scrub_fields, warn_redacted
+    from logbook.ledger.checked_copy import ANALYSED_KINDS, checked_reading
 
     fields, redacted = scrub_fields({"statement": statement})
     statement = str(fields["statement"])
     key = _key()
     with state.open_ledger(write=True) as ledger:
         # the claim's figures come from checked bytes
-        with state.checked_reading(ledger, state.ANALYSED_KINDS) as checked:
+        with checked_reading(ledger, ANALYSED_KINDS) as checked:
             view = LedgerView(ledger, checked)
             body = claim_body(view, args[0], statement, arm, effect)
             from logbook.analysis.checks import search_budget

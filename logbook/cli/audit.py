@@ -55,9 +55,10 @@ def audit(
             raise typer.Exit(1)
         return
     from logbook.analysis.view import LedgerView
+    from logbook.ledger.checked_copy import AUDITED_KINDS
 
     a.select_rules(only, skip)  # a rule id that does not exist is bad input: before any work
-    with state.open_verified(state.AUDITED_KINDS, runs=True) as (ledger, checked):
+    with state.open_verified(AUDITED_KINDS, runs=True) as (ledger, checked):
         result = a.run_audit(LedgerView(ledger, checked), plan, only, skip)
     if plan is None and not only and not skip:
         _record(result)

@@ -48,6 +48,7 @@ def checkpoint(
     """
     from logbook.crypto.signing import load_key
     from logbook.files import atomic_writer
+    from logbook.ledger.checked_copy import checked_copy_of
     from logbook.ledger.checkpoints import describe, make_checkpoint
 
     targets, need, wait = witness_options(witnesses, quorum, timeout)
@@ -60,7 +61,7 @@ def checkpoint(
     with atomic_writer(out, "--out") if out is not None else nullcontext() as fh:
         key = load_key()
         with state.open_ledger(write=True) as ledger, \
-                state.checked_copy_of(ledger) as copy:
+                checked_copy_of(ledger) as copy:
 
             def publish(note: str) -> None:  # cosigned and on disk before it is kept
                 if targets:

@@ -172,13 +172,14 @@ def _export_sqlite(path: str) -> None:
     from logbook.analysis.flat import export_sqlite
     from logbook.analysis.view import LedgerView
     from logbook.cli.progress import progress
+    from logbook.ledger.checked_copy import ANALYSED_KINDS, checked_reading
 
     # as state.open_verified, with a bar on a terminal over a large ledger: the check, then
     # the database (export_sqlite takes no callback yet: two steps)
     with state.open_ledger() as ledger, \
             progress("exporting to SQLite", size=ledger.size()) as step:
         step(0, 2)
-        with state.checked_reading(ledger, state.ANALYSED_KINDS) as checked:
+        with checked_reading(ledger, ANALYSED_KINDS) as checked:
             step(1, 2)
             counts = export_sqlite(LedgerView(ledger, checked), path)
             step(2, 2)

@@ -9,13 +9,6 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-# what the analysis reads whole, and the check that reads it (re-exported for the commands)
-from logbook.ledger.checked_copy import (  # noqa: F401 (re-exported)
-    ANALYSED_KINDS,
-    checked_copy_of,
-    checked_reading,
-)
-
 
 @dataclass(frozen=True)
 class Options:
@@ -58,16 +51,13 @@ def open_ledger_at(location: str | None, write: bool = False) -> Any:
     return Ledger.open(location, write=write)
 
 
-# what the audit reads whole: its rules read the runs through their facts (format.runfacts)
-AUDITED_KINDS = tuple(k for k in ANALYSED_KINDS if k != "run")
-
-
 @contextmanager
-def open_verified(keep: tuple[str, ...] = ANALYSED_KINDS,
+def open_verified(keep: tuple[str, ...] | None = None,
                   runs: bool = False) -> Iterator[tuple[Any, Any]]:
     """(ledger, what was verified) for a command that prints numbers: the ledger is checked
     (logbook.verify.integrity) and stays in the read transaction that was checked while the caller
-    computes; the entries of the ``keep`` kinds are read from what the check read (``runs``:
+    computes; the entries of the ``keep`` kinds (None: every kind the analysis reads whole,
+    logbook.ledger.checked_copy.ANALYSED_KINDS) are read from what the check read (``runs``:
     the runs through their facts, read whole only when asked for). A ledger that fails the
     check exits 1 before any figure is printed."""
     with open_ledger() as ledger, verified_in(ledger, keep, runs) as checked:
@@ -75,15 +65,17 @@ def open_verified(keep: tuple[str, ...] = ANALYSED_KINDS,
 
 
 @contextmanager
-def verified_in(ledger: Any, keep: tuple[str, ...] = ANALYSED_KINDS,
+def verified_in(ledger: Any, keep: tuple[str, ...] | None = None,
                 runs: bool = False) -> Iterator[Any]:
     """What was verified of an open ledger, as `open_verified` gives it, with its bar."""
     from logbook.cli.progress import progress
+    from logbook.ledger.checked_copy import ANALYSED_KINDS, checked_reading
 
     with ExitStack() as stack:
         with progress("checking the ledger", size=ledger.size()) as on_progress:
             # the check's read transaction stays open after its bar is cleared
-            checked = stack.enter_context(checked_reading(ledger, keep, on_progress, runs))
+            checked = stack.enter_context(checked_reading(
+                ledger, ANALYSED_KINDS if keep is None else keep, on_progress, runs))
         yield checked
 
 

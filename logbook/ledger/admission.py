@@ -13,7 +13,6 @@ from logbook.errors import InputError
 from logbook.format import kinds
 from logbook.format.metrics import BOUNDED_KINDS
 from logbook.ledger import intake
-from logbook.ledger.suite_door import check_run_split
 from logbook.ledger.suites import Suites
 from logbook.storage.base import EntryLog
 from logbook.tlog import merkle
@@ -54,14 +53,27 @@ def admit_run(at: Standing, body: dict[str, Any]) -> None:
         _arm_of(plan, body.get("arm"), "body.arm")
         _scores_fit(plan, body.get("outcomes"))
         intake.check_run(at.suites, body["plan"], plan, body)
-        check_run_split(at, body, plan)
+        _split_held(at, body, plan)
     else:
-        check_run_split(at, body, None)
+        _split_held(at, body, None)
     if body.get("intended"):
         expect(store, body["intended"]["plan"], "plan", "body.intended.plan")
     if body.get("reproduces"):
         _reproduces(store, body)
     intake.check_source(store, body)
+
+
+def _split_held(at: Standing, body: dict[str, Any], plan: dict[str, Any] | None) -> None:
+    """logbook.ledger.suite_door.check_run_split for a run that names a split (itself or
+    through its plan's suite); a run that names none is spared the suites' door and its
+    import (most appends)."""
+    app = body.get("apparatus")
+    if (app.get("split") if isinstance(app, dict) else None) is None and \
+            ((plan or {}).get("suite") or {}).get("split") is None:
+        return
+    from logbook.ledger.suite_door import check_run_split
+
+    check_run_split(at, body, plan)
 
 
 def _reproduces(store: EntryLog, body: dict[str, Any]) -> None:

@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # the command line imports this module at its start: nothing 
 # what the analysis read model (logbook.analysis.view) reads whole: kept by the check as it
 # reads them, so they are parsed once and come from the very bytes just checked
 ANALYSED_KINDS = ("plan", "run", "amendment", "retraction", "claim", "band")
+# what the audit reads whole: its rules read the runs through their facts (format.runfacts)
+AUDITED_KINDS = tuple(k for k in ANALYSED_KINDS if k != "run")
 
 
 def open_checked_copy(ledger: Ledger) -> CheckedIndex:

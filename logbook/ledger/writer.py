@@ -15,7 +15,7 @@ import orjson
 from logbook.crypto.signing import SigningKey
 from logbook.errors import EnvironmentProblem, InputError
 from logbook.format import canonical, kinds
-from logbook.ledger import admission, suites, traces
+from logbook.ledger import admission, suites
 from logbook.ledger.entry import Entry, now_rfc3339
 from logbook.storage import index as derive
 from logbook.storage.base import EntryLog, StoredEntry, Txn
@@ -58,11 +58,13 @@ class Appending:
         # writer holding it only splices them into the envelope (see _write)
         bodies: list[tuple[bytes, Any] | None] = []
         slugs: dict[tuple[str, str], str] = {}  # a batch names its plan once, not per draft
-        keep: list[traces.Packed] = []  # item traces to keep once every draft is sound
+        keep: list[Any] = []  # item traces to keep once every draft is sound (traces.Packed)
         for i, (kind, body) in enumerate(drafts):
             where = f"draft {i + 1}: " if len(drafts) > 1 else ""
             try:
-                if kind == "run" and isinstance(body, dict):
+                if kind == "run" and isinstance(body, dict) and "traces" in body:
+                    from logbook.ledger import traces
+
                     body, pack = traces.packed(body)
                     keep += [pack] if pack is not None else []
                 check_value_depth(body, "body")
