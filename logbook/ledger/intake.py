@@ -117,16 +117,16 @@ def check_pins(plan: dict[str, Any], arm: str | None, apparatus: Any,
 
 # -- suite -----------------------------------------------------------------------------
 def plan_runs(store: EntryLog, plan: str) -> list[tuple[StoredEntry, str | None]]:
-    """The plan's standing runs at the door, in ledger order, each with the arm it counts in
-    (its own, or the admission's): those appended to it and those standing admissions count
-    in it (neither the run nor the admission retracted)."""
+    """The plan's standing runs at the door, in ledger order: those appended to it and those
+    standing admissions count in it (neither the run nor the admission retracted), each with
+    the arm its admission counts it in (None for the plan's own runs: the run's own arm)."""
     runs = store.entries_where("run", plan)
     admissions = store.entries_where("admission", plan)
     withdrawn = store.retractions_of([e.digest for e in [*runs, *admissions]])
-    found = [(e, _arm(e)) for e in runs]
+    found: list[tuple[StoredEntry, str | None]] = [(e, None) for e in runs]
     admitted = [orjson.loads(a.entry)["body"] for a in admissions if a.digest not in withdrawn]
     if admitted:
-        more = [(e, b.get("arm")) for b in admitted
+        more = [(e, str(b.get("arm"))) for b in admitted
                 if (e := store.entry_by_digest(str(b["run"]))) is not None]
         gone = store.retractions_of([e.digest for e, _ in more])
         found = sorted([*found, *((e, a) for e, a in more if e.digest not in gone)],
@@ -134,15 +134,15 @@ def plan_runs(store: EntryLog, plan: str) -> list[tuple[StoredEntry, str | None]
     return [(r, a) for r, a in found if r.digest not in withdrawn]
 
 
-def _arm(stored: StoredEntry) -> str | None:
-    arm = (orjson.loads(stored.entry).get("body") or {}).get("arm")
-    return arm if isinstance(arm, str) else None
-
-
 def completed_in_arm(store: EntryLog, plan: str, arm: str) -> int:
-    """The completed runs that stand in a plan's arm at the door (``plan_runs``)."""
-    return sum(1 for stored, counted in plan_runs(store, plan) if counted == arm
-               and (orjson.loads(stored.entry).get("body") or {}).get("status") == "completed")
+    """The completed runs that stand in a plan's arm at the door (``plan_runs``), each run
+    parsed once."""
+    count = 0
+    for stored, admitted_in in plan_runs(store, plan):
+        body = orjson.loads(stored.entry).get("body") or {}
+        counted = admitted_in if admitted_in is not None else body.get("arm")
+        count += counted == arm and body.get("status") == "completed"
+    return count
 
 
 def check_suite(suites: Suites, plan_digest: str, plan: dict[str, Any],

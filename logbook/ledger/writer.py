@@ -20,6 +20,9 @@ from logbook.ledger.entry import Entry, now_rfc3339
 from logbook.storage import index as derive
 from logbook.storage.base import EntryLog, StoredEntry, Txn
 
+if TYPE_CHECKING:
+    from logbook.ledger.traces import Packed
+
 
 class Appending:
     """What `Ledger` does to append (the service holds the store and the reads)."""
@@ -58,7 +61,7 @@ class Appending:
         # writer holding it only splices them into the envelope (see _write)
         bodies: list[tuple[bytes, Any] | None] = []
         slugs: dict[tuple[str, str], str] = {}  # a batch names its plan once, not per draft
-        keep: list[Any] = []  # item traces to keep once every draft is sound (traces.Packed)
+        keep: list[Packed] = []  # item traces to keep once every draft is sound
         for i, (kind, body) in enumerate(drafts):
             where = f"draft {i + 1}: " if len(drafts) > 1 else ""
             try:

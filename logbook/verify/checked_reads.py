@@ -1,8 +1,8 @@
 """What the analysis reads after its check (logbook.verify.integrity), resumed or full: the index,
 the tree and the keys from this machine's checked copy (logbook.storage.sqlite.checked_copy), and
 the entries' bytes from the ledger, each held to the digest the checked copy records for its seq.
-Only where no copy can be kept (LOGBOOK_STATE_DIR=off, a read-only home) does the analysis read
-the store's own derived rows, just compared with the entries by the full check.
+Where no copy can be kept (LOGBOOK_STATE_DIR=off, a read-only home) the copy is one in memory,
+made by the full check from the rows it has just compared, and read the same way.
 
 The ledger's own derived rows below the size checked before are not compared again, so they
 are never read: a slug, a plan's runs, a retraction's target, a root, all come from the copy.
@@ -176,6 +176,8 @@ class CheckedReads:
         copy: what the analysis reads of a run without reading the run."""
         if self._runs is not None:
             return iter(self._runs)
+        if not self._checked.lasting:  # a copy in memory keeps no facts (verify.integrity)
+            raise RuntimeError("run_rows() of a copy in memory: ask the check for runs=True")
         return self._checked.run_rows(self._size)
 
     def kept(self, kinds: Iterable[str]) -> Mapping[str, list[Kept]]:

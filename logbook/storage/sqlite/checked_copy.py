@@ -280,7 +280,8 @@ class CheckedIndex(IndexQueries):
             "session = ? ORDER BY seq", (session,))]
 
     def plans_touched(self, retracted: list[str]) -> set[str]:
-        """Summaries.plans_touched over this copy (the digest is in the index itself)."""
+        """Plans whose run counts a glance at the index may get wrong: amended ones, and the
+        plans of these retracted entries (and those entries themselves)."""
         out = {r[0] for r in self.conn.execute(
             "SELECT DISTINCT plan FROM entry_index WHERE kind = 'amendment' AND plan IS NOT NULL")}
         for i in range(0, len(retracted), _BATCH):
