@@ -29,7 +29,7 @@ def main() -> None:
     from logbook.analysis.report import build_report
     from logbook.analysis.view import LedgerView
     from logbook.ledger.service import Ledger
-    from logbook.storage.sqlite.checked_copy import CheckedIndex
+    from logbook.storage.sqlite.read_model import ReadModel
     from logbook.verify.integrity import check
 
     tmp = Path(tempfile.mkdtemp(prefix="logbook-bench-analysis-verify-"))
@@ -41,7 +41,7 @@ def main() -> None:
 
         def the_check() -> None:
             with Ledger.open(tmp, write=False) as ledger, ledger.snapshot():
-                check(ledger.verify_reads(), CheckedIndex.in_memory())
+                check(ledger.entry_log, ReadModel.in_memory())
 
         def the_numbers() -> None:
             with Ledger.open(tmp, write=False) as ledger, ledger.snapshot():

@@ -28,7 +28,7 @@ __all__ = ["items", "runs"]
 def _selected(ledger: str | Path | None, selector: str | None) -> Iterator[Selection]:
     from logbook.analysis.view import LedgerView
     from logbook.exports.selection import selection
-    from logbook.ledger.checked_copy import ANALYSED_KINDS, checked_reading
+    from logbook.ledger.read_model import ANALYSED_KINDS, checked_reading
     from logbook.ledger.service import Ledger
 
     location = None if ledger is None else str(ledger)

@@ -86,7 +86,7 @@ def evaluator_changed(ledger: Ledger, band: Entry,
     stamp = band.body.get("evaluator_config_hash")
     for run in reversed(recent_runs):
         if run.seq <= band.seq or run.body.get("status") != "completed" \
-                or ledger.retractions_of([run.digest]).get(run.digest):
+                or ledger.reads.retractions_of([run.digest]).get(run.digest):
             continue
         shape, theirs = split(run)
         changed = sorted(k for k in {*judge, *theirs} if judge.get(k) != theirs.get(k))
@@ -197,7 +197,7 @@ def refused_runs(store: CheckedReads, retracted: set[str], plans: list[str],
     """Plan -> the runs meant for it that it refused (their ``intended``), neither retracted
     nor admitted since, found through the index (a refused run's target is its plan)."""
     out: dict[str, list[RefusedRun]] = {}
-    for stored in store.entries_targeting("run", plans):
+    for stored in store.entries_where("run", targets=plans):
         if stored.digest in retracted or stored.seq in admitted:
             continue
         want = Entry.from_stored(stored).body.get("intended") or {}
@@ -251,7 +251,7 @@ def build_brief(ledger: Ledger, since: int | None = None,
     shown = [r for r in retractions if r.seq >= since] if since is not None \
         else retractions[-RECENT:]
     rest_rows = resting_on(store, shown, frozenset(retracted))
-    audit = ledger.last_audit()
+    audit = next(iter(ledger.entry_log.audits(last=1)), None)
     # the stored audit judged the ledger as it was: a finding about what has been retracted
     # since (a run to re-measure, a claim to retract) is not news about the ledger now
     audit_findings = [f for f in (stored_findings(audit[2]) if audit else [])
@@ -259,7 +259,7 @@ def build_brief(ledger: Ledger, since: int | None = None,
     errors = [f for f in audit_findings if f.get("severity") == "error"]
     remeasure = [f for f in audit_findings if f.get("check") in ("A08", "A12", "A20")]
     beyond_band = [f for f in audit_findings if f.get("check") == "A18"]
-    checkpoints = ledger.checkpoints()
+    checkpoints = ledger.entry_log.checkpoints()
     claims = _entries(store, "claim", RECENT)
     claim_rows = []
     for c in claims[-5:]:

@@ -136,11 +136,11 @@ class LedgerView:
         ``target`` is its plan), so no other run is read."""
         out: dict[str, list[tuple[RunView, dict[str, Any]]]] = {}
         plans = [p.digest for p in self._plan_entries]
-        for entry in self.ledger.entries_targeting("run", plans):
-            run = self.runs_by_digest.get(entry.digest)
+        for stored in self.ledger.reads.entries_where("run", targets=plans):
+            run = self.runs_by_digest.get(stored.digest)
             if run is None or run.plan is not None:  # admitted: counted, no longer refused
                 continue
-            want = entry.body.get("intended")
+            want = Entry.from_stored(stored).body.get("intended")
             if isinstance(want, dict) and isinstance(want.get("plan"), str):
                 out.setdefault(want["plan"], []).append((run, want))
         return out

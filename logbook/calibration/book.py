@@ -252,7 +252,7 @@ class Book:
         from logbook.analysis.items import items_of
         from logbook.format.spotcheck import draw
 
-        rows = items_of(self.ledger.get(run).body, self.ledger.blob)
+        rows = items_of(self.ledger.get(run).body, self.ledger.entry_log.blob)
         drawn = draw(run, [r.id for r in rows], n, seed)
         verdicts = []
         for item in drawn:

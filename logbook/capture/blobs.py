@@ -2,7 +2,7 @@
 secrets, hashed and handed to the ledger to keep.
 
 A run records each log's name, sha256, size and a short excerpt; the bytes themselves are kept
-by the ledger's store (``Ledger.keep_blob``): files beside a SQLite ledger
+by the ledger's store (``EntryLog.keep_blob``): files beside a SQLite ledger
 (``.logbook/blobs/<sha256 hex>``, logbook.storage.sqlite.blobs), rows of a PostgreSQL ledger's
 ``blobs`` table. Text is scrubbed before it is hashed and kept: what is stored is exactly what
 the hash names. A log that cannot be kept still has its reference, and the run's reason says
@@ -37,7 +37,7 @@ class BlobNotKept(Exception):
         self.ref, self.why = ref, why
 
 
-Keeper = Callable[[str, bytes], None]  # (sha256 hex, bytes): Ledger.keep_blob
+Keeper = Callable[[str, bytes], None]  # (sha256 hex, bytes): EntryLog.keep_blob
 
 
 def not_kept(name: str, size: int, digest: str) -> str:

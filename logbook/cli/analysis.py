@@ -30,23 +30,14 @@ def report(
     from logbook.analysis.report import report_with_findings
     from logbook.analysis.report.formats import render, write
     from logbook.analysis.view import LedgerView
-    from logbook.cli.progress import progress
 
     chosen = [form for form, on in (("json", as_json), ("markdown", markdown)) if on]
     if len(chosen) > 1:
         raise InputError("choose one of --json and --markdown")
-    from logbook.ledger.checked_copy import ANALYSED_KINDS, checked_reading
-
-    # as state.open_verified, with a bar on a terminal over a large ledger: the check, the
-    # report, the audit
-    with state.open_ledger() as ledger, \
-            progress(f"report {plan}", size=ledger.size()) as step:
-        step(0, 3)
-        with checked_reading(ledger, ANALYSED_KINDS) as checked:
-            step(1, 3)
-            rep = report_with_findings(LedgerView(ledger, checked), plan,
-                                       lambda: step(2, 3))
-            step(3, 3)
+    # a bar on a terminal over a large ledger: the check, the report, the audit
+    with state.open_verified(label=f"report {plan}", steps=3) as (ledger, checked, step):
+        rep = report_with_findings(LedgerView(ledger, checked), plan, lambda: step(2, 3))
+        step(3, 3)
     if html is not None:
         if chosen:
             raise InputError(f"--html writes a file; --{chosen[0]} prints to stdout: give one")
@@ -81,7 +72,7 @@ def compare(
     if items and variable:
         raise InputError("--variable names the confound check of the paired effect; "
                          "--items takes none")
-    with state.open_verified() as (ledger, checked):
+    with state.open_verified() as (ledger, checked, _):
         view = LedgerView(ledger, checked)
         if items:
             flips = compare_items(view, a, b)
@@ -142,7 +133,7 @@ def band(
     from logbook.analysis.view import LedgerView
     from logbook.cli.state import print_appended
     from logbook.cli.write import _key
-    from logbook.ledger.checked_copy import ANALYSED_KINDS, checked_reading
+    from logbook.ledger.read_model import ANALYSED_KINDS, checked_reading
 
     key = _key()
     with state.open_ledger(write=True) as ledger:
@@ -182,7 +173,7 @@ def claim(
     from logbook.analysis.view import LedgerView
     from logbook.cli.state import print_appended
     from logbook.cli.write import _key, scrub_fields, warn_redacted
-    from logbook.ledger.checked_copy import ANALYSED_KINDS, checked_reading
+    from logbook.ledger.read_model import ANALYSED_KINDS, checked_reading
 
     fields, redacted = scrub_fields({"statement": statement})
     statement = str(fields["statement"])
@@ -208,7 +199,7 @@ def _claim_check(ref: str, as_json: bool) -> None:
     from logbook.analysis.claims import check_claim
     from logbook.analysis.view import LedgerView
 
-    with state.open_verified() as (ledger, checked):
+    with state.open_verified() as (ledger, checked, _):
         view = LedgerView(ledger, checked)
         res = check_claim(view, ref)
     if as_json:

@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from logbook import config
-from logbook.cli.state import open_ledger_at, parse_json, print_appended, read_input
+from logbook.cli.state import open_ledger, parse_json, print_appended, read_input
 from logbook.errors import InputError
 
 DRAFT_KEYS = {"kind", "body"}
@@ -41,7 +41,7 @@ def signing_key() -> Any:
 
 
 def open_for_writing(ledger: str | None) -> Any:
-    return open_ledger_at(ledger, write=True)
+    return open_ledger(write=True, at=ledger)
 
 
 def append_drafts(ledger: str | None, file: str | None, jsonl: bool, once: str | None,

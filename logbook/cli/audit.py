@@ -55,10 +55,10 @@ def audit(
             raise typer.Exit(1)
         return
     from logbook.analysis.view import LedgerView
-    from logbook.ledger.checked_copy import AUDITED_KINDS
+    from logbook.ledger.read_model import AUDITED_KINDS
 
     a.select_rules(only, skip)  # a rule id that does not exist is bad input: before any work
-    with state.open_verified(AUDITED_KINDS, runs=True) as (ledger, checked):
+    with state.open_verified(AUDITED_KINDS, runs=True) as (ledger, checked, _):
         result = a.run_audit(LedgerView(ledger, checked), plan, only, skip)
     if plan is None and not only and not skip:
         _record(result)
@@ -80,7 +80,7 @@ def _record(result: AuditResult) -> None:
     findings = [f.as_dict() for f in result.findings]
     try:
         with state.open_ledger(write=True) as ledger:
-            ledger.record_audit(result.entries, now_rfc3339(),
+            ledger.entry_log.record_audit(result.entries, now_rfc3339(),
                                       orjson.dumps(findings).decode())
     except (LogbookError, OSError):
         pass  # a read-only copy of a ledger can still be audited

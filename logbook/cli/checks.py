@@ -57,7 +57,7 @@ def contamination(
     key = signing_key()
     with state.open_ledger(write=True) as ledger:
         if data is not None:
-            body["evidence"] = keep(ledger.keep_blob, Path(str(evidence)).name, data)
+            body["evidence"] = keep(ledger.entry_log.keep_blob, Path(str(evidence)).name, data)
         state.print_appended([ledger.append("check", body, key)], as_json)
     warn_redacted(redacted, "check's --description")
 
@@ -91,7 +91,7 @@ def spot_check(
         e = ledger.get(ref)
         if e.kind != "run":
             raise InputError(f"{ref}: entry @{e.seq} is a {e.kind}, not a run")
-        rows = items_of(e.body, ledger.blob)
+        rows = items_of(e.body, ledger.entry_log.blob)
     if not rows:
         raise InputError(f"{ref}: run @{e.seq} has no items to spot-check")
     drawn = draw(e.digest, [r.id for r in rows], n, seed)

@@ -28,11 +28,11 @@ def show_items(ref: str, item: str | None, sample: int | None, listing: bool,
         raise InputError("--sample goes with --item ID")
     if limit < 1:
         raise InputError(f"--limit must be at least 1 (it is {limit})")
-    with state.open_ledger() as ledger:
+    with state.open_verified(keep=()) as (ledger, _checked, _):
         e = ledger.get(ref)
         if e.kind != "run":
             raise InputError(f"{ref}: entry @{e.seq} is a {e.kind}, not a run")
-        rows = items_of(e.body, ledger.blob)
+        rows = items_of(e.body, ledger.entry_log.blob)
     traced = has_traces(e.body)
     if item is not None:
         chosen = the_item(rows, item, sample)

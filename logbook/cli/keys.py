@@ -38,7 +38,7 @@ def _public_from(value: str, argument: str) -> str:
 def list_keys(as_json: bool = state.json_flag()) -> None:
     """The ledger's signing keys, with when they were added and revoked."""
     with state.open_ledger() as ledger:
-        rows = ledger.signing_keys()
+        rows = ledger.reads.signing_keys()
     out = [{"fingerprint": fp, "name": name, "public": pub, "added_seq": added,
             "revoked_seq": revoked, "valid": revoked is None}
            for fp, name, pub, added, revoked in rows]
@@ -98,7 +98,7 @@ def revoke(
 
     key = _key()
     with state.open_ledger(write=True) as ledger:
-        known = {fp: (name, pub) for fp, name, pub, _, _ in ledger.signing_keys()}
+        known = {fp: (name, pub) for fp, name, pub, _, _ in ledger.reads.signing_keys()}
         if ref.lower() in known:
             name, pub = known[ref.lower()]
         else:
@@ -127,7 +127,7 @@ def export(
         text = public_key_text(key.public, "default")
     else:
         with state.open_ledger() as ledger:
-            rows = {fp: (n, p) for fp, n, p, _, _ in ledger.signing_keys()}
+            rows = {fp: (n, p) for fp, n, p, _, _ in ledger.reads.signing_keys()}
         if fingerprint.lower() not in rows:
             raise InputError(f"FINGERPRINT {fingerprint} is not a key of this ledger")
         name, pub = rows[fingerprint.lower()]

@@ -21,18 +21,19 @@ def show_log(ledger_at: str | None, kind: str | None, plan: str | None, n: int |
         raise InputError("-n must not be negative")
     if kind is not None and kind not in KINDS:
         raise InputError(f"--kind {kind!r} is not one of {', '.join(KINDS)}")
-    with state.open_ledger_at(ledger_at) as ledger:
-        if checkpoints:
-            rows = ledger.checkpoints()
-            if as_json:
-                state.emit_json([{"size": s, "root": r, "created": c, "note": t}
-                                 for _, s, r, t, c in rows])
-            else:
-                for _, s, r, _t, c in rows:
-                    print(f"size {s} root {r} {c}")
-            return
+    if checkpoints:  # kept beside the chain (`logbook verify` checks them)
+        with state.open_ledger(at=ledger_at) as ledger:
+            rows = ledger.entry_log.checkpoints()
+        if as_json:
+            state.emit_json([{"size": s, "root": r, "created": c, "note": t}
+                             for _, s, r, t, c in rows])
+        else:
+            for _, s, r, _t, c in rows:
+                print(f"size {s} root {r} {c}")
+        return
+    with state.open_verified(keep=(), at=ledger_at) as (ledger, _checked, _):
         entries = ledger.log(kind, plan, n)
-        retracted = ledger.retractions_of([e.digest for e in entries])
+        retracted = ledger.reads.retractions_of([e.digest for e in entries])
     if as_json:
         state.emit_json([{"seq": e.seq, "digest": e.digest, "kind": e.kind,
                           "ts": e.envelope.get("ts"), "retracted_by": retracted.get(e.digest, []),
@@ -52,8 +53,7 @@ def show_brief(ledger_at: str | None, as_json: bool, since: int | None) -> None:
 
     if since is not None and since < 0:
         raise InputError("--since must not be negative")
-    with state.open_ledger_at(ledger_at) as ledger, \
-            state.verified_in(ledger, keep=()) as checked:
+    with state.open_verified(keep=(), at=ledger_at) as (ledger, checked, _):
         b = build_brief(ledger, since, checked.as_dict(), listing(folder_of(ledger)))
     if as_json:
         state.emit_json(b.as_json())

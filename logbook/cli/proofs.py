@@ -48,8 +48,8 @@ def checkpoint(
     """
     from logbook.crypto.signing import load_key
     from logbook.files import atomic_writer
-    from logbook.ledger.checked_copy import checked_copy_of
     from logbook.ledger.checkpoints import describe, make_checkpoint
+    from logbook.ledger.read_model import checked_copy_of
 
     targets, need, wait = witness_options(witnesses, quorum, timeout)
     stamp_at, certs = timestamp_options(timestamp, tsa_cert)
@@ -146,7 +146,7 @@ def cosign(ledger: Any, note: str, targets: list[Any], need: int, wait: float,
     from logbook.verify.tree import recomputed_tree
     from logbook.witness.client import gather_cosignatures
 
-    tree = recomputed_tree(ledger.verify_reads())
+    tree = recomputed_tree(ledger.entry_log)
     lock = threading.Lock()
 
     def prove(old: int) -> list[bytes]:
@@ -224,7 +224,7 @@ def prove(
     if checkpoint_file is not None and consistency is not None:
         raise InputError("--checkpoint is for inclusion proofs; with --consistency use --to")
     with state.open_ledger() as ledger:
-        tree = recomputed_tree(ledger.verify_reads())  # exit 1 when the stored tree disagrees
+        tree = recomputed_tree(ledger.entry_log)  # exit 1 when the stored tree disagrees
         if ref is not None:
             cp = _ledger_checkpoint(ledger, checkpoint_file, tree)
             entry = ledger.get(ref)

@@ -47,9 +47,9 @@ def show(
 
         show_items(ref, item, sample, items, where or [], limit, as_json)
         return
-    with state.open_ledger() as ledger:
+    with state.open_verified(keep=()) as (ledger, _checked, _):
         e = ledger.get(ref)
-        retracted = ledger.retractions_of([e.digest]).get(e.digest, [])
+        retracted = ledger.reads.retractions_of([e.digest]).get(e.digest, [])
     out = {**e.export_line(), "retracted_by": retracted}
     if as_json:
         state.emit_json(out)
@@ -160,7 +160,7 @@ def _export_format(fmt: str, selector: str | None, out: str | None,
         from logbook.crypto.signing import load_key
 
         options["key"] = load_key()
-    with state.open_verified() as (ledger, checked):
+    with state.open_verified() as (ledger, checked, _):
         if exporter.signs:
             ledger.check_key(options["key"])
         sel = selection(LedgerView(ledger, checked), selector, source_url)
@@ -171,18 +171,11 @@ def _export_format(fmt: str, selector: str | None, out: str | None,
 def _export_sqlite(path: str) -> None:
     from logbook.analysis.flat import export_sqlite
     from logbook.analysis.view import LedgerView
-    from logbook.cli.progress import progress
-    from logbook.ledger.checked_copy import ANALYSED_KINDS, checked_reading
 
-    # as state.open_verified, with a bar on a terminal over a large ledger: the check, then
-    # the database (export_sqlite takes no callback yet: two steps)
-    with state.open_ledger() as ledger, \
-            progress("exporting to SQLite", size=ledger.size()) as step:
-        step(0, 2)
-        with checked_reading(ledger, ANALYSED_KINDS) as checked:
-            step(1, 2)
-            counts = export_sqlite(LedgerView(ledger, checked), path)
-            step(2, 2)
+    # export_sqlite takes no callback yet: two steps, the check and the database
+    with state.open_verified(label="exporting to SQLite", steps=2) as (ledger, checked, step):
+        counts = export_sqlite(LedgerView(ledger, checked), path)
+        step(2, 2)
     shown = ", ".join(f"{n} {name}" for name, n in counts.items())
     print(f"exported {shown} to {path}", file=sys.stderr)
 

@@ -85,7 +85,7 @@ def _kept_logs(ledger: Any, logs: list[str]) -> tuple[list[dict[str, Any]],
     from logbook.capture.loadlogs import Applied
 
     found = Applied()
-    refs, unreadable, lost = keep_logs(ledger.keep_blob, b"", logs, [], found.see)
+    refs, unreadable, lost = keep_logs(ledger.entry_log.keep_blob, b"", logs, [], found.see)
     if unreadable:
         raise InputError(f"--log: {unreadable[0]}")
     for why in lost:

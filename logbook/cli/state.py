@@ -21,7 +21,10 @@ class Options:
 
 
 def options() -> Options:
-    """The options of the command being run (defaults outside a command)."""
+    """The options of the command being run (defaults outside a command: the lean start,
+    logbook.cli.lean, never loads typer, so without it there is no command's context)."""
+    if "typer" not in sys.modules:
+        return Options()
     try:
         from typer._click.globals import get_current_context
     except ImportError:  # pragma: no cover - typer before 0.26 uses click itself
@@ -39,44 +42,43 @@ def json_flag() -> Any:
                         "schemas/ where a schema exists) instead of text.")
 
 
-def open_ledger(write: bool = False) -> Any:
-    return open_ledger_at(options().ledger, write)
-
-
-def open_ledger_at(location: str | None, write: bool = False) -> Any:
-    """The ledger at ``location`` (None: LOGBOOK_DIR or the working folder), read-only unless
-    ``write``: for code that runs without typer (logbook.cli.lean) as well as under it."""
+def open_ledger(write: bool = False, at: str | None = None) -> Any:
+    """The ledger the command line named (``at`` for code that runs without typer,
+    logbook.cli.lean; else --ledger, LOGBOOK_DIR or the working folder), read-only unless
+    ``write``: for a command that appends, or lists what is kept beside the chain."""
     from logbook.ledger.service import Ledger
 
-    return Ledger.open(location, write=write)
+    return Ledger.open(at if at is not None else options().ledger, write=write)
 
 
 @contextmanager
-def open_verified(keep: tuple[str, ...] | None = None,
-                  runs: bool = False) -> Iterator[tuple[Any, Any]]:
-    """(ledger, what was verified) for a command that prints numbers: the ledger is checked
-    (logbook.verify.integrity) and stays in the read transaction that was checked while the caller
-    computes; the entries of the ``keep`` kinds (None: every kind the analysis reads whole,
-    logbook.ledger.checked_copy.ANALYSED_KINDS) are read from what the check read (``runs``:
-    the runs through their facts, read whole only when asked for). A ledger that fails the
-    check exits 1 before any figure is printed."""
-    with open_ledger() as ledger, verified_in(ledger, keep, runs) as checked:
-        yield ledger, checked
+def open_verified(keep: tuple[str, ...] | None = None, runs: bool = False,
+                  at: str | None = None, label: str = "checking the ledger",
+                  steps: int = 0) -> Iterator[tuple[Any, Any, Callable[[int, int], None]]]:
+    """(ledger, what was verified, step) for every command that reads entries: the one way
+    a command opens a ledger to read it. The ledger is checked (logbook.verify.integrity,
+    carried on from this machine's checked copy) and stays in the read transaction that was
+    checked while the caller reads: every read goes to the read model of that check. The
+    entries of the ``keep`` kinds (None: every kind the analysis reads whole,
+    logbook.ledger.read_model.ANALYSED_KINDS) come from what the check read (``runs``: the
+    runs through their facts). A bar labelled ``label`` shows on a terminal over a large
+    ledger: the check alone, or, with ``steps``, the check as step 1 and ``step(i, steps)``
+    for the caller's. A ledger that fails the check exits 1 before anything is printed."""
+    from logbook.cli.progress import progress, quiet
+    from logbook.ledger.read_model import ANALYSED_KINDS, checked_reading
 
-
-@contextmanager
-def verified_in(ledger: Any, keep: tuple[str, ...] | None = None,
-                runs: bool = False) -> Iterator[Any]:
-    """What was verified of an open ledger, as `open_verified` gives it, with its bar."""
-    from logbook.cli.progress import progress
-    from logbook.ledger.checked_copy import ANALYSED_KINDS, checked_reading
-
-    with ExitStack() as stack:
-        with progress("checking the ledger", size=ledger.size()) as on_progress:
+    kinds = ANALYSED_KINDS if keep is None else keep
+    with open_ledger(at=at) as ledger, ExitStack() as stack:
+        with progress(label, size=ledger.size()) as on_progress:
+            if steps:
+                on_progress(0, steps)
+                checked = stack.enter_context(checked_reading(ledger, kinds, None, runs))
+                on_progress(1, steps)
+                yield ledger, checked, on_progress
+                return
             # the check's read transaction stays open after its bar is cleared
-            checked = stack.enter_context(checked_reading(
-                ledger, ANALYSED_KINDS if keep is None else keep, on_progress, runs))
-        yield checked
+            checked = stack.enter_context(checked_reading(ledger, kinds, on_progress, runs))
+        yield ledger, checked, quiet
 
 
 def emit_json(value: Any) -> None:

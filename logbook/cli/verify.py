@@ -60,7 +60,7 @@ def verify(
     @contextmanager
     def store() -> Iterator[tuple[Any, int]]:
         with state.open_ledger() as ledger:
-            yield ledger.verify_reads(), ledger.size()
+            yield ledger.entry_log, ledger.size()
 
     certs = (tsa_cert, state.read_input(tsa_cert, "--tsa-cert")) if tsa_cert else None
     done = verify_any(file, trust, checkpoints, witnesses, quorum, strict, store,

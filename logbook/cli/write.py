@@ -237,7 +237,7 @@ def amend(
     key = _key()
     with state.open_ledger(write=True) as ledger:
         digest = ledger.resolve(plan_ref, "PLAN")
-        found = ledger.kind_of(digest)
+        found = ledger.reads.kind_of(digest)
         current = ledger.plan_body(digest) if found is not None and found[1] == "plan" else {}
         changes = merge_changes(current, assignments)
         body = {"plan": digest, "changes": changes, "reason": reason}

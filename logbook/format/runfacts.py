@@ -5,7 +5,7 @@ dotted names), its score, how many items it scored and left missing, the spread 
 scores, which items it lists, what its apparatus leaves unsaid. Reading them from each run's
 body means parsing every run on every audit. Instead the analysis check works them out as it
 checks each run's bytes (logbook.verify.integrity), keeps them with this machine's checked copy
-of the ledger (logbook.storage.sqlite.checked_copy), and the analysis reads them from there
+of the ledger (logbook.storage.sqlite.read_model), and the analysis reads them from there
 (logbook.analysis.view); a run of no facts (one this version cannot summarise) is read whole.
 
 The figures are the ones the analysis would compute from the body: the score is the correctly

@@ -24,7 +24,7 @@ CUT = "\n[… {n} more characters not kept]"
 
 def read(blob: Callable[[str, int], bytes | None], ref: Any,
          max_blob: int) -> Iterator[dict[str, Any]]:
-    """The trace rows a run's reference names, read through ``blob`` (Ledger.blob) with the
+    """The trace rows a run's reference names, read through ``blob`` (EntryLog.blob) with the
     reference's bound, checked against its digest and inflated with a bound. StorageDamaged
     when the blob is missing, altered or not a trace file."""
     if not isinstance(ref, dict):

@@ -47,7 +47,7 @@ def check_plan(ledger: Ledger, plan: str | None, arm: str | None,
         raise InputError(f"{labels.plan} {plan} needs {labels.arm}: the arm of the plan these "
                          "runs belong to")
     digest: str = ledger.resolve(plan, labels.plan)
-    found = ledger.kind_of(digest)
+    found = ledger.reads.kind_of(digest)
     if found is None or found[1] != "plan":
         raise InputError(f"{labels.plan} {plan}: that entry is not a plan")
     arms = [a.get("name") for a in ledger.plan_body(digest).get("arms", [])]
@@ -130,7 +130,7 @@ def plan_refusal(ledger: Ledger, plan: str | None, arm: str | None,
         digest = ledger.resolve(plan, labels.plan) if plan is not None else None
     except InputError:
         return None, why
-    found = ledger.kind_of(digest) if digest is not None else None
+    found = ledger.reads.kind_of(digest) if digest is not None else None
     return (digest if found is not None and found[1] == "plan" else None), why
 
 

@@ -187,7 +187,7 @@ def run_named(ledger: Any, ref: str) -> str:
     """The digest of the run ``ref`` names (--reproduces): refused before the command runs
     when it names no run."""
     digest = str(ledger.resolve(ref, "--reproduces"))
-    found = ledger.kind_of(digest)
+    found = ledger.reads.kind_of(digest)
     if found is None or found[1] != "run":
         raise InputError(f"--reproduces {ref}: entry {digest[:12]} is a "
                          f"{found[1] if found else 'missing entry'}, not a run")
@@ -206,7 +206,8 @@ def keep_logs(open_ledger: OpenLedger, output: bytes, logs: list[str], taken: li
     found = Applied()
     try:
         with open_ledger() as ledger:
-            return (*keep(ledger.keep_blob, output, logs, taken, found.see), found.applied)
+            kept = keep(ledger.entry_log.keep_blob, output, logs, taken, found.see)
+            return (*kept, found.applied)
     except (LogbookError, OSError) as exc:
         why = " ".join(str(exc).split()) or type(exc).__name__
 

@@ -126,7 +126,7 @@ def admit_admission(at: Standing, body: dict[str, Any]) -> None:
     if run.get("plan") is not None:
         raise InputError(f"body.run: run @{seq} is already counted in plan "
                          f"{str(run['plan'])[:12]}, arm {run.get('arm')!r}")
-    earlier = store.entries_targeting("admission", [body["run"]])
+    earlier = store.entries_where("admission", targets=[body["run"]])
     standing = store.retractions_of([a.digest for a in earlier])
     live = [a for a in earlier if a.digest not in standing]
     if live:
@@ -211,7 +211,7 @@ def admit_timestamp(at: Standing, body: dict[str, Any]) -> None:
         raise InputError(f"body.size: the ledger holds {at.size} entries, not {size}")
     if root_from_nodes(size, at.reads.tree_node).hex() != root:
         raise InputError(f"body.root: the ledger's tree of size {size} has another root")
-    genesis = at.reads.entry(0)
+    genesis = next(iter(at.reads.entries_at([0])), None)
     uuid = orjson.loads(genesis.entry)["body"]["uuid"] if genesis is not None else ""
     message = body_text(Checkpoint(origin_of(uuid), size, bytes.fromhex(root)))
     try:

@@ -29,12 +29,12 @@ from logbook.verify.proofs import Parsed, origin_of
 from logbook.verify.tree import Tree
 
 if TYPE_CHECKING:
-    from logbook.storage.sqlite.checked_copy import CheckedIndex
+    from logbook.storage.sqlite.read_model import ReadModel
 
 
 def make_checkpoint(ledger: Ledger, key: SigningKey,
                     publish: Callable[[str], None] | None = None,
-                    copy: CheckedIndex | None = None) -> str:
+                    copy: ReadModel | None = None) -> str:
     """Verify the ledger, then sign its tree head at the size just verified with `key` (a
     valid key of the ledger), store it, return it. A ledger that does not verify is not
     signed (exit 1): a checkpoint vouches for the signatures below it (logbook.verify.integrity).
@@ -46,17 +46,17 @@ def make_checkpoint(ledger: Ledger, key: SigningKey,
 
     ``publish`` receives the note before it is stored: a note that cannot be written out
     (a full disk) is not kept either, so the audit never counts a checkpoint nobody holds."""
-    from logbook.storage.sqlite.checked_copy import CheckedIndex
+    from logbook.storage.sqlite.read_model import ReadModel
     from logbook.verify.integrity import verified
 
     with ExitStack() as stack:
         if copy is None:  # a copy for this call alone: the check is made in full
-            copy = CheckedIndex.in_memory()
+            copy = ReadModel.in_memory()
             stack.callback(copy.close)
-        checked = stack.enter_context(verified(ledger.verify_reads(), copy))
+        checked = stack.enter_context(verified(ledger.entry_log, copy))
         stack.enter_context(ledger.reading_checked({}, checked.reads))
         size = checked.entries
-        valid = {fp for fp, _, _, _, revoked in ledger.signing_keys() if revoked is None}
+        valid = {fp for fp, _, _, _, revoked in ledger.reads.signing_keys() if revoked is None}
         root = ledger.root(size)  # the size the check verified, in its transaction
     if key.public.fingerprint not in valid:
         raise EnvironmentProblem(
@@ -66,7 +66,7 @@ def make_checkpoint(ledger: Ledger, key: SigningKey,
     note = sign_checkpoint(Checkpoint(origin, size, root), origin, key.sign, key.public.raw)
     if publish is not None:
         publish(note)
-    ledger.add_checkpoint(size, root.hex(), note, now_rfc3339())
+    ledger.entry_log.add_checkpoint(size, root.hex(), note, now_rfc3339())
     return note
 
 
@@ -82,7 +82,7 @@ def describe(note: str, public: PublicKey) -> dict[str, Any]:
 
 def latest_checkpoint(ledger: Ledger) -> tuple[str, Parsed] | None:
     """The last checkpoint kept in the ledger's store, or None when none was made."""
-    rows = ledger.checkpoints()
+    rows = ledger.entry_log.checkpoints()
     if not rows:
         return None
     note = rows[-1][3]
@@ -92,7 +92,7 @@ def latest_checkpoint(ledger: Ledger) -> tuple[str, Parsed] | None:
 def _source(ledger: Ledger, tree: Tree | None) -> tuple[int, merkle.GetNode]:
     """(size, node reader): the checked tree `logbook prove` passes, else the stored tree
     (O(log n) node reads, for callers that checked it themselves)."""
-    return (tree.size, tree.node) if tree is not None else (ledger.size(), ledger.tree_node)
+    return (tree.size, tree.node) if tree is not None else (ledger.size(), ledger.reads.tree_node)
 
 
 def inclusion_proof(ledger: Ledger, index: int, size: int,

@@ -90,13 +90,13 @@ def clone(src: str, dest: str,
         return lambda done, total: report(done + (total if second else 0), 2 * total)
 
     with Ledger.open(src, write=False) as source, source.snapshot():
-        checked = verify_store(source.verify_reads(), on_progress=half(False))
+        checked = verify_store(source.entry_log, on_progress=half(False))
         if not checked.ok:
             raise CheckFailed(f"SRC {source.location} does not verify "
                               f"({len(checked.findings)} findings; `logbook --ledger SRC "
                               "verify` lists them); nothing was copied")
         entries = [e for e in source.entries() if e.seq < checked.entries]
-        checkpoints = source.checkpoints()
+        checkpoints = source.entry_log.checkpoints()
         audits = source._store.audits()  # the ledger package's own store, as in copy_in
         src_location = source.location
     with open_or_create(dest) as target:
@@ -110,17 +110,17 @@ def clone(src: str, dest: str,
                 raise InputError(f"DEST {target.location} holds a different chain (entry "
                                  f"{e.seq} differs from SRC's); nothing was copied")
         copy_in(target, entries[have:])
-        kept = {(c[1], c[2], c[3]) for c in target.checkpoints()}
+        kept = {(c[1], c[2], c[3]) for c in target.entry_log.checkpoints()}
         for _id, size, root, note, created in checkpoints:
             if (size, root, note) not in kept:
-                target.add_checkpoint(size, root, note, created)
+                target.entry_log.add_checkpoint(size, root, note, created)
         copied = set(target._store.audits())
         for size, at, findings in audits:
             if (size, at, findings) not in copied:
-                target.record_audit(size, at, findings)
+                target.entry_log.record_audit(size, at, findings)
         with Ledger.open(src, write=False) as source:
             blobs = copy_blobs(source, target, entries)
-        after = verify_store(target.verify_reads(), on_progress=half(True))
+        after = verify_store(target.entry_log, on_progress=half(True))
         if not after.ok:
             raise CheckFailed(f"DEST {target.location} does not verify after the copy "
                               f"({len(after.findings)} findings)")
@@ -144,16 +144,16 @@ def copy_blobs(source: Ledger, target: Ledger, entries: list[Entry]) -> int:
         for ref in refs:
             digest = str(ref.get("sha256", "")).removeprefix("sha256:")
             size = ref.get("size")
-            if not is_blob_name(digest) or type(size) is not int or target.blob(digest, 0) \
-                    is not None:
+            if not is_blob_name(digest) or type(size) is not int \
+                    or target.entry_log.blob(digest, 0) is not None:
                 continue
-            data = source.blob(digest, min(size, MAX_BLOB_BYTES) + 1)
+            data = source.entry_log.blob(digest, min(size, MAX_BLOB_BYTES) + 1)
             if data is None:
                 continue
             if hashlib.sha256(data).hexdigest() != digest:
                 raise StorageDamaged(f"the log {ref.get('name')!r} of run {e.seq} changed in "
                                      f"{source.location} while it was copied; run the clone "
                                      "again")
-            target.keep_blob(digest, data)
+            target.entry_log.keep_blob(digest, data)
             copied += 1
     return copied

@@ -125,9 +125,9 @@ def open_rows(ledger: Ledger, ref: str, k: int, salts: Path,
     if not 0 < k <= len(made):
         raise InputError(f"--items {k}: run @{run.seq} has {len(made)} committed rows; open 1 "
                          f"to {len(made)} of them")
-    tree = recomputed_tree(ledger.verify_reads())  # exit 1 when the stored tree disagrees
+    tree = recomputed_tree(ledger.entry_log)  # exit 1 when the stored tree disagrees
     if checkpoint is None:
-        notes = [row[3] for row in ledger.checkpoints() if row[1] > run.seq]
+        notes = [row[3] for row in ledger.entry_log.checkpoints() if row[1] > run.seq]
         if not notes:
             raise InputError(f"no checkpoint kept holds run @{run.seq}: make one after it "
                              "(`logbook checkpoint`) and publish it, or give --checkpoint FILE")

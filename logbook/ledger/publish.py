@@ -140,7 +140,7 @@ def keys_document(ledger: Ledger, origin: str) -> bytes:
     import base64
 
     keys = []
-    for fingerprint, name, public, added, revoked in ledger.signing_keys():
+    for fingerprint, name, public, added, revoked in ledger.reads.signing_keys():
         raw = base64.b64decode(public)
         keys.append({"fingerprint": fingerprint, "name": name, "public": public,
                      "added": added, "revoked": revoked,

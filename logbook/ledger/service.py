@@ -1,9 +1,9 @@
 """The Ledger service: read and resolve (its appends: logbook.ledger.writer), composing store,
 model, canonical and crypto.
 
-The store stays private: callers read through the methods here and the narrow read ports
-(logbook.storage.base) they hand out, ``verify_reads`` for the auditor and ``brief_reads`` for
-`brief`.
+Callers read through the methods here and two ports: ``reads`` (the read model of a check,
+inside `reading_checked`; the store otherwise) and ``entry_log`` (the store itself: what the
+auditor compares, and the records kept beside the chain: checkpoints, audits, logs).
 """
 
 from __future__ import annotations
@@ -25,13 +25,7 @@ from logbook.ledger.entry import Entry, parse_stored
 from logbook.ledger.writer import Appending
 from logbook.storage import describe, is_url, open_store
 from logbook.storage import index as derive
-from logbook.storage.base import (
-    AuditRow,
-    CheckpointRow,
-    EntryLog,
-    KeyRow,
-    Txn,
-)
+from logbook.storage.base import EntryLog, Txn
 from logbook.tlog import merkle
 
 if TYPE_CHECKING:
@@ -128,10 +122,10 @@ class Ledger(Appending):
     @property
     def genesis(self) -> Entry:
         if self._genesis is None:
-            stored = self._store.entry(0)
-            if stored is None:
+            found = self._store.entries_at([0])
+            if not found:
                 raise EnvironmentProblem(f"ledger {self.location} has no genesis entry")
-            self._genesis = Entry.from_stored(stored)
+            self._genesis = Entry.from_stored(found[0])
         return self._genesis
 
     @property
@@ -143,7 +137,7 @@ class Ledger(Appending):
         return str(self.genesis.body.get("name"))
 
     def size(self) -> int:
-        return self._read.head()[0]
+        return self.reads.head()[0]
 
     # -- read ports ----------------------------------------------------------------------
     def snapshot(self) -> AbstractContextManager[None]:
@@ -151,8 +145,10 @@ class Ledger(Appending):
         whatever is appended meanwhile."""
         return self._store.snapshot()
 
-    def verify_reads(self) -> EntryLog:
-        """What the auditor reads (logbook.verify): raw entries, derived tables, checkpoints."""
+    @property
+    def entry_log(self) -> EntryLog:
+        """The store itself: what the auditor (logbook.verify) compares with the entries'
+        bytes, and the records kept beside the chain (checkpoints, audits, kept logs)."""
         return self._store
 
     def brief_reads(self) -> CheckedReads:
@@ -163,7 +159,7 @@ class Ledger(Appending):
         return self._reads
 
     @property
-    def _read(self) -> EntryLog | CheckedReads:
+    def reads(self) -> EntryLog | CheckedReads:
         """Where a read goes: inside `reading_checked`, the read model of the check; else the
         store itself (the writes, and what they look up, always go to the store)."""
         return self._store if self._reads is None else self._reads
@@ -177,46 +173,46 @@ class Ledger(Appending):
             if not (digits.isascii() and digits.isdigit()):
                 raise InputError(f"{field}: {ref!r} is not @SEQ with a number")
             seq = int(digits)
-            stored = self._read.entry(seq) if seq < 2**63 else None
-            if stored is None:
+            at = self.reads.entries_at([seq]) if seq < 2**63 else []  # bytes, not parsed
+            if not at:
                 raise InputError(f"{field}: there is no entry {r} (the ledger has "
                                  f"{self.size()} entries)")
-            return stored.digest
+            return at[0].digest
         low = r.lower()
         if _HEX.match(low):
             if len(low) == 64:
-                if self._read.kind_of(low) is None:
+                if self.reads.kind_of(low) is None:
                     raise InputError(f"{field}: no entry has digest {low}")
                 return low
             if len(low) < 8:
                 raise InputError(f"{field}: digest prefix {ref!r} is shorter than 8 hex digits")
-            found = self._read.digests_with_prefix(low)
+            found = self.reads.digests_with_prefix(low)
             if not found:
                 raise InputError(f"{field}: no entry digest starts with {ref!r}")
             if len(found) > 1:
                 raise InputError(f"{field}: digest prefix {ref!r} is ambiguous")
             return found[0]
-        digest = self._read.plan_digest_by_slug(r)
+        digest = self.reads.plan_digest_by_slug(r)
         if digest is None:
             raise InputError(f"{field}: {ref!r} is not a digest, @SEQ or the slug of a plan")
         return digest
 
     def get(self, ref: str) -> Entry:
         digest = self.resolve(ref)
-        stored = self._read.entry_by_digest(digest)
+        stored = self.reads.entry_by_digest(digest)
         if stored is None:  # @SEQ found a row whose digest column is damaged
             raise StorageDamaged(f"{ref}: the entry's stored digest {digest[:16]!r} is damaged "
                                  "(`logbook verify` lists what is wrong)")
         return Entry.from_stored(stored)
 
     def entries(self) -> Iterator[Entry]:
-        for stored in self._read.entries():
+        for stored in self.reads.entries():
             yield Entry.from_stored(stored)
 
     def log(self, kind: str | None = None, plan: str | None = None,
             last: int | None = None) -> list[Entry]:
         plan_digest = self.resolve(plan, "--plan") if plan else None
-        found = self._read.kind_of(plan_digest) if plan_digest is not None else None
+        found = self.reads.kind_of(plan_digest) if plan_digest is not None else None
         if found is not None and found[1] != "plan":
             raise InputError(f"--plan {plan}: that entry is not a plan")
         if last is not None:
@@ -225,7 +221,7 @@ class Ledger(Appending):
             every = self._checked[kind]
             picked = every if last is None else every[max(0, len(every) - last):]
             return [Entry(*t) for t in picked]
-        stored = self._read.entries_where(kind, plan_digest, last)
+        stored = self.reads.entries_where(kind, plan_digest, last)
         return [Entry.from_stored(s) for s in stored]
 
     @contextmanager
@@ -243,75 +239,28 @@ class Ledger(Appending):
         finally:
             self._checked, self._reads = {}, None
 
-    def entries_targeting(self, kind: str, targets: list[str]) -> list[Entry]:
-        """The entries of ``kind`` the index finds aimed at ``targets`` (a refused run at its
-        plan, an admission at its run), in ledger order."""
-        return [Entry.from_stored(s) for s in self._read.entries_targeting(kind, targets)]
-
     def plan_body(self, plan_digest: str, without: str | None = None) -> dict[str, Any]:
         """A plan's body with its standing amendments applied in ledger order (all but the
         amendment ``without``: what the plan becomes if that one is withdrawn)."""
         from logbook.model import amended
 
-        stored = self._read.entry_by_digest(plan_digest)
+        stored = self.reads.entry_by_digest(plan_digest)
         if stored is None:
             raise InputError(f"no plan {plan_digest}")
         plan = parse_stored(stored)["body"]
         amendments = [Entry.from_stored(s)
-                      for s in self._read.entries_where("amendment", plan_digest)]
-        withdrawn = self._read.retractions_of([a.digest for a in amendments])
+                      for s in self.reads.entries_where("amendment", plan_digest)]
+        withdrawn = self.reads.retractions_of([a.digest for a in amendments])
         return amended(plan, amendments, withdrawn, without=without)
 
     def root(self, size: int | None = None) -> bytes:
         n = self.size() if size is None else size
-        return merkle.root_from_nodes(n, self.tree_node)
-
-    def tree_node(self, level: int, idx: int) -> bytes:
-        """A node of the stored Merkle tree (O(log n) reads make a root or a proof)."""
-        return self._read.tree_node(level, idx)
-
-    def kind_of(self, digest: str) -> tuple[int, str] | None:
-        """(seq, kind) of the entry with this full digest, or None."""
-        return self._read.kind_of(digest)
+        return merkle.root_from_nodes(n, self.reads.tree_node)
 
     def entry_at(self, seq: int) -> Entry | None:
         """The entry at ``seq``, or None beyond the head."""
-        stored = self._read.entry(seq)
-        return Entry.from_stored(stored) if stored is not None else None
-
-    def retractions_of(self, digests: list[str]) -> dict[str, list[str]]:
-        """digest -> the digests of the retractions of that entry, in ledger order."""
-        return self._read.retractions_of(digests)
-
-    def signing_keys(self) -> list[KeyRow]:
-        """(fingerprint, name, public, added seq, revoked seq or None) of every key, in the
-        order they were added."""
-        return self._read.signing_keys()
-
-    def checkpoints(self) -> list[CheckpointRow]:
-        """(id, size, root, note, created) of the checkpoints kept, oldest first."""
-        return self._store.checkpoints()
-
-    def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None:
-        """Keep a signed checkpoint beside the ledger (logbook.ledger.checkpoints makes it)."""
-        self._store.add_checkpoint(size, root, note, created)
-
-    def last_audit(self) -> AuditRow | None:
-        """What the last `logbook audit` kept (size, at, findings as JSON), for `brief`."""
-        return self._store.last_audit()
-
-    def record_audit(self, size: int, at: str, findings: str) -> None:
-        """Keep what `logbook audit` found at ``size`` (findings as JSON), for `brief`."""
-        self._store.record_audit(size, at, findings)
-
-    def keep_blob(self, digest: str, data: bytes) -> None:
-        """Keep a run's log under its sha256 (bare hex), beside a file or in a server's
-        database; keeping it again changes nothing (EnvironmentProblem when it cannot)."""
-        self._store.keep_blob(digest, data)
-
-    def blob(self, digest: str, limit: int) -> bytes | None:
-        """At most ``limit`` bytes of the log kept under ``digest``, None when none is."""
-        return self._store.blob(digest, limit)
+        found = self.reads.entries_at([seq]) if 0 <= seq < 2**63 else []
+        return Entry.from_stored(found[0]) if found else None
 
     def check_source(self, body: dict[str, Any]) -> None:
         """AlreadyRecorded (exit 2) when a run body's source is already in the ledger."""
@@ -362,5 +311,4 @@ class Ledger(Appending):
                 last = stored.seq
             suites.rebuild(txn, fold, last)
 
-        self._store.rebuild_derived(rows)
-        return self._store.table_counts()
+        return self._store.rebuild_derived(rows)

@@ -100,7 +100,7 @@ def fold_plan(store: EntryLog, plan: str) -> SuiteState:
     admitted = [store.entry_by_digest(str(_body(a).get("run")))
                 for a in own if orjson.loads(a.entry).get("kind") == "admission"]
     entries = {e.seq: e for e in [*own, *(a for a in admitted if a is not None)]}
-    for r in store.entries_targeting("retraction", [e.digest for e in entries.values()]):
+    for r in store.entries_where("retraction", targets=[e.digest for e in entries.values()]):
         entries[r.seq] = r
     fold = SuiteFold()
     for seq in sorted(entries):
@@ -136,7 +136,7 @@ def _retracted_plans(store: EntryLog, target: str) -> list[str]:
     if kind == "run":
         plans = [plan] if isinstance(plan, str) else []
         return plans + [str(_body(a).get("plan"))
-                        for a in store.entries_targeting("admission", [target])]
+                        for a in store.entries_where("admission", targets=[target])]
     if kind == "admission" and isinstance(plan, str):
         return [plan]
     changes = body.get("changes")

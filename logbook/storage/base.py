@@ -5,7 +5,7 @@ The store keeps each entry's canonical bytes and signature (the source of truth)
 derived from those bytes (logbook.storage.index). The embedded default is
 logbook.storage.sqlite; ``logbook.storage.open_store`` picks a backend. The reads an analysis
 makes after a check come from this machine's checked copy of the ledger
-(logbook.storage.sqlite.checked_copy, through logbook.verify.checked_reads), not from here.
+(logbook.storage.sqlite.read_model, through logbook.verify.checked_reads), not from here.
 
 Stored values are described by SQLite's storage classes (blob, text, integer, real, null):
 that is what an altered file can hold in place of the right one, and what `verify` names.
@@ -120,10 +120,10 @@ class EntryLog(Protocol):
 
     What it offers, in the order a reader meets it: the head and one read transaction; the
     append transaction (``Txn``) and the lookups admission makes under its lock; entries by
-    seq, digest, prefix, range, kind and plan; the stored rows a check compares with the
-    entries' bytes; the tree; the keys; checkpoints, audits and kept logs; and the summaries
-    `brief` reads from the index where no checked copy of the ledger can be kept
-    (logbook.verify.checked_reads serves them from the copy otherwise)."""
+    digest, range, seq and what the index says of them; the stored rows a check compares with
+    the entries' bytes; the tree; checkpoints, audits and kept logs. The analysis reads none of
+    it directly: it reads the read model a check builds (logbook.verify.checked_reads), which
+    takes from here only entries' bytes, held to the digests it checked."""
 
     @property
     def path(self) -> Path:
@@ -179,22 +179,24 @@ class EntryLog(Protocol):
         ...
 
     # -- entries -----------------------------------------------------------------------------
-    def entry(self, seq: int) -> StoredEntry | None: ...
-
     def entry_by_digest(self, digest: str) -> StoredEntry | None: ...
 
     def digests_with_prefix(self, prefix: str, limit: int = 2) -> list[str]: ...
 
     def entries(self, start: int = 0, stop: int | None = None) -> Iterator[StoredEntry]: ...
 
-    def entries_at(self, seqs: list[int]) -> list[StoredEntry]: ...
+    def entries_at(self, seqs: list[int]) -> list[StoredEntry]:
+        """The entries at ``seqs`` (those that exist), in seq order."""
+        ...
 
     def entries_where(self, kind: str | None = None, plan: str | None = None,
-                      last: int | None = None) -> list[StoredEntry]: ...
-
-    def entries_targeting(self, kind: str, targets: list[str]) -> list[StoredEntry]:
-        """Entries of ``kind`` whose indexed ``target`` is one of ``targets``, in seq order (a
-        run's target is the plan it was refused by, an admission's the run it admits)."""
+                      last: int | None = None,
+                      targets: list[str] | None = None) -> list[StoredEntry]:
+        """The entries the index finds, in seq order: of ``kind``; about ``plan`` (the plan
+        itself included); whose indexed ``target`` is one of ``targets`` (a run's target is the
+        plan it was refused by, an admission's the run it admits, a retraction's what it
+        retracts; with ``targets``, ``kind`` is required and ``plan`` and ``last`` are not
+        taken); the last ``last`` of them."""
         ...
 
     # -- what a check compares with the entries' bytes (logbook.verify) ----------------------
@@ -236,11 +238,10 @@ class EntryLog(Protocol):
 
     def record_audit(self, size: int, at: str, findings: str) -> None: ...
 
-    def audits(self) -> list[AuditRow]:
-        """Every audit record kept (what `brief` shows of the last), oldest first."""
+    def audits(self, last: int | None = None) -> list[AuditRow]:
+        """The audit records kept (`brief` shows the last), oldest first; the last ``last``
+        of them."""
         ...
-
-    def last_audit(self) -> AuditRow | None: ...
 
     def blob(self, digest: str, limit: int) -> bytes | None:
         """At most the first ``limit`` bytes of the log kept under ``digest`` (bare sha256
@@ -253,13 +254,7 @@ class EntryLog(Protocol):
         sentence) when they cannot be kept."""
         ...
 
-    def rebuild_derived(self, rows: Callable[[Txn], None]) -> None:
-        """Drop every derived row and let ``rows`` write them again, in one transaction."""
-        ...
-
-    def table_counts(self) -> dict[str, int]: ...
-
-    def plan_shapes(self) -> list[PlanShape]:
-        """(seq, digest, JSON text of [runs_per_arm, arms]) of every plan, for the checked copy
-        a full check makes."""
+    def rebuild_derived(self, rows: Callable[[Txn], None]) -> dict[str, int]:
+        """Drop every derived row and let ``rows`` write them again, in one transaction;
+        the rows of each table afterwards."""
         ...

@@ -161,6 +161,12 @@ def index_tuple(seq: int, digest: str, env: dict[str, Any]) -> tuple[Any, ...]:
             target if type(target) is str else None)
 
 
+def shape_text(body: dict[str, Any]) -> str:
+    """A plan's shape as the checked copy keeps it (logbook.storage.base.PlanShape): the JSON
+    text of [runs_per_arm, arms], what `brief` reads of every plan."""
+    return orjson.dumps([body.get("runs_per_arm"), body.get("arms")]).decode()
+
+
 def run_row(seq: int, digest: str, env: dict[str, Any],
             facts: str | None) -> tuple[int, str, str | None, str | None, str | None,
                                         str | None, str | None]:

@@ -1,5 +1,5 @@
 """What the analysis reads after its check (logbook.verify.integrity), resumed or full: the index,
-the tree and the keys from this machine's checked copy (logbook.storage.sqlite.checked_copy), and
+the tree and the keys from this machine's checked copy (logbook.storage.sqlite.read_model), and
 the entries' bytes from the ledger, each held to the digest the checked copy records for its seq.
 Where no copy can be kept (LOGBOOK_STATE_DIR=off, a read-only home) the copy is one in memory,
 made by the full check from the rows it has just compared, and read the same way.
@@ -29,7 +29,7 @@ from logbook.storage.index import IndexRow
 from logbook.verify.refusal import BANNER, NotVerified
 
 if TYPE_CHECKING:
-    from logbook.storage.sqlite.checked_copy import CheckedIndex
+    from logbook.storage.sqlite.read_model import ReadModel
 
 _BATCH = 500
 SCAN_BATCH = 5000  # entries per buffer in entries_mentioning's byte search
@@ -38,7 +38,7 @@ SCAN_BATCH = 5000  # entries per buffer in entries_mentioning's byte search
 class CheckedReads:
     """The ledger's store as the analysis reads it after its check (see above)."""
 
-    def __init__(self, store: EntryLog, checked: CheckedIndex, size: int, head: str | None,
+    def __init__(self, store: EntryLog, checked: ReadModel, size: int, head: str | None,
                  when: str, runs: list[tuple[Any, ...]] | None = None) -> None:
         self._rows, self._checked, self._size, self._head = store, checked, size, head
         self._when = when
@@ -51,7 +51,10 @@ class CheckedReads:
                     f"this machine checked ({{digest}}, {self._when})")
 
     def entries_at(self, seqs: list[int]) -> list[StoredEntry]:
+        """Those of ``seqs`` this read checked (none beyond its size), each held to its
+        checked digest; NotVerified when one of them is missing from the ledger."""
         out: list[StoredEntry] = []
+        seqs = [s for s in seqs if 0 <= s < self._size]
         for i in range(0, len(seqs), _BATCH):
             chunk = seqs[i:i + _BATCH]
             found = self._held(self._rows.entries_at(chunk))
@@ -61,14 +64,9 @@ class CheckedReads:
             out += found
         return out
 
-    def entry(self, seq: int) -> StoredEntry | None:
-        if not 0 <= seq < self._size:
-            return None
-        return self.entries_at([seq])[0]
-
     def entry_by_digest(self, digest: str) -> StoredEntry | None:
         seq = self._checked.seq_of(digest)
-        return None if seq is None or seq >= self._size else self.entry(seq)
+        return None if seq is None or seq >= self._size else self.entries_at([seq])[0]
 
     def entries(self, start: int = 0, stop: int | None = None,
                 batch: int = 2000) -> Iterator[StoredEntry]:
@@ -87,18 +85,17 @@ class CheckedReads:
         return seq is not None and seq < self._size
 
     def entries_where(self, kind: str | None = None, plan: str | None = None,
-                      last: int | None = None) -> list[StoredEntry]:
+                      last: int | None = None,
+                      targets: list[str] | None = None) -> list[StoredEntry]:
+        if targets is not None:
+            return self.entries_at(self._below(self._checked.seqs_where(kind,
+                                                                        targets=targets)))
         seqs = self._checked.seqs_where(kind, plan, last)
         if seqs and seqs[-1] >= self._size:  # the copy went on meanwhile (rare): bound it
             seqs = self._below(self._checked.seqs_where(kind, plan, None))
             seqs = seqs[-last:] if last is not None and last > 0 else (
                 [] if last is not None else seqs)
         return self.entries_at(seqs)
-
-    def entries_targeting(self, kind: str, targets: list[str]) -> list[StoredEntry]:
-        """The ledger's index finds them; each is held to the digest this machine checked."""
-        return self._held(e for e in self._rows.entries_targeting(kind, targets)
-                          if e.seq < self._size)
 
     def entries_mentioning(self, kinds: tuple[str, ...], after: int,
                            needles: list[str]) -> list[StoredEntry]:

@@ -29,11 +29,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from logbook.storage.base import EntryLog, RunRow
+from logbook.storage.base import EntryLog, PlanShape, RunRow
 from logbook.verify.refusal import BANNER, NotVerified
 
 if TYPE_CHECKING:
-    from logbook.storage.sqlite.checked_copy import CheckedIndex
+    from logbook.storage.sqlite.read_model import ReadModel
 
 __all__ = ["BANNER", "NotVerified", "Verified", "check", "verified"]
 
@@ -94,7 +94,7 @@ def _latest_checkpoint_size(store: EntryLog) -> int:
         return 0
 
 
-def check(store: EntryLog, checked: CheckedIndex, keep: Iterable[str] = (),
+def check(store: EntryLog, checked: ReadModel, keep: Iterable[str] = (),
           on_progress: Callable[[int, int], None] | None = None, runs: bool = False,
           before: int | None = None) -> Verified:
     """Run the check in one read transaction (the caller's, when it holds one); NotVerified
@@ -103,7 +103,7 @@ def check(store: EntryLog, checked: CheckedIndex, keep: Iterable[str] = (),
     caller reads runs through their facts (logbook.format.runfacts), worked out by this check
     (`Verified.runs`), and reads a run whole only when it asks for one.
 
-    ``checked``: this machine's checked copy of the ledger (logbook.storage.sqlite.checked_copy,
+    ``checked``: this machine's checked copy of the ledger (logbook.storage.sqlite.read_model,
     in memory when none can be kept): when it holds an earlier check of this ledger, only what
     was appended since is checked (logbook.verify.resume); after a full check that passes, the
     copy is made anew. Either way `Verified.reads` (the copy, with each entry's bytes held to
@@ -129,9 +129,8 @@ def check(store: EntryLog, checked: CheckedIndex, keep: Iterable[str] = (),
         # logs are not read by any analysis (its figures come from the signed entries alone),
         # and hashing every kept log before each report would cost more than the report:
         # `logbook verify` checks them (docs/auditing.md §7)
-        result = verify_store(store, vouched=vouched,
-                              keep=kept if kept.kinds or kept.copy else None,
-                              on_progress=on_progress, logs=False)
+        result = verify_store(store, vouched=vouched, keep=kept, on_progress=on_progress,
+                              logs=False)
         _raise_on_findings(result)
         reads = _renewed(store, checked if renew else checked.spare(), result, kept)
         return Verified(result.entries, result.head, result.ledger,
@@ -139,7 +138,7 @@ def check(store: EntryLog, checked: CheckedIndex, keep: Iterable[str] = (),
                         kept.entries, kept.facts, reads=reads, runs=reads if runs else None)
 
 
-def _renewed(store: EntryLog, copy: CheckedIndex, result: Any, kept: Any) -> Any:
+def _renewed(store: EntryLog, copy: ReadModel, result: Any, kept: Any) -> Any:
     """What the analysis reads after a full check: the checked copy made anew from the rows
     the check has just compared with the entries (another copy, in memory, when this one
     cannot take them: a full disk, a copy another check carried past this snapshot), each
@@ -149,9 +148,9 @@ def _renewed(store: EntryLog, copy: CheckedIndex, result: Any, kept: Any) -> Any
 
     state = _state(result)
 
-    def made(into: CheckedIndex) -> bool:  # the store's rows read afresh for each attempt
+    def made(into: ReadModel) -> bool:  # the store's rows read afresh for each attempt
         return into.replace(store.derived_rows("entry_index"), store.derived_rows("tree"),
-                            result.keys, store.plan_shapes(), kept.rows, state)
+                            result.keys, kept.shapes, kept.rows, state)
 
     if not made(copy):
         copy = copy.spare()
@@ -169,7 +168,7 @@ def _kept(kinds: Iterable[str], copy: bool, runs: bool) -> Any:
     more works them out as it reads each run (logbook.analysis.run_view: from the item arrays
     it builds anyway)."""
     from logbook.format.runfacts import encode, facts_of
-    from logbook.storage.index import run_row
+    from logbook.storage.index import run_row, shape_text
     from logbook.verify.stored import Keep
 
     class Kept(Keep):
@@ -179,11 +178,15 @@ def _kept(kinds: Iterable[str], copy: bool, runs: bool) -> Any:
             self.facts: dict[int, Any] = {}  # by seq, for runs kept whole
             self.rows: list[RunRow] = []  # for the checked copy
             self.read: list[tuple[Any, ...]] = []  # index fields and facts, for `runs`
+            self.shapes: list[PlanShape] = []  # every plan's, for the checked copy
 
         def add(self, seq: int, digest: str, env: dict[str, Any], signature: str,
                 raw: bytes) -> None:
             super().add(seq, digest, env, signature, raw)  # first: it shares the item ids
-            if env.get("kind") == "run" and (self.copy or self.runs):
+            kind = env.get("kind")
+            if kind == "plan" and type(body := env.get("body")) is dict:
+                self.shapes.append((seq, digest, shape_text(body)))
+            elif kind == "run" and (self.copy or self.runs):
                 found = facts_of(env.get("body"))
                 if self.kept_runs and found is not None:
                     self.facts[seq] = found
@@ -221,7 +224,7 @@ def _state(result: Any) -> dict[str, Any]:
                                                                                   "Z")}
 
 
-def _usable_state(store: EntryLog, checked: CheckedIndex) -> dict[str, Any] | None:
+def _usable_state(store: EntryLog, checked: ReadModel) -> dict[str, Any] | None:
     """The checked copy's state, if it is of this ledger (its genesis names the same ledger:
     another ledger at the same place starts the copy again)."""
     import orjson
@@ -249,14 +252,14 @@ class _CarriedPast(Exception):
     is checked in full and the copy left as it is."""
 
 
-def copy_size(checked: CheckedIndex) -> int:
+def copy_size(checked: ReadModel) -> int:
     """The size the checked copy covers now (0: none yet)."""
     state = checked.state()
     size = state.get("size") if state is not None else None
     return size if isinstance(size, int) else 0
 
 
-def _resumed(store: EntryLog, checked: CheckedIndex, state: dict[str, Any], kept: Any,
+def _resumed(store: EntryLog, checked: ReadModel, state: dict[str, Any], kept: Any,
              on_progress: Callable[[int, int], None] | None,
              before: int | None) -> Verified | None:
     from logbook.verify.checked_reads import CheckedReads
@@ -285,10 +288,10 @@ def _resumed(store: EntryLog, checked: CheckedIndex, state: dict[str, Any], kept
 
 
 @contextmanager
-def verified(store: EntryLog, checked: CheckedIndex, keep: Iterable[str] = (),
+def verified(store: EntryLog, checked: ReadModel, keep: Iterable[str] = (),
              on_progress: Callable[[int, int], None] | None = None,
              runs: bool = False) -> Iterator[Verified]:
-    """Check the ledger (``ledger.verify_reads()``), then keep its read transaction open for
+    """Check the ledger (``ledger.entry_log``), then keep its read transaction open for
     the caller's computation: whatever is appended meanwhile is neither checked nor read."""
     before = copy_size(checked)  # before the snapshot: see _CarriedPast
     with store.snapshot():

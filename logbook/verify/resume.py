@@ -1,5 +1,5 @@
 """The analysis check resumed from what this machine checked of the ledger before
-(logbook.storage.sqlite.checked_copy; docs/auditing.md §7).
+(logbook.storage.sqlite.read_model; docs/auditing.md §7).
 
 An earlier check of ``n`` entries passed and left, in the user's state folder, the digest of
 every one of them, the index and tree rows it compared with their bytes, and the key history
@@ -34,8 +34,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from logbook.findings import Finding
 from logbook.format import runfacts
 from logbook.storage import index as derive
@@ -57,7 +55,7 @@ from logbook.verify.stored import (
 )
 
 if TYPE_CHECKING:
-    from logbook.storage.sqlite.checked_copy import CheckedIndex
+    from logbook.storage.sqlite.read_model import ReadModel
 
 
 class StaleState(Exception):
@@ -82,7 +80,7 @@ class CheckedDigests(Sequence[bytes]):
     """The entries' digests: those below ``start`` from the checked copy (looked up only to
     name an entry in a finding), those after it as this check computes them."""
 
-    def __init__(self, checked: CheckedIndex, start: int) -> None:
+    def __init__(self, checked: ReadModel, start: int) -> None:
         self._checked, self.start, self.tail = checked, start, Digests()
 
     def append(self, digest: bytes) -> None:
@@ -111,7 +109,7 @@ class CheckedKinds(dict[bytes, str]):
     """The kind of every entry by its digest: the new ones as read, the earlier ones from the
     checked copy (what a reference may name)."""
 
-    def __init__(self, checked: CheckedIndex) -> None:
+    def __init__(self, checked: ReadModel) -> None:
         super().__init__()
         self._checked = checked
 
@@ -133,7 +131,7 @@ class _Capturing(ExpectedRows):
         super().insert_index(row)
 
 
-def resume(store: EntryLog, checked: CheckedIndex, state: dict[str, Any],
+def resume(store: EntryLog, checked: ReadModel, state: dict[str, Any],
            on_progress: Callable[[int, int], None] | None = None) -> Resumed:
     """The check of the entries after the ``state["size"]`` this machine checked, inside the
     caller's read transaction; StaleState when the copy cannot carry it."""
@@ -171,7 +169,7 @@ def _digest(raw: Any) -> str:
     return hashlib.sha256(bytes(raw)).hexdigest()
 
 
-def _rewritten(out: Resumed, checked: CheckedIndex, seq: int, raw: Any, digest: str | None,
+def _rewritten(out: Resumed, checked: ReadModel, seq: int, raw: Any, digest: str | None,
                when: str) -> Resumed:
     """The finding for an entry below the size checked before whose bytes changed since."""
     now = "is missing" if raw is None else f"hashes to {_digest(raw)[:16]}…"
@@ -184,11 +182,11 @@ def _rewritten(out: Resumed, checked: CheckedIndex, seq: int, raw: Any, digest: 
     return out
 
 
-def _forget(checked: CheckedIndex) -> str:
+def _forget(checked: ReadModel) -> str:
     return f"if that was meant, remove {checked.path} to start this machine's checks again"
 
 
-def _seeded(checked: CheckedIndex, state: dict[str, Any],
+def _seeded(checked: ReadModel, state: dict[str, Any],
             batch: SignatureBatch | None) -> ChainVerifier:
     """A chain verifier carried on from the end of the earlier check."""
     chain = ChainVerifier(None, 0, batch)
@@ -212,7 +210,7 @@ def _seeded(checked: CheckedIndex, state: dict[str, Any],
     return chain
 
 
-def _scan(store: EntryLog, checked: CheckedIndex, chain: ChainVerifier, rows: Iterator[Any],
+def _scan(store: EntryLog, checked: ReadModel, chain: ChainVerifier, rows: Iterator[Any],
           out: Resumed, size: int, on_progress: Callable[[int, int], None] | None) -> None:
     start, digests = out.start, chain.digests
     tables = stored_tables(store, digests, start)
@@ -238,10 +236,8 @@ def _scan(store: EntryLog, checked: CheckedIndex, chain: ChainVerifier, rows: It
             if env.get("kind") == "run":
                 out.facts.append(derive.run_row(seq, chain.prev, env, runfacts.encode(
                     runfacts.facts_of(env.get("body")))))
-            elif env.get("kind") == "plan" and type(env.get("body")) is dict:
-                body = env["body"]
-                out.shapes.append((seq, chain.prev, orjson.dumps(
-                    [body.get("runs_per_arm"), body.get("arms")]).decode()))
+            elif env.get("kind") == "plan" and type(body := env.get("body")) is dict:
+                out.shapes.append((seq, chain.prev, derive.shape_text(body)))
     for table in tables:
         table.flush(None)
     result = out.result = chain.finish()
@@ -311,7 +307,7 @@ def _compare_tree(result: Result, stored: Any, tree: dict[tuple[int, int], bytes
 class _TreeView(dict[tuple[int, int], bytes]):
     """The tree over all the entries: the new nodes, else the checked copy's."""
 
-    def __init__(self, new: dict[tuple[int, int], bytes], checked: CheckedIndex) -> None:
+    def __init__(self, new: dict[tuple[int, int], bytes], checked: ReadModel) -> None:
         super().__init__(new)
         self._checked = checked
 

@@ -66,7 +66,7 @@ class _Site:
         self._kept: tuple[tuple[str, str | None, int], Any] | None = None
 
     def read(self, build: Build, request: Request) -> dict[str, Any]:
-        from logbook.ledger.checked_copy import checked_reading
+        from logbook.ledger.read_model import checked_reading
         from logbook.ledger.service import Ledger
 
         # the analysis's own path: checked (carried on from this machine's checked copy),

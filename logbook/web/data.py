@@ -69,7 +69,7 @@ def _entry_ref(src: Source, digest: str | None) -> dict[str, Any] | None:
     """A reference to another entry: its digest with the kind and seq it has here."""
     if not digest:
         return None
-    found = src.ledger.kind_of(str(digest))
+    found = src.ledger.reads.kind_of(str(digest))
     seq, kind = found if found else (None, None)
     return {"digest": str(digest), "seq": seq, "kind": kind}
 
@@ -111,7 +111,7 @@ def integrity_page(src: Source) -> dict[str, Any]:
     """What the overview leaves out: the ledger's uuid and head, its entries by kind, the
     latest checkpoint and the signing keys."""
     led = src.ledger
-    checkpoints = led.checkpoints()
+    checkpoints = led.entry_log.checkpoints()
     counts: dict[str, int] = {}
     for e in led.entries():
         counts[e.kind] = counts.get(e.kind, 0) + 1
@@ -123,7 +123,8 @@ def integrity_page(src: Source) -> dict[str, Any]:
             "size": checkpoints[-1][1], "root": checkpoints[-1][2],
             "created": checkpoints[-1][4], "note": checkpoints[-1][3]},
         "keys": [{"fingerprint": fp, "name": name, "public": public, "added": added,
-                  "revoked": revoked} for fp, name, public, added, revoked in led.signing_keys()]}
+                  "revoked": revoked}
+                 for fp, name, public, added, revoked in led.reads.signing_keys()]}
 
 
 def _scale(plan_body: dict[str, Any] | None) -> int:

@@ -50,7 +50,7 @@ def _run_head(src: Source, run: RunView) -> dict[str, Any]:
 
 
 def _rows(src: Source, run: RunView) -> list[Item]:
-    return items_of(run.body, src.ledger.blob)
+    return items_of(run.body, src.ledger.entry_log.blob)
 
 
 def item_href(digest: str, item_id: str, sample: int | None = None) -> str:
@@ -115,8 +115,8 @@ def elsewhere(src: Source, run: RunView, item_id: str) -> list[dict[str, Any]]:
         if item_id not in scores or not _comparable(src, run, other):
             continue
         # the outcome rows alone: another run's traces are read on its own item page
-        rows = [it for it in items_of({"outcomes": other.body.get("outcomes")}, src.ledger.blob)
-                if it.id == item_id]
+        rows = [it for it in items_of({"outcomes": other.body.get("outcomes")},
+                                      src.ledger.entry_log.blob) if it.id == item_id]
         errors = list(dict.fromkeys(it.error for it in rows if it.error is not None))
         out.append({**_run_head(src, other), "score": scores[item_id], "errors": errors,
                     "samples": len(rows), "item_page": item_href(other.digest, item_id)})

@@ -26,7 +26,7 @@ from logbook.analysis.audit.rules.repeats import flips_of
 from logbook.analysis.view import LedgerView
 from logbook.format.runfacts import facts_of, masks_of
 from logbook.ledger.service import Ledger
-from logbook.storage.sqlite.checked_copy import CheckedIndex
+from logbook.storage.sqlite.read_model import ReadModel
 from logbook.verify.integrity import check
 
 BINARY = [0, 1, None, True, False, 1.0, 0.0]
@@ -75,7 +75,7 @@ def _greedy(scores: list[Any], arm: str, seed: int, plan: str | None = None,
 
 def _view(work: Path) -> tuple[Ledger, Any, LedgerView]:
     ledger = Ledger.open(str(work), write=False)
-    checked = check(ledger.verify_reads(), CheckedIndex.in_memory(),
+    checked = check(ledger.entry_log, ReadModel.in_memory(),
                     ("plan", "amendment", "retraction", "claim", "band"), runs=True)
     return ledger, checked, LedgerView(ledger, checked)
 

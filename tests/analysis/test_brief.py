@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
 import prebuilt
 import pytest
 from builders import plan_body, write_json, write_jsonl
@@ -193,28 +194,31 @@ def test_what_rests_on_a_retraction(ledger_dir: Path, tmp_path: Path,
                     claim.json["digest"]: [bad]}
 
 
-def test_plan_shapes_from_sqlite_json_equal_pythons(ledger_dir: Path, tmp_path: Path) -> None:
-    # brief reads runs_per_arm and arms through SQLite's json_extract; an SQLite without JSON
-    # functions gets them by parsing in Python. Both must give the same values.
-    import orjson
+def test_plan_shapes_are_the_checked_plans(ledger_dir: Path, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # brief reads every plan's runs_per_arm and arms from the read model, which the check
+    # fills from the plans' checked bytes: by a full check (copy made anew, or in memory) and
+    # by a resumed one; each must give what the plan's body says
+    from logbook.ledger.read_model import checked_reading
+    from logbook.ledger.service import Ledger
 
-    from logbook.ledger.service import find_db
-    from logbook.storage.sqlite.store import SQLiteStore
+    def shapes() -> list[tuple[int, str, Any]]:
+        with Ledger.open(ledger_dir, write=False) as ledger, checked_reading(ledger):
+            return [(s, d, orjson.loads(x)) for s, d, x in ledger.brief_reads().plan_shapes()]
 
+    def bodies() -> list[tuple[int, str, Any]]:
+        with Ledger.open(ledger_dir, write=False) as ledger:
+            return [(e.seq, e.digest, [e.body["runs_per_arm"], e.body["arms"]])
+                    for e in ledger.log(kind="plan")]
+
+    monkeypatch.setenv("LOGBOOK_STATE_DIR", str(tmp_path / "state"))
     for i, k in enumerate((1, 3, 12)):
         body = plan_body(slug=f"shape-{i}", runs_per_arm=k, arms=("a", "b", "ünï"[: i + 1]))
         assert run_cli("plan", str(write_json(tmp_path / f"s{i}.json", body))).code == 0
-    store = SQLiteStore.open_read(find_db(ledger_dir))
-    try:
-        via_sql = store.plan_shapes()
-        via_python = store.plan_shapes_parsed()
-    finally:
-        store.close()
-    assert len(via_sql) == 3
-    assert [(s, d, orjson.loads(x)) for s, d, x in via_sql] == [
-        (s, d, orjson.loads(x)) for s, d, x in via_python]
-    assert [orjson.loads(x)[0] for _, _, x in via_sql] == [1, 3, 12]
-
+        assert shapes() == bodies()  # the first check is full, the next ones resume
+    assert len(bodies()) == 3
+    monkeypatch.setenv("LOGBOOK_STATE_DIR", "off")  # a full check, its copy in memory
+    assert shapes() == bodies()
 
 def test_brief_lists_plans_whose_runs_disagree_beyond_their_band(ledger_dir: Path,
                                                                  tmp_path: Path) -> None:
@@ -393,3 +397,25 @@ def test_brief_judges_the_ledger_as_it_is_now(ledger_dir: Path, tmp_path: Path) 
     b = _brief()
     assert b["resting_on_retracted"] == []
     assert not any("rests on a retracted entry" in s for s in b["next"])
+
+
+@pytest.mark.parametrize("column, value", [("size", "'x'"), ("at", "x'00'"), ("findings", "x'00'")])
+def test_an_altered_audit_record_is_one_sentence_and_a_new_audit_mends_it(
+        ledger_dir: Path, column: str, value: str) -> None:
+    # the audit records are kept beside the chain, unsigned: an altered column stops brief
+    # with one sentence naming it (exit 1, never a traceback), and the next audit's record,
+    # the last one, is what brief reads again
+    import sqlite3
+
+    assert run_cli("note", "something").code == 0
+    assert run_cli("audit").code == 0
+    conn = sqlite3.connect(ledger_dir / ".logbook" / "ledger.db")
+    with conn:
+        conn.execute(f"UPDATE audits SET {column} = {value}")
+    conn.close()
+    r = run_cli("brief")
+    assert r.code == 1, r.err
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1 and f"the {column} of a stored audit record" in lines[0], r.err
+    assert run_cli("audit").code == 0
+    assert run_cli("brief").code == 0

@@ -53,7 +53,7 @@ def test_a_reader_never_sees_the_copy_past_its_snapshot(ledger_dir: Path, tmp_pa
     assert run_cli("brief", "--json").code == 0  # the copy, at this size
     mine += _runs(tmp_path, "b.jsonl", range(4, 6))  # the reader's check carries it on
 
-    from logbook.ledger.checked_copy import ANALYSED_KINDS, checked_reading
+    from logbook.ledger.read_model import ANALYSED_KINDS, checked_reading
     from logbook.ledger.service import Ledger
 
     with Ledger.open(ledger_dir) as ledger, checked_reading(ledger, ANALYSED_KINDS,
@@ -81,7 +81,7 @@ def test_a_copy_carried_past_a_snapshot_before_its_check_is_no_rollback(
     entries, and leaves the copy at N + 3 (it was "entries were removed" before)."""
     from contextlib import contextmanager
 
-    from logbook.ledger.checked_copy import ANALYSED_KINDS, checked_reading
+    from logbook.ledger.read_model import ANALYSED_KINDS, checked_reading
     from logbook.ledger.service import Ledger
     from logbook.storage.sqlite.store import SQLiteStore
 

@@ -41,7 +41,7 @@ def test_no_setting_chooses_a_read_path_by_size() -> None:
 
 
 def _reads_of_a_check(where: Path) -> tuple[object, int]:
-    from logbook.ledger.checked_copy import ANALYSED_KINDS, checked_reading
+    from logbook.ledger.read_model import ANALYSED_KINDS, checked_reading
     from logbook.ledger.service import Ledger
 
     with Ledger.open(where) as ledger, checked_reading(ledger, ANALYSED_KINDS) as checked:
@@ -70,24 +70,24 @@ def test_a_copy_that_cannot_take_the_rows_gives_way_to_a_spare(ledger_dir: Path,
     analysis reads through a spare in memory, made from the rows read again, every entry
     found."""
     from logbook.ledger.service import Ledger
-    from logbook.storage.sqlite.checked_copy import CheckedIndex
+    from logbook.storage.sqlite.read_model import ReadModel
     from logbook.verify.checked_reads import CheckedReads
     from logbook.verify.integrity import verified
 
     for text in ("one", "two", "three"):
         assert run_cli("note", text).code == 0
 
-    class FillsUp(CheckedIndex):
+    class FillsUp(ReadModel):
         def replace(self, index, tree, keys, shapes, facts, state):  # type: ignore[no-untyped-def]
             list(index), list(tree), list(shapes)  # read, then the disk is full
             return False
 
-    opened = CheckedIndex.open(tmp_path / "copy.db")
+    opened = ReadModel.open(tmp_path / "copy.db")
     assert opened is not None
     copy = FillsUp(opened.conn, opened.path)
-    with Ledger.open(ledger_dir) as ledger, verified(ledger.verify_reads(), copy) as checked:
+    with Ledger.open(ledger_dir) as ledger, verified(ledger.entry_log, copy) as checked:
         assert isinstance(checked.reads, CheckedReads)
         with ledger.reading_checked({}, checked.reads):
             assert [e.body["text"] for e in ledger.log(kind="note")] == ["one", "two", "three"]
-            assert ledger.kind_of(ledger.log(kind="note")[-1].digest) is not None
+            assert ledger.reads.kind_of(ledger.log(kind="note")[-1].digest) is not None
     copy.close()

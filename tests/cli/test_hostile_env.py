@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 import rfc8785
 from builders import draft, plan_body, run_body, write_json
@@ -43,9 +44,12 @@ def one_sentence(r: CliResult, code: int, *words: str) -> None:
 
 
 def head() -> tuple[int, str]:
-    r = run_cli("log", "-n", "1", "--json")
+    """The last entry as stored (the export takes a ledger as it is, damaged or not: `log`
+    reads only one that verifies)."""
+    r = run_cli("export")
     assert r.code == 0, r.err
-    return r.json[0]["seq"], r.json[0]["digest"]
+    last = orjson.loads(r.out.splitlines()[-1])
+    return last["seq"], last["digest"]
 
 
 def verified(*digests: str) -> int:
@@ -179,8 +183,11 @@ def test_6_small_order_keys_are_refused_and_forgeries_under_them_fail(ledger_dir
     checks = {(f["check"], f["seq"]) for f in r.json["findings"]}
     assert ("key", added.seq) in checks  # the weak key is named where it was added
     assert any(seq == added.seq + 1 for _, seq in checks)  # and the forgery does not verify
-    for d in acked:  # every entry made before is still there
-        assert run_cli("show", d).code == 0
+    # `show` reads only a ledger that verifies; the auditor's export takes every entry as
+    # stored: each one made before is still there
+    exported = {orjson.loads(line)["digest"] for line in run_cli("export").out.splitlines()}
+    assert set(acked) <= exported
+    assert run_cli("show", acked[0]).code == 1  # nothing is shown from an unverified ledger
 
 
 def test_6_the_small_order_encodings_are_libsodiums() -> None:
@@ -253,17 +260,17 @@ def test_7_checkpoint_prove_and_verify_never_trust_a_corrupted_tree(
     owner = read_private(tmp_path / "home" / "config" / "logbook" / "keys" / "default.key")
     raw_pub = owner.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
     def stored(level: int, idx: int) -> bytes:  # what the old code read: the stored tree
-        if level == 0:
-            return merkle.leaf_hash(bytes.fromhex(run_cli("show", f"@{idx}", "--json")
-                                                  .json["digest"]))
         c = sqlite3.connect(db)
         try:
+            if level == 0:  # `show` reads only a ledger that verifies: the stored digest
+                return merkle.leaf_hash(bytes.fromhex(c.execute(
+                    "SELECT digest FROM entries WHERE seq = ?", (idx,)).fetchone()[0]))
             return bytes(c.execute("SELECT hash FROM tree WHERE level = ? AND idx = ?",
                                    (level, idx)).fetchone()[0])
         finally:
             c.close()
 
-    uuid = run_cli("show", "@0", "--json").json["entry"]["ledger"]
+    uuid = orjson.loads(run_cli("export").out.splitlines()[0])["entry"]["ledger"]
     wrong = merkle.root_from_nodes(before[0] + 1, stored)
     bad = tmp_path / "bad.checkpoint"
     bad.write_text(sign_checkpoint(Checkpoint(f"logbook/{uuid}", before[0] + 1, wrong),

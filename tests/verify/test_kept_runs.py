@@ -13,7 +13,7 @@ from conftest import run_cli
 
 from logbook.format import runfacts
 from logbook.ledger.service import Ledger
-from logbook.storage.sqlite.checked_copy import CheckedIndex
+from logbook.storage.sqlite.read_model import ReadModel
 from logbook.verify import stored
 from logbook.verify.integrity import check
 
@@ -41,7 +41,7 @@ def test_runs_of_one_suite_share_one_list_and_its_digest(ledger_dir: Path,
                                                          tmp_path: Path) -> None:
     _runs(tmp_path)
     with Ledger.open(str(ledger_dir)) as ledger:
-        verified = check(ledger.verify_reads(), CheckedIndex.in_memory(), keep=("run",))
+        verified = check(ledger.entry_log, ReadModel.in_memory(), keep=("run",))
     long_a, long_b, other, short_a, short_b = (e[2] for e in verified.kept["run"])
     assert _ids(long_a) is _ids(long_b) and _ids(short_a) is _ids(short_b)
     assert _ids(other) is not _ids(long_a) and _ids(other)[-1] == "item-last"

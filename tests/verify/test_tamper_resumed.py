@@ -32,7 +32,7 @@ from builders import plan_body, write_json
 from conftest import CliResult, run_cli
 from test_tamper import DB_ATTACKS, SLUG, Attacker, Scenario, copy_ledger, reindex
 
-from logbook.storage.sqlite.checked_copy import CheckedIndex
+from logbook.storage.sqlite.read_model import ReadModel
 from logbook.storage.sqlite.store import SQLiteStore
 from logbook.verify.integrity import BANNER
 from logbook.verify.resume import resume
@@ -84,7 +84,7 @@ def shape(findings: list[Any]) -> set[tuple[str, int | None]]:
 def resumed_findings(db: Path, home: Path) -> tuple[int, list[Any]]:
     """(the size the checked copy covered, what the resumed check finds), read directly."""
     [path] = state_files(home)
-    checked = CheckedIndex.open(path)
+    checked = ReadModel.open(path)
     assert checked is not None
     state = checked.state()
     assert state is not None and state["size"] == K

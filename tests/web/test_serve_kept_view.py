@@ -31,7 +31,7 @@ def _afresh(folder: Path, q: dict[str, list[str]]) -> dict[str, Any]:
     """The runs page as a view read for this request alone builds it (no view kept), as
     the served JSON twin carries it (orjson, indented)."""
     from logbook.analysis.view import LedgerView
-    from logbook.ledger.checked_copy import checked_reading
+    from logbook.ledger.read_model import checked_reading
     from logbook.ledger.service import Ledger
     from logbook.web.data import Source
     from logbook.web.runs_data import runs

@@ -109,7 +109,7 @@ class Context:
         """Sizes of the checkpoints kept beside the ledger whose root matches the ledger."""
         ledger = self.view.ledger
         out = set()
-        for _id, size, root, _note, _created in ledger.checkpoints():
+        for _id, size, root, _note, _created in ledger.entry_log.checkpoints():
             if 0 < size <= self.view.size and ledger.root(size).hex() == root:
                 out.add(size)
         return sorted(out)

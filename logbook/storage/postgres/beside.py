@@ -41,21 +41,18 @@ class BesideRows:
         self._insert("INSERT INTO audits (size, at, findings) VALUES (%s,%s,%s)",
                      (size, at, findings))
 
-    def audits(self) -> list[AuditRow]:
-        return [(int(r[0]), str(r[1]), str(r[2])) for r in self.rows(
-            "SELECT size, at, findings FROM audits ORDER BY id")]
-
-    def last_audit(self) -> AuditRow | None:
-        found = self.rows("SELECT size, at, findings FROM audits ORDER BY id DESC LIMIT 1")
-        return (int(found[0][0]), found[0][1], found[0][2]) if found else None
+    def audits(self, last: int | None = None) -> list[AuditRow]:
+        sql = "SELECT size, at, findings FROM audits ORDER BY id"
+        rows = (self.rows(sql) if last is None
+                else list(reversed(self.rows(sql + " DESC LIMIT %s", (last,)))))
+        return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
 
     # -- rebuilding the derived tables ------------------------------------------------------
-    def rebuild_derived(self, rows: Callable[[Txn], None]) -> None:
-        """Empty every derived table and let ``rows`` write them again, in one transaction."""
+    def rebuild_derived(self, rows: Callable[[Txn], None]) -> dict[str, int]:
+        """Empty every derived table and let ``rows`` write them again, in one transaction;
+        the rows of each table afterwards."""
         with self.transaction() as txn:
             txn.execute(f"TRUNCATE {', '.join(DERIVED_TABLES)}")
             rows(txn)
-
-    def table_counts(self) -> dict[str, int]:
         return {t: int(self.rows(f"SELECT count(*) FROM {t}")[0][0])
                 for t in ("entries", *DERIVED_TABLES)}

@@ -6,13 +6,20 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from logbook.storage.base import RawEntry
+from logbook.storage.base import RawEntry, StoredEntry
 from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
 from logbook.storage.sqlite.rows import MAX_LEVEL
 
 
+def stored_entry(row: tuple[Any, ...]) -> StoredEntry:
+    """The entry a row of (seq, digest, entry, signature) holds (PostgreSQL's column types
+    are fixed: an altered row still has them)."""
+    return StoredEntry(int(row[0]), str(row[1]), bytes(row[2]), str(row[3]))
+
+
 class StoredRows:
-    """Mixed into PostgresStore, which owns the connection and its batched reads."""
+    """Mixed into PostgresStore, which owns the connection and its batched reads: the rows a
+    check reads, and entries by seq."""
 
     # PostgresStore's own batched and whole-query reads
     _batches: Callable[..., Iterator[tuple[Any, ...]]]
@@ -55,3 +62,10 @@ class StoredRows:
             for lv, idx, h in self.rows(f"SELECT level, idx, hash FROM tree WHERE {where} "
                                         "ORDER BY level, idx", (bound,)):
                 yield (int(lv), int(idx), bytes(h))
+
+    def entries_at(self, seqs: list[int]) -> list[StoredEntry]:
+        if not seqs:
+            return []
+        return [stored_entry(r) for r in self.rows(
+            "SELECT seq, digest, entry, signature FROM entries WHERE seq = ANY(%s) ORDER BY seq",
+            (seqs,))]

@@ -26,10 +26,9 @@ from logbook.storage.base import KeyRow, StoredEntry
 from logbook.storage.postgres.beside import BesideRows
 from logbook.storage.postgres.blobs import BlobRows
 from logbook.storage.postgres.conn import connect, display, lock_wait_ms, problem
-from logbook.storage.postgres.rows import StoredRows
+from logbook.storage.postgres.rows import StoredRows, stored_entry
 from logbook.storage.postgres.schema import MIGRATIONS
 from logbook.storage.postgres.suites import SuiteRows
-from logbook.storage.postgres.summaries import Summaries, stored_entry
 from logbook.storage.postgres.txn import PostgresTxn
 from logbook.storage.sqlite.store import TreeDamaged
 from logbook.tlog.merkle import leaf_hash
@@ -40,7 +39,7 @@ _MIGRATION_LOCK = 0x6C6F67626F6F6B  # "logbook": the advisory lock migrations ta
 _CURSORS = count()  # server-side cursors' names: scans may interleave (verify's do)
 
 
-class PostgresStore(Summaries, SuiteRows, BlobRows, StoredRows, BesideRows):
+class PostgresStore(SuiteRows, BlobRows, StoredRows, BesideRows):
     """One ledger in a PostgreSQL database, its logs in it (blobs.py). Open for writing
     (migrates) or read-only (never migrates; every transaction is READ ONLY)."""
 
@@ -232,10 +231,6 @@ class PostgresStore(Summaries, SuiteRows, BlobRows, StoredRows, BesideRows):
         found = self.rows("SELECT seq, digest FROM entries ORDER BY seq DESC LIMIT 1")
         return (0, None) if not found else (int(found[0][0]) + 1, str(found[0][1]))
 
-    def entry(self, seq: int) -> StoredEntry | None:
-        found = self.rows(f"SELECT {_ENTRY} FROM entries WHERE seq = %s", (seq,))
-        return stored_entry(found[0]) if found else None
-
     def entry_by_digest(self, digest: str) -> StoredEntry | None:
         if self._txn is not None and digest in self._txn.prefetched.entries:
             return self._txn.prefetched.entries[digest]
@@ -260,7 +255,10 @@ class PostgresStore(Summaries, SuiteRows, BlobRows, StoredRows, BesideRows):
             start = int(batch[-1][0]) + 1
 
     def entries_where(self, kind: str | None = None, plan: str | None = None,
-                      last: int | None = None) -> list[StoredEntry]:
+                      last: int | None = None,
+                      targets: list[str] | None = None) -> list[StoredEntry]:
+        if targets is not None:
+            return self._targeting(str(kind), targets)
         if (self._txn is not None and kind == "amendment" and last is None
                 and plan in self._txn.prefetched.amendments):
             return list(self._txn.prefetched.amendments[plan])
@@ -281,7 +279,7 @@ class PostgresStore(Summaries, SuiteRows, BlobRows, StoredRows, BesideRows):
         found = self.rows(sql + " DESC LIMIT %s", [*args, last])
         return [stored_entry(r) for r in reversed(found)]
 
-    def entries_targeting(self, kind: str, targets: list[str]) -> list[StoredEntry]:
+    def _targeting(self, kind: str, targets: list[str]) -> list[StoredEntry]:
         if not targets:
             return []
         return [stored_entry(r) for r in self.rows(

@@ -10,7 +10,13 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from logbook.errors import StorageDamaged
-from logbook.storage.base import AuditRow, CheckpointRow, Txn, checkpoint_type_problems
+from logbook.storage.base import (
+    AuditRow,
+    CheckpointRow,
+    Txn,
+    checkpoint_type_problems,
+    sql_type,
+)
 from logbook.storage.sqlite.schema import DERIVED_SCHEMA, DERIVED_TABLES
 
 
@@ -45,26 +51,34 @@ class BesideRows:
             txn.execute("INSERT INTO audits (size, at, findings) VALUES (?,?,?)",
                         (size, at, findings))
 
-    def audits(self) -> list[AuditRow]:
-        return [(int(r[0]), str(r[1]), str(r[2])) for r in self.conn.execute(
-            "SELECT size, at, findings FROM audits ORDER BY id")]
-
-    def last_audit(self) -> AuditRow | None:
-        row = self.conn.execute("SELECT size, at, findings FROM audits ORDER BY id DESC "
-                                "LIMIT 1").fetchone()
-        return (row[0], row[1], row[2]) if row else None
+    def audits(self, last: int | None = None) -> list[AuditRow]:
+        """The audit records kept, oldest first (the last ``last``). StorageDamaged (exit 1)
+        when a column holds the wrong SQLite type, as an altered file can."""
+        sql = "SELECT size, at, findings FROM audits ORDER BY id"
+        rows = (list(self.conn.execute(sql)) if last is None else list(reversed(
+            self.conn.execute(sql + " DESC LIMIT ?", (last,)).fetchall())))
+        for row in rows:
+            for column, value, want in zip(("size", "at", "findings"), row, (int, str, str),
+                                           strict=True):
+                if type(value) is not want:
+                    path = getattr(self.conn, "ledger_path", "ledger.db")
+                    raise StorageDamaged(
+                        f"ledger {path} is damaged: the {column} of a stored audit record is "
+                        f"stored as SQLite {sql_type(value)}, not {sql_type(want())} "
+                        "(audit records are kept beside the chain, unsigned: `logbook audit` "
+                        "records a new one)")
+        return rows
 
     # -- rebuilding the derived tables ------------------------------------------------------
-    def rebuild_derived(self, rows: Callable[[Txn], None]) -> None:
-        """Drop every derived row and let ``rows`` write them again, in one transaction."""
+    def rebuild_derived(self, rows: Callable[[Txn], None]) -> dict[str, int]:
+        """Drop every derived row and let ``rows`` write them again, in one transaction;
+        the rows of each table afterwards."""
         with self.transaction() as txn:
             for statement in DERIVED_SCHEMA:  # a derived table the file lost is made again
                 txn.execute(statement)
             for table in DERIVED_TABLES:
                 txn.execute(f"DELETE FROM {table}")
             rows(txn)
-
-    def table_counts(self) -> dict[str, int]:
         return {t: int(self.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
                 for t in ("entries", *DERIVED_TABLES)}
 

@@ -228,11 +228,6 @@ class SQLiteStore(Summaries, SuiteRows, BlobFiles, StoredRows, BesideRows):
             "SELECT seq, digest FROM entries ORDER BY seq DESC LIMIT 1").fetchone()
         return (0, None) if row is None else (row[0] + 1, row[1])
 
-    def entry(self, seq: int) -> StoredEntry | None:
-        row = self.conn.execute(
-            f"SELECT {ENTRY_COLUMNS} FROM entries WHERE seq = ?", (seq,)).fetchone()
-        return stored_entry(row, self.conn) if row else None
-
     def entry_by_digest(self, digest: str) -> StoredEntry | None:
         row = self.conn.execute(f"SELECT {ENTRY_COLUMNS} FROM entries WHERE digest = ?",
                                 (digest,)).fetchone()
@@ -258,7 +253,10 @@ class SQLiteStore(Summaries, SuiteRows, BlobFiles, StoredRows, BesideRows):
                 yield stored_entry(row, self.conn)
 
     def entries_where(self, kind: str | None = None, plan: str | None = None,
-                      last: int | None = None) -> list[StoredEntry]:
+                      last: int | None = None,
+                      targets: list[str] | None = None) -> list[StoredEntry]:
+        if targets is not None:  # found in the index, read by seq
+            return self.entries_at(self.seqs_targeting(str(kind), targets))
         clauses, args = [], []
         if kind:
             clauses.append("i.kind = ?")
@@ -278,16 +276,6 @@ class SQLiteStore(Summaries, SuiteRows, BlobFiles, StoredRows, BesideRows):
             return [stored_entry(r, self.conn) for r in self.conn.execute(sql, args)]
         rows = self.conn.execute(sql + " DESC LIMIT ?", [*args, last]).fetchall()
         return [stored_entry(r, self.conn) for r in reversed(rows)]
-
-    def entries_targeting(self, kind: str, targets: list[str]) -> list[StoredEntry]:
-        out: list[StoredEntry] = []
-        for i in range(0, len(targets), 500):
-            chunk = targets[i:i + 500]
-            out += [stored_entry(r, self.conn) for r in self.conn.execute(
-                "SELECT e.seq, e.digest, CAST(e.entry AS BLOB), e.signature FROM entries e "
-                "JOIN entry_index i ON i.seq = e.seq WHERE i.target IN "
-                f"({','.join('?' * len(chunk))}) AND i.kind = ?", [*chunk, kind])]
-        return sorted(out, key=lambda s: s.seq)
 
     def runs_with_source(self, keys: list[str]) -> list[tuple[int, str, bytes]]:
         """(seq, digest, bytes) of the runs recorded under any of the source ``keys``."""

@@ -1,14 +1,12 @@
 """The lookups on the index and keys that the store and this machine's checked copy share
-(IndexQueries), and the store's reads of plans' shapes and of entries by seq (SQL lives only in
-storage/sqlite/). A finished plan is never parsed: its shape is read by SQLite's JSON
-functions."""
+(IndexQueries), and the store's read of entries by seq (SQL lives only in storage/sqlite/)."""
 
 from __future__ import annotations
 
 import sqlite3
 
 from logbook.errors import StorageDamaged
-from logbook.storage.base import KeyRow, PlanShape, StoredEntry, sql_type
+from logbook.storage.base import KeyRow, StoredEntry, sql_type
 
 
 def stored_entry(row: tuple[object, ...], conn: sqlite3.Connection) -> StoredEntry:
@@ -32,9 +30,20 @@ def stored_entry(row: tuple[object, ...], conn: sqlite3.Connection) -> StoredEnt
 class IndexQueries:
     """Read-only queries on the derived tables alone (the index and the keys): mixed into
     SQLiteStore, which owns the connection, and into this machine's checked copy
-    (logbook.storage.sqlite.checked_copy), which holds the same tables but no entries."""
+    (logbook.storage.sqlite.read_model), which holds the same tables but no entries."""
 
     conn: sqlite3.Connection
+
+    def seqs_targeting(self, kind: str, targets: list[str]) -> list[int]:
+        """Seqs of the entries of ``kind`` whose indexed target is one of ``targets``, in
+        ledger order (a refused run's plan, an admission's run, a retraction's target)."""
+        found: list[int] = []
+        for i in range(0, len(targets), 500):
+            chunk = targets[i:i + 500]
+            found += (r[0] for r in self.conn.execute(
+                f"SELECT seq FROM entry_index WHERE target IN ({','.join('?' * len(chunk))}) "
+                "AND kind = ?", [*chunk, kind]))
+        return sorted(found)
 
     def plan_digest_by_slug(self, slug: str) -> str | None:
         row = self.conn.execute("SELECT digest FROM entry_index WHERE slug = ?",
@@ -64,34 +73,7 @@ class IndexQueries:
 
 
 class Summaries(IndexQueries):
-    """The reads that need the entries' bytes too; mixed into SQLiteStore."""
-
-    def plan_shapes(self) -> list[PlanShape]:
-        """(seq, digest, JSON text of [body.runs_per_arm, body.arms]) of every plan, extracted
-        by SQLite's JSON functions so that no finished plan is parsed in Python (an SQLite
-        built without them, before 3.38, gets the same from Python)."""
-        try:
-            return list(self.conn.execute(
-                "SELECT i.seq, i.digest, json_extract(CAST(e.entry AS TEXT), "
-                "'$.body.runs_per_arm', '$.body.arms') FROM entry_index i JOIN entries e "
-                "ON e.seq = i.seq WHERE i.kind = 'plan' ORDER BY i.seq"))
-        except sqlite3.OperationalError as exc:
-            if "json_extract" not in str(exc):
-                raise
-            return self.plan_shapes_parsed()
-
-    def plan_shapes_parsed(self) -> list[PlanShape]:
-        """plan_shapes by parsing each plan in Python."""
-        import orjson
-
-        out = []
-        for seq, digest, entry in self.conn.execute(
-                "SELECT i.seq, i.digest, CAST(e.entry AS BLOB) FROM entry_index i JOIN entries e "
-                "ON e.seq = i.seq WHERE i.kind = 'plan' ORDER BY i.seq"):
-            body = orjson.loads(entry).get("body") or {}
-            shape = [body.get("runs_per_arm"), body.get("arms")]
-            out.append((seq, digest, orjson.dumps(shape).decode()))
-        return out
+    """The read that needs the entries' bytes too; mixed into SQLiteStore."""
 
     def entries_at(self, seqs: list[int]) -> list[StoredEntry]:
         out: list[StoredEntry] = []

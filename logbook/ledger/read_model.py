@@ -1,4 +1,4 @@
-"""Where this machine keeps its checked copy of a ledger (logbook.storage.sqlite.checked_copy), and
+"""Where this machine keeps its checked copy of a ledger (logbook.storage.sqlite.read_model), and
 opening it: one file per ledger and place, under the state folder (logbook.config.state_dir),
 whatever the ledger's size: every analysis after the first reads through it
 (docs/auditing.md §7)."""
@@ -14,7 +14,7 @@ from logbook.errors import LogbookError
 
 if TYPE_CHECKING:  # the command line imports this module at its start: nothing heavy
     from logbook.ledger.service import Ledger
-    from logbook.storage.sqlite.checked_copy import CheckedIndex
+    from logbook.storage.sqlite.read_model import ReadModel
 
 # what the analysis read model (logbook.analysis.view) reads whole: kept by the check as it
 # reads them, so they are parsed once and come from the very bytes just checked
@@ -23,25 +23,25 @@ ANALYSED_KINDS = ("plan", "run", "amendment", "retraction", "claim", "band")
 AUDITED_KINDS = tuple(k for k in ANALYSED_KINDS if k != "run")
 
 
-def open_checked_copy(ledger: Ledger) -> CheckedIndex:
+def open_checked_copy(ledger: Ledger) -> ReadModel:
     """The checked copy of ``ledger`` to carry the check on from and read through: the file
     under the state folder, or one in memory for this command when LOGBOOK_STATE_DIR is
     "off" or no file can be kept (the check is then made in full, and the analysis reads the
     rows it compared through the copy all the same: docs/auditing.md §7)."""
     import hashlib
 
-    from logbook.storage.sqlite.checked_copy import CheckedIndex
+    from logbook.storage.sqlite.read_model import ReadModel
 
     folder = config.state_dir()
     if folder is None:
-        return CheckedIndex.in_memory()
+        return ReadModel.in_memory()
     try:
         uuid = ledger.uuid
     except LogbookError:  # no readable genesis: the full check says what is wrong
-        return CheckedIndex.in_memory()
+        return ReadModel.in_memory()
     where = hashlib.sha256(ledger.location.encode()).hexdigest()[:16]
-    found = CheckedIndex.open(folder / "checked" / f"{uuid}-{where}.db")
-    return found if found is not None else CheckedIndex.in_memory()
+    found = ReadModel.open(folder / "checked" / f"{uuid}-{where}.db")
+    return found if found is not None else ReadModel.in_memory()
 
 
 @contextmanager
@@ -56,7 +56,7 @@ def checked_reading(ledger: Any, keep: tuple[str, ...] = (),
 
     with ExitStack() as stack:
         copy = stack.enter_context(checked_copy_of(ledger))
-        checked = stack.enter_context(verified(ledger.verify_reads(), copy, keep, on_progress,
+        checked = stack.enter_context(verified(ledger.entry_log, copy, keep, on_progress,
                                                runs))
         stack.enter_context(ledger.reading_checked(checked.kept, checked.reads))
         yield checked

@@ -1,5 +1,6 @@
-"""What this machine has checked of one ledger: a local SQLite file in the user's state folder
-(logbook.config.state_dir), never beside the ledger.
+"""The read model: what this machine has checked of one ledger (its "checked copy"), a local
+SQLite file in the user's state folder (logbook.config.state_dir), never beside the ledger, or
+one in memory for a command that keeps none.
 
 After an analysis check passes (logbook.verify.integrity), the derived rows it compared with
 the entries' bytes (the entry index, the Merkle tree, the signing keys) are copied here, with
@@ -55,17 +56,18 @@ _BATCH = 500
 BUSY_TIMEOUT = 10.0  # seconds a check waits for another one writing the copy
 
 
-class CheckedIndex(IndexQueries):
+class ReadModel(IndexQueries):
     """The checked copy of one ledger's index, tree and keys, and the state they cover.
 
-    The queries on the index and keys alone (completed_counts, run_counts, latest_session,
-    session_runs, slugs, retractions, keys) are IndexQueries' own, over this file's tables."""
+    The lookups it shares with the ledger's store (targets, slugs, retractions, keys) are
+    IndexQueries' own, over this file's tables; brief's summaries (completed_counts,
+    run_counts, latest_session, session_runs, plans_touched) are this class's."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn, self.path = conn, path
 
     @classmethod
-    def open(cls, path: Path) -> CheckedIndex | None:
+    def open(cls, path: Path) -> ReadModel | None:
         """The file at ``path`` (made when missing); None when it cannot be made or read."""
         for attempt in (0, 1):
             try:
@@ -90,7 +92,7 @@ class CheckedIndex(IndexQueries):
         return None
 
     @classmethod
-    def in_memory(cls) -> CheckedIndex:
+    def in_memory(cls) -> ReadModel:
         """A copy that lives as long as one command: where the check's rows are read from
         when no file can be kept (LOGBOOK_STATE_DIR=off, a read-only home, a copy another
         check holds), so every analysis reads through a checked index, whatever the case."""
@@ -104,9 +106,9 @@ class CheckedIndex(IndexQueries):
         """Whether this copy outlives the command (a file a later check carries on from)."""
         return self.path != Path(":memory:")
 
-    def spare(self) -> CheckedIndex:
+    def spare(self) -> ReadModel:
         """Another copy, in memory: for a check whose rows this one cannot take."""
-        return CheckedIndex.in_memory()
+        return ReadModel.in_memory()
 
     def close(self) -> None:
         self.conn.close()
@@ -206,9 +208,12 @@ class CheckedIndex(IndexQueries):
 
     def seqs_where(self, kind: str | None = None, plan: str | None = None,
                    last: int | None = None, after: int = -1,
-                   kinds: tuple[str, ...] = ()) -> list[int]:
+                   kinds: tuple[str, ...] = (), targets: list[str] | None = None) -> list[int]:
         """Seqs of the entries of ``kind`` (or any of ``kinds``) about ``plan`` (the plan
-        itself included), after seq ``after``, in ledger order; the last ``last`` of them."""
+        itself included), after seq ``after``, in ledger order; the last ``last`` of them.
+        With ``targets``: those of ``kind`` whose target is one of them (and nothing else)."""
+        if targets is not None:
+            return self.seqs_targeting(str(kind), targets)
         clauses: list[str] = ["seq > ?"]
         args: list[Any] = [after]
         if kind:
