@@ -206,16 +206,9 @@ class EntryLog(Protocol):
         ...
 
     def derived_rows(self, table: str, since: int = 0) -> Iterator[tuple[Any, ...]]:
-        """The rows of one derived table (entry_index, outcomes, run_sources, tree) from
-        ``since`` on (logbook.storage.sqlite.rows says in which order)."""
-        ...
-
-    def latest_suites(self) -> list[tuple[Any, ...]]:
-        """Each plan's latest suite state row: (plan, seq, *SuiteRow), by plan."""
-        ...
-
-    def suite_items(self, plan: str, items_key: Any, limit: int) -> list[Any]:
-        """The item ids of one set, sorted, at most ``limit`` of them."""
+        """The rows of one derived table (entry_index, outcomes, run_sources, tree; each
+        plan's latest suite state, plan_suites, and the item sets, plan_items) from ``since``
+        on (logbook.storage.sqlite.rows says which rows, in which order)."""
         ...
 
     def schema_problems(self) -> list[str]:

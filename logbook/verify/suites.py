@@ -12,6 +12,8 @@ plan's entries itself (a ledger made before the rows). Imports nothing that sign
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import groupby, islice
+from operator import itemgetter
 from typing import Any
 
 from logbook.findings import Finding
@@ -28,23 +30,44 @@ def _finding(plan: Any, row: tuple[Any, ...], digests: Sequence[bytes], why: str
 
 def check_suites(store: EntryLog, fold: SuiteFold, digests: Sequence[bytes]
                  ) -> list[Finding]:
-    found: list[Finding] = []
-    for row in store.latest_suites():
+    found: dict[Any, Finding] = {}  # one finding a plan at most, in the order of its row
+    agree: dict[Any, tuple[Any, tuple[str, ...]]] = {}  # plan -> (items_key, the fold's ids)
+    for row in store.derived_rows("plan_suites"):
         plan = row[0]
         if plan not in fold.plans:
-            found.append(_finding(plan, row, digests, "a row for no plan of the ledger"))
+            found[plan] = _finding(plan, row, digests, "a row for no plan of the ledger")
             continue
         want = fold.state(plan)
         since, first_seq, first_hash, n_known, items_key = row[2:7]
         if (since, first_seq, first_hash, n_known) != want.row():
-            found.append(_finding(plan, row, digests,
-                                  f"its state (since, first run, its hash, items) is "
-                                  f"{(since, first_seq, first_hash, n_known)!r}, but the "
-                                  f"plan's entries give {want.row()!r}"))
+            found[plan] = _finding(plan, row, digests,
+                                   f"its state (since, first run, its hash, items) is "
+                                   f"{(since, first_seq, first_hash, n_known)!r}, but the "
+                                   f"plan's entries give {want.row()!r}")
             continue
-        items = store.suite_items(plan, items_key, len(want.items) + 1)
-        if tuple(items) != want.items:
-            found.append(_finding(plan, row, digests,
-                                  "its item ids differ from those the plan's standing runs "
-                                  "hold"))
-    return found
+        found[plan] = _finding(plan, row, digests, ITEMS_DIFFER)  # until its set agrees
+        agree[plan] = (items_key, want.items)
+    # the item set each agreeing row names, read in one pass (its ids sorted here: a store's
+    # order may be another collation's), at most one id more than the fold holds
+    read: set[Any] = set()
+    for (plan, key), rows in groupby(store.derived_rows("plan_items"), itemgetter(0, 1)):
+        if plan in read or plan not in agree or agree[plan][0] != key:
+            continue
+        read.add(plan)
+        want_items = agree[plan][1]
+        items = sorted(islice((r[2] for r in rows), len(want_items) + 1), key=_id_order)
+        if tuple(items) == want_items:
+            del found[plan]
+    for plan, (_key, want_items) in agree.items():
+        if plan not in read and not want_items:  # an empty set stores no rows
+            del found[plan]
+    return list(found.values())
+
+
+ITEMS_DIFFER = "its item ids differ from those the plan's standing runs hold"
+
+
+def _id_order(item: Any) -> tuple[bool, str]:
+    """Ids in code point order, as the fold sorts them (an id of another type, from an
+    altered row, after every string)."""
+    return (type(item) is not str, str(item))

@@ -128,6 +128,10 @@ def _tamper(db: Path, statement: str) -> Any:
     "DELETE FROM plan_items WHERE item = 'b'",
     "INSERT INTO plan_items SELECT plan, items_key, 'zz' FROM plan_items LIMIT 1",
     "INSERT INTO plan_suites VALUES ('" + "c" * 64 + "', 99, -1, NULL, NULL, 0, 99)",
+    # an id kept as a blob of the same letters, and a latest row naming a set that is not kept
+    "UPDATE plan_items SET item = CAST(item AS BLOB) WHERE item = 'b'",
+    "UPDATE plan_suites SET items_key = items_key + 1 WHERE seq = (SELECT max(seq) FROM "
+    "plan_suites)",
 ])
 def test_an_edited_suite_row_is_a_finding(ledger_dir: Path, statement: str) -> None:
     plan4()
@@ -147,6 +151,13 @@ def test_postgres_keeps_the_same_rows_and_a_forged_newer_row_is_found(
     cli_ok("--ledger", pg_url, "retract", seq_of(first), "--reason", "x", "--category", "other")
     cli_ok("--ledger", pg_url, "append", run_file("st", ["d", "e", "f", "g"], H_B, "3.json"))
     cli_ok("--ledger", pg_url, "verify")
+    # an id added to the plan's current item set
+    with pg_cluster.admin(pg_url.rsplit("/", 1)[1]) as conn:
+        conn.execute("INSERT INTO plan_items SELECT plan, items_key, 'zz' FROM plan_suites "
+                     "WHERE seq = (SELECT max(seq) FROM plan_suites)")
+    r = run_cli("--ledger", pg_url, "verify", "--json")
+    assert r.code == 1 and [f["message"].split(": ", 1)[1] for f in r.json["findings"]] == [
+        "its item ids differ from those the plan's standing runs hold"], r.out
     # an agent may insert rows (its role has INSERT): a newer state row that lets any run in
     with pg_cluster.admin(pg_url.rsplit("/", 1)[1]) as conn:
         conn.execute("INSERT INTO plan_suites SELECT plan, seq + 1000, since, first_seq, "

@@ -45,6 +45,14 @@ class StoredRows:
                 (since,))])
         if table == "tree":
             return self._tree(since)
+        if table == "plan_suites":
+            return self._batches(
+                "SELECT * FROM (SELECT DISTINCT ON (plan) plan, seq, since, first_seq, "
+                "first_hash, n_known, items_key FROM plan_suites ORDER BY plan, seq DESC) s "
+                f"WHERE seq >= {int(since)}")
+        if table == "plan_items":
+            return self._batches(f"SELECT plan, items_key, item FROM plan_items WHERE items_key "
+                                 f">= {int(since)} ORDER BY plan, items_key")
         raise ValueError(f"no derived table {table!r}")
 
     def _tree(self, since: int) -> Iterator[tuple[int, int, bytes]]:

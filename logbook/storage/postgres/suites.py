@@ -1,7 +1,7 @@
-"""Each plan's suite state rows (logbook.format.suite; SQL lives only in storage/postgres/):
-the latest row a plan's entries left, the item ids of a set, and every plan's latest row for
-`verify`. Mixed into PostgresStore, whose ``rows`` runs a query (after the append
-transaction's writes so far)."""
+"""What the suites' door looks up (logbook.format.suite; SQL lives only in storage/postgres/):
+a plan's latest suite state row and which ids its item set holds (a check reads these tables
+through ``derived_rows``). Mixed into PostgresStore, whose ``rows`` runs a query (after the
+append transaction's writes so far)."""
 
 from __future__ import annotations
 
@@ -34,13 +34,3 @@ class SuiteRows:
         return {str(r[0]) for r in self.rows(
             "SELECT item FROM plan_items WHERE plan = %s AND items_key = %s AND "
             "item = ANY(%s)", (plan, items_key, ids))}
-
-    def latest_suites(self) -> list[tuple[Any, ...]]:
-        return self.rows(
-            "SELECT DISTINCT ON (plan) plan, seq, since, first_seq, first_hash, n_known, "
-            "items_key FROM plan_suites ORDER BY plan, seq DESC")
-
-    def suite_items(self, plan: str, items_key: Any, limit: int) -> list[Any]:
-        return [r[0] for r in self.rows(
-            "SELECT item FROM plan_items WHERE plan = %s AND items_key = %s ORDER BY item "
-            "LIMIT %s", (plan, items_key, limit))]

@@ -17,9 +17,15 @@ from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
 ENTRY_COLUMNS = "seq, digest, CAST(entry AS BLOB), signature"
 READ_BATCH = 2000  # rows fetched at a time (`_rows`)
 MAX_LEVEL = 64  # a tree of 2**63 leaves at most: SQLite integers are 64-bit
-DERIVED_TABLES = ("entry_index", "outcomes", "run_sources", "tree")
+DERIVED_TABLES = ("entry_index", "outcomes", "run_sources", "tree", "plan_suites",
+                  "plan_items")
 _SEQ_ORDERED = {"entry_index": f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index",
                 "outcomes": f"SELECT {', '.join(OUTCOME_COLUMNS)} FROM outcomes"}
+# each plan's latest suite state row, by plan: the one the door reads (earlier rows are the
+# history of appends, read by nothing)
+LATEST_SUITES = ("SELECT plan, seq, since, first_seq, first_hash, n_known, items_key FROM "
+                 "plan_suites s WHERE seq = (SELECT max(seq) FROM plan_suites WHERE plan = "
+                 "s.plan) AND seq >= ? ORDER BY plan")
 
 
 class StoredRows:
@@ -38,7 +44,10 @@ class StoredRows:
         """The rows of one derived table from ``since`` on, in the order the check compares
         them: the index and outcomes by seq, the sources as (key, seq) by seq and key, the tree
         as (level, idx, hash) by level and index (with ``since``: each level from the node
-        covering ``since``, then rows at no level a tree has)."""
+        covering ``since``, then rows at no level a tree has); each plan's latest suite state
+        as (plan, seq, since, first_seq, first_hash, n_known, items_key) by plan, those left by
+        an entry from ``since`` on; the item sets as (plan, items_key, item) by plan and key,
+        those begun from ``since`` on (a set's ids in no set order: the check sorts them)."""
         if table in _SEQ_ORDERED:
             return self._rows(f"{_SEQ_ORDERED[table]} WHERE seq >= ? ORDER BY seq", (since,))
         if table == "run_sources":
@@ -46,6 +55,11 @@ class StoredRows:
                               (since,))
         if table == "tree":
             return self._tree(since)
+        if table == "plan_suites":
+            return self._rows(LATEST_SUITES, (since,))
+        if table == "plan_items":
+            return self._rows("SELECT plan, items_key, item FROM plan_items WHERE items_key >= ? "
+                              "ORDER BY plan, items_key", (since,))
         raise ValueError(f"no derived table {table!r}")
 
     def _tree(self, since: int) -> Iterator[tuple[Any, ...]]:

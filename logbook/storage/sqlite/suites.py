@@ -1,11 +1,10 @@
-"""Each plan's suite state rows (logbook.format.suite; SQL lives only in storage/sqlite/): the
-latest row a plan's entries left, the item ids of a set, and every plan's latest row for
-`verify`. Mixed into SQLiteStore, which owns the connection."""
+"""What the suites' door looks up (logbook.format.suite; SQL lives only in storage/sqlite/): a
+plan's latest suite state row and which ids its item set holds (a check reads these tables
+through ``derived_rows``). Mixed into SQLiteStore, which owns the connection."""
 
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
 
 from logbook.storage.base import SuiteRow, suite_row
 
@@ -29,14 +28,3 @@ class SuiteRows:
                 "SELECT item FROM plan_items WHERE plan = ? AND items_key = ? AND item IN "
                 f"({','.join('?' * len(chunk))})", (plan, items_key, *chunk)))
         return out
-
-    def latest_suites(self) -> list[tuple[Any, ...]]:
-        return self.conn.execute(
-            "SELECT plan, seq, since, first_seq, first_hash, n_known, items_key FROM "
-            "plan_suites s WHERE seq = (SELECT max(seq) FROM plan_suites WHERE plan = s.plan) "
-            "ORDER BY plan").fetchall()
-
-    def suite_items(self, plan: str, items_key: Any, limit: int) -> list[Any]:
-        return [r[0] for r in self.conn.execute(
-            "SELECT item FROM plan_items WHERE plan = ? AND items_key = ? ORDER BY item "
-            "LIMIT ?", (plan, items_key, limit))]
