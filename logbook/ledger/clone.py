@@ -13,16 +13,14 @@ table), each hashed again as it is copied.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-
-import orjson
 
 from logbook.errors import CheckFailed, EnvironmentProblem, InputError, StorageDamaged
 from logbook.format import canonical
 from logbook.ledger import suites
-from logbook.ledger.entry import Entry
+from logbook.ledger.entry import Entry, parse_stored
 from logbook.ledger.service import DB_NAME, LEDGER_DIR, Ledger, find_db, is_url
 from logbook.storage import index as derive
 from logbook.storage import open_store
@@ -57,24 +55,39 @@ def open_or_create(where: Path | str) -> Ledger:
     return Ledger(open_store(db, write=True), db)
 
 
-def copy_in(ledger: Ledger, entries: list[Entry]) -> None:
+def copy_in(ledger: Ledger, entries: Iterable[StoredEntry]) -> int:
     """Append entries copied from another store as they are (bytes and signatures, which the
-    caller verified), in one transaction: each must hash to its digest and follow the head, or
-    none is kept."""
+    caller verified), read one at a time, in one transaction: each must hash to its digest
+    and follow the head, or none is kept. How many were copied."""
     store = ledger._store  # the ledger package's own store: this module is part of it
+    copied = 0
     with store.transaction() as txn:
         size, prev = store.head()
         states = suites.Suites(store)
         for e in entries:
-            if (e.seq != size or canonical.digest_bytes(e.raw).hex() != e.digest
-                    or e.envelope.get("prev") != (prev or canonical.ZERO_DIGEST)):
+            env = parse_stored(e)
+            if (e.seq != size or canonical.digest_bytes(e.entry).hex() != e.digest
+                    or type(env) is not dict
+                    or env.get("prev") != (prev or canonical.ZERO_DIGEST)):
                 raise StorageDamaged(f"entry {e.seq} does not follow entry {size - 1} of "
                                      f"{ledger.location}; nothing was copied")
-            txn.insert_entry(StoredEntry(e.seq, e.digest, e.raw, e.signature))
-            env = orjson.loads(e.raw)
+            txn.insert_entry(e)
             derive.index_entry(txn, e.seq, e.digest, env)
             suites.advance(txn, states, e.seq, e.digest, env)
-            size, prev = size + 1, e.digest
+            size, prev, copied = size + 1, e.digest, copied + 1
+    return copied
+
+
+def _same_prefix(source: Ledger, target: Ledger, have: int) -> None:
+    """InputError unless ``target``'s ``have`` entries are SRC's first ones, both read one
+    batch at a time."""
+    theirs = target.entry_log.entries(0, have)
+    for mine in source.entry_log.entries(0, have):
+        other = next(theirs, None)
+        if other is None or (other.seq, other.digest) != (mine.seq, mine.digest):
+            raise InputError(f"DEST {target.location} holds a different chain (entry "
+                             f"{mine.seq} differs from SRC's); nothing was copied")
+    next(theirs, None)  # the end of DEST's read: its batches are let go
 
 
 def clone(src: str, dest: str,
@@ -89,52 +102,52 @@ def clone(src: str, dest: str,
         report = on_progress
         return lambda done, total: report(done + (total if second else 0), 2 * total)
 
+    # SRC is read in one read transaction, entry by entry as it is copied, never whole; DEST
+    # is opened (or made) only once SRC verifies
     with Ledger.open(src, write=False) as source, source.snapshot():
         checked = verify_store(source.entry_log, on_progress=half(False))
         if not checked.ok:
             raise CheckFailed(f"SRC {source.location} does not verify "
                               f"({len(checked.findings)} findings; `logbook --ledger SRC "
                               "verify` lists them); nothing was copied")
-        entries = [e for e in source.entries() if e.seq < checked.entries]
-        checkpoints = source.entry_log.checkpoints()
-        audits = source._store.audits()  # the ledger package's own store, as in copy_in
-        src_location = source.location
-    with open_or_create(dest) as target:
-        have = target.size()
-        if have > len(entries):
-            raise InputError(f"DEST {target.location} holds {have} entries, more than SRC's "
-                             f"{len(entries)}: it is not a copy of SRC; nothing was copied")
-        for e in entries[:have]:
-            mine = target.entry_at(e.seq)
-            if mine is None or mine.digest != e.digest:
-                raise InputError(f"DEST {target.location} holds a different chain (entry "
-                                 f"{e.seq} differs from SRC's); nothing was copied")
-        copy_in(target, entries[have:])
-        kept = {(c[1], c[2], c[3]) for c in target.entry_log.checkpoints()}
-        for _id, size, root, note, created in checkpoints:
-            if (size, root, note) not in kept:
-                target.entry_log.add_checkpoint(size, root, note, created)
-        copied = set(target._store.audits())
-        for size, at, findings in audits:
-            if (size, at, findings) not in copied:
-                target.entry_log.record_audit(size, at, findings)
-        with Ledger.open(src, write=False) as source:
-            blobs = copy_blobs(source, target, entries)
-        after = verify_store(target.entry_log, on_progress=half(True))
-        if not after.ok:
-            raise CheckFailed(f"DEST {target.location} does not verify after the copy "
-                              f"({len(after.findings)} findings)")
-        return Cloned(src_location, target.location, len(entries) - have, have, blobs,
-                      len(entries), after.head)
+        with open_or_create(dest) as target:
+            return _copy(source, target, checked.entries, half(True))
 
 
-def copy_blobs(source: Ledger, target: Ledger, entries: list[Entry]) -> int:
+def _copy(source: Ledger, target: Ledger, size: int,
+          on_progress: Callable[[int, int], None] | None) -> Cloned:
+    """SRC's first ``size`` entries (verified), its checkpoints, audit records and logs into
+    ``target``, which is then verified."""
+    have = target.size()
+    if have > size:
+        raise InputError(f"DEST {target.location} holds {have} entries, more than SRC's "
+                         f"{size}: it is not a copy of SRC; nothing was copied")
+    _same_prefix(source, target, have)
+    copied = copy_in(target, source.entry_log.entries(have, size))
+    kept = {(c[1], c[2], c[3]) for c in target.entry_log.checkpoints()}
+    for _id, at, root, note, created in source.entry_log.checkpoints():
+        if (at, root, note) not in kept:
+            target.entry_log.add_checkpoint(at, root, note, created)
+    recorded = set(target.entry_log.audits())
+    for audit in source.entry_log.audits():
+        if audit not in recorded:
+            target.entry_log.record_audit(*audit)
+    blobs = copy_blobs(source, target, source.entry_log.entries(0, size))
+    after = verify_store(target.entry_log, on_progress=on_progress)
+    if not after.ok:
+        raise CheckFailed(f"DEST {target.location} does not verify after the copy "
+                          f"({len(after.findings)} findings)")
+    return Cloned(source.location, target.location, copied, have, blobs, size, after.head)
+
+
+def copy_blobs(source: Ledger, target: Ledger, entries: Iterable[StoredEntry]) -> int:
     """Copy the logs the runs name that ``target`` does not hold yet, each read with the bound
     its reference gives and hashed again (StorageDamaged when it changed since SRC was
     verified); how many were copied. A log SRC does not hold is one its run says was not
     kept (SRC verified): there is nothing to copy."""
     copied = 0
-    for e in entries:
+    for stored in entries:
+        e = Entry.from_stored(stored)
         logs = e.body.get("logs") if e.kind == "run" else None
         refs = list(logs) if isinstance(logs, list) else []
         traces = e.body.get("traces") if e.kind == "run" else None
