@@ -9,6 +9,7 @@ lays them out.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -65,6 +66,16 @@ def run_row(run: RunView, slugs: dict[str, str]) -> dict[str, Any]:
     return row
 
 
+def _one_at_a_time(runs: list[RunView]) -> Iterator[RunView]:
+    """Each run in turn, its entry let go after its turn when this pass read it: a pass over
+    every run's body holds one run's at a time, not the ledger's."""
+    for run in runs:
+        held = run.loaded
+        yield run
+        if not held:
+            run.forget()
+
+
 def _items(run: RunView) -> list[dict[str, Any]]:
     oc = run.body.get("outcomes") or {}
     ids = oc.get("id") or []
@@ -89,27 +100,22 @@ def flat_tables(view: LedgerView, findings: list[Any]) -> list[Any]:
               "arms": ", ".join(str(a.get("name")) for a in p.arms()), "due": p.body.get("due"),
               "verdict": verdict_of(p).status, "retracted": int(bool(p.retracted_by)),
               "body": _json(p.body)} for p in view.plans.values()]
-    runs = [run_row(r, slugs) for r in view.runs]
-    items = [row for r in view.runs if r.status == "completed" for row in _items(r)]
-    every = list(view.ledger.entries())
-    entries: list[dict[str, Any]] = [
-        {"seq": e.seq, "digest": e.digest, "kind": e.kind, "ts": e.envelope.get("ts"),
+    runs = (run_row(r, slugs) for r in _one_at_a_time(view.runs))
+    items = (row for r in _one_at_a_time(view.runs) if r.status == "completed"
+             for row in _items(r))
+    entries = ({"seq": e.seq, "digest": e.digest, "kind": e.kind, "ts": e.envelope.get("ts"),
                 "signer": e.envelope.get("signer"), "retracted_by": _first(view, e.digest),
-                "body": _json(e.body)} for e in every]
-    by_kind = {k: [e for e in entries if e["kind"] == k] for k in ("claim", "retraction", "note")}
-    bodies = {e.digest: e.body for e in every if e.kind in ("claim", "retraction", "note")}
-    claims = [{"digest": e["digest"], "seq": e["seq"], "plan": bodies[e["digest"]].get("plan"),
-               "arm": _json(bodies[e["digest"]].get("arm")),
-               "statement": bodies[e["digest"]].get("statement"),
-               "retracted": int(e["retracted_by"] is not None)} for e in by_kind["claim"]]
-    retractions = [{"digest": e["digest"], "seq": e["seq"],
-                    "target": bodies[e["digest"]].get("target"),
-                    "category": bodies[e["digest"]].get("category"),
-                    "reason": bodies[e["digest"]].get("reason"),
-                    "correction": _text(bodies[e["digest"]].get("correction"))}
-                   for e in by_kind["retraction"]]
-    notes = [{"digest": e["digest"], "seq": e["seq"], "ts": e["ts"],
-              "text": bodies[e["digest"]].get("text")} for e in by_kind["note"]]
+                "body": _json(e.body)} for e in view.ledger.entries())
+    claims = [{"digest": e.digest, "seq": e.seq, "plan": e.body.get("plan"),
+               "arm": _json(e.body.get("arm")), "statement": e.body.get("statement"),
+               "retracted": int(_first(view, e.digest) is not None)}
+              for e in view.ledger.log("claim")]
+    retractions = [{"digest": e.digest, "seq": e.seq, "target": e.body.get("target"),
+                    "category": e.body.get("category"), "reason": e.body.get("reason"),
+                    "correction": _text(e.body.get("correction"))}
+                   for e in view.ledger.log("retraction")]
+    notes = [{"digest": e.digest, "seq": e.seq, "ts": e.envelope.get("ts"),
+              "text": e.body.get("text")} for e in view.ledger.log("note")]
     found = [{"n": i, "rule": f.check, "severity": f.severity, "message": f.message,
               "seq": f.seq, "entries": _json(f.entries)} for i, f in enumerate(findings)]
     run_columns: dict[str, type] = {
@@ -157,6 +163,5 @@ def export_sqlite(view: LedgerView, path: str) -> dict[str, int]:
     from logbook.storage.flat import write
 
     tables = flat_tables(view, run_audit(view).findings)
-    write(Path(path), tables, {"ledger": view.ledger.uuid, "size": view.size,
-                               "format": "logbook flat export 1"})
-    return {t.name: len(t.rows) for t in tables}
+    return write(Path(path), tables, {"ledger": view.ledger.uuid, "size": view.size,
+                                      "format": "logbook flat export 1"})

@@ -111,3 +111,31 @@ def test_the_docs_name_every_table_and_view() -> None:
     for name in [*VIEWS, "plans", "runs", "items", "claims", "retractions", "notes",
                  "findings", "entries"]:
         assert f"`{name}`" in section, name
+
+
+@pytest.mark.parametrize("value", [
+    None, "", "é ≠ e", 0, -3, 2**62, 0.5, float("inf"), True, False, b"\x00\xff",
+    {"a": [1, 2.5, None], "é": {"b": "c"}}, [1, "two", [3]], (1, "x"), [], {},
+])
+def test_a_cell_is_stored_as_sqlite_utils_would(value: Any) -> None:
+    """The export writes its rows with one statement, not through sqlite-utils' insert_all:
+    each value is held to sqlite-utils' own conversion (a dict, list or tuple as its JSON
+    text, anything else as it is), so an export reads as it did when sqlite-utils wrote it."""
+    from sqlite_utils.db import jsonify_if_needed
+
+    from logbook.storage.flat import _cell
+
+    assert _cell(value) == jsonify_if_needed(value)
+    assert type(_cell(value)) is type(jsonify_if_needed(value))
+
+
+def test_a_run_of_many_items_is_exported_row_by_row(demo: Path, tmp_path: Path) -> None:
+    """Every item row of every run, counted as written (the counts the command prints are the
+    rows the file holds)."""
+    out = tmp_path / "out" / "flat.db"
+    r = ok("--ledger", str(demo), "export", "--sqlite", str(out))
+    db = sqlite_utils.Database(out)
+    for name in ("entries", "plans", "runs", "items", "claims", "findings"):
+        assert f"{db.table(name).count} {name}" in r.err, (name, r.err)
+    items = sum(row["items"] or 0 for row in db.query("SELECT items FROM runs"))
+    assert db.table("items").count == items > 0
