@@ -9,12 +9,12 @@ lays them out.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
 
-from logbook.analysis.view import LedgerView, RunView, flatten
+from logbook.analysis.view import LedgerView, PlanView, RunView, flatten
 
 # apparatus fields with columns of their own (every field stays in runs.apparatus, as JSON)
 APPARATUS_COLUMNS = ("model", "engine", "engine_build", "weights_precision",
@@ -76,6 +76,16 @@ def _one_at_a_time(runs: list[RunView]) -> Iterator[RunView]:
             run.forget()
 
 
+def _verdict(plan: PlanView, verdict_of: Callable[[PlanView], Any]) -> str:
+    """The plan's verdict, its runs let go afterwards when this pass read them."""
+    held = [r.loaded for r in plan.runs]
+    verdict = str(verdict_of(plan).status)
+    for run, was in zip(plan.runs, held, strict=True):
+        if not was:
+            run.forget()
+    return verdict
+
+
 def _items(run: RunView) -> list[dict[str, Any]]:
     oc = run.body.get("outcomes") or {}
     ids = oc.get("id") or []
@@ -98,7 +108,7 @@ def flat_tables(view: LedgerView, findings: list[Any]) -> list[Any]:
               "title": p.body.get("title"), "metric": (p.body.get("metric") or {}).get("name"),
               "runs_per_arm": p.body.get("runs_per_arm"),
               "arms": ", ".join(str(a.get("name")) for a in p.arms()), "due": p.body.get("due"),
-              "verdict": verdict_of(p).status, "retracted": int(bool(p.retracted_by)),
+              "verdict": _verdict(p, verdict_of), "retracted": int(bool(p.retracted_by)),
               "body": _json(p.body)} for p in view.plans.values()]
     runs = (run_row(r, slugs) for r in _one_at_a_time(view.runs))
     items = (row for r in _one_at_a_time(view.runs) if r.status == "completed"

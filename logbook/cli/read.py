@@ -141,6 +141,7 @@ def _export_format(fmt: str, selector: str | None, out: str | None,
     from logbook.analysis.view import LedgerView
     from logbook.exports import check_needs, exporter_for, folder
     from logbook.exports.selection import selection
+    from logbook.ledger.read_model import AUDITED_KINDS
 
     exporter = exporter_for(fmt)
     where: object = out
@@ -160,7 +161,9 @@ def _export_format(fmt: str, selector: str | None, out: str | None,
         from logbook.crypto.signing import load_key
 
         options["key"] = load_key()
-    with state.open_verified() as (ledger, checked, _):
+    # every run is read once, in a pass that lets it go again: the check keeps their facts,
+    # not their bodies (memory stays flat with the ledger's size)
+    with state.open_verified(AUDITED_KINDS, runs=True) as (ledger, checked, _):
         if exporter.signs:
             ledger.check_key(options["key"])
         sel = selection(LedgerView(ledger, checked), selector, source_url)
@@ -171,9 +174,11 @@ def _export_format(fmt: str, selector: str | None, out: str | None,
 def _export_sqlite(path: str) -> None:
     from logbook.analysis.flat import export_sqlite
     from logbook.analysis.view import LedgerView
+    from logbook.ledger.read_model import AUDITED_KINDS
 
     # export_sqlite takes no callback yet: two steps, the check and the database
-    with state.open_verified(label="exporting to SQLite", steps=2) as (ledger, checked, step):
+    with state.open_verified(AUDITED_KINDS, runs=True, label="exporting to SQLite",
+                             steps=2) as (ledger, checked, step):
         counts = export_sqlite(LedgerView(ledger, checked), path)
         step(2, 2)
     shown = ", ".join(f"{n} {name}" for name, n in counts.items())
