@@ -132,13 +132,13 @@ def check(store: EntryLog, checked: ReadModel, keep: Iterable[str] = (),
         result = verify_store(store, vouched=vouched, keep=kept, on_progress=on_progress,
                               logs=False)
         _raise_on_findings(result)
-        reads = _renewed(store, checked if renew else checked.spare(), result, kept)
+        reads = _renewed(store, checked if renew else checked.spare(), result, kept, before)
         return Verified(result.entries, result.head, result.ledger,
                         result.entries - result.unchecked, min(vouched, result.entries),
                         kept.entries, kept.facts, reads=reads, runs=reads if runs else None)
 
 
-def _renewed(store: EntryLog, copy: ReadModel, result: Any, kept: Any) -> Any:
+def _renewed(store: EntryLog, copy: ReadModel, result: Any, kept: Any, before: int) -> Any:
     """What the analysis reads after a full check: the checked copy made anew from the rows
     the check has just compared with the entries (another copy, in memory, when this one
     cannot take them: a full disk, a copy another check carried past this snapshot), each
@@ -150,7 +150,8 @@ def _renewed(store: EntryLog, copy: ReadModel, result: Any, kept: Any) -> Any:
 
     def made(into: ReadModel) -> bool:  # the store's rows read afresh for each attempt
         return into.replace(store.derived_rows("entry_index"), store.derived_rows("tree"),
-                            result.keys, kept.shapes, kept.rows, state)
+                            result.keys, kept.shapes, kept.rows, state,
+                            before if into.lasting else 0)  # one in memory is this check's
 
     if not made(copy):
         copy = copy.spare()

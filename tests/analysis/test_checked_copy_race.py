@@ -110,3 +110,25 @@ def test_a_copy_carried_past_a_snapshot_before_its_check_is_no_rollback(
     r = run_cli("brief", "--json")
     assert r.code == 0, r.err
     assert r.json["integrity"]["verified"]["resumed_from"] == size + 3  # the copy was kept
+
+
+def test_a_slow_full_check_never_takes_back_a_copy_carried_on_meanwhile(tmp_path: Path) -> None:
+    """Two checks start with no copy; the quick one makes it, a third carries it on and reads
+    through it; the slow one, finishing last with a smaller ledger, must not replace it (the
+    reader would find its checked entries gone from the copy: a false 'does not verify' seen
+    once in 200 briefs under load). A full check replaces the copy only while it covers what
+    it covered when that check began; otherwise it reads its own rows from memory."""
+    from logbook.storage.sqlite.read_model import ReadModel
+
+    copy = ReadModel.open(tmp_path / "copy.db")
+    assert copy is not None
+
+    def state(size: int) -> dict[str, object]:
+        return {"ledger": "l", "size": size, "head": "h", "checked_at": "t"}
+
+    assert copy.replace([], [], [], [], [], state(50), before=0)  # the quick check
+    assert not copy.replace([], [], [], [], [], state(45), before=0)  # the slow one
+    assert (copy.state() or {})["size"] == 50
+    assert copy.replace([], [], [], [], [], state(60), before=50)  # a check that began at 50
+    assert (copy.state() or {})["size"] == 60
+    copy.close()

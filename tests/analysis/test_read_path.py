@@ -78,7 +78,7 @@ def test_a_copy_that_cannot_take_the_rows_gives_way_to_a_spare(ledger_dir: Path,
         assert run_cli("note", text).code == 0
 
     class FillsUp(ReadModel):
-        def replace(self, index, tree, keys, shapes, facts, state):  # type: ignore[no-untyped-def]
+        def replace(self, index, tree, keys, shapes, facts, state, before=0):  # type: ignore[no-untyped-def]
             list(index), list(tree), list(shapes)  # read, then the disk is full
             return False
 

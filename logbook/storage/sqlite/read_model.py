@@ -126,10 +126,12 @@ class ReadModel(IndexQueries):
 
     def replace(self, index: Iterable[tuple[Any, ...]], tree: Iterable[tuple[Any, ...]],
                 keys: list[KeyRow], shapes: Iterable[PlanShape],
-                facts: Iterable[RunRow], state: dict[str, Any]) -> bool:
-        """Everything replaced by a full check's rows, in one transaction; False when the
-        file cannot be written (nothing changes then)."""
-        return self._write(None, index, tree, keys, shapes, facts, state)
+                facts: Iterable[RunRow], state: dict[str, Any], before: int = 0) -> bool:
+        """Everything replaced by a full check's rows, in one transaction, if the copy still
+        covers the ``before`` entries it covered when that check began (0: none); False when
+        another process has carried it on meanwhile (a slower full check must not take back
+        what others read through) or the file cannot be written (nothing changes then)."""
+        return self._write(None, index, tree, keys, shapes, facts, state, before)
 
     def extend(self, size: int, index: Iterable[tuple[Any, ...]],
                tree: Iterable[tuple[Any, ...]], keys: list[KeyRow],
@@ -142,12 +144,16 @@ class ReadModel(IndexQueries):
     def _write(self, size: int | None, index: Iterable[tuple[Any, ...]],
                tree: Iterable[tuple[Any, ...]], keys: list[KeyRow],
                shapes: Iterable[PlanShape], facts: Iterable[RunRow],
-               state: dict[str, Any]) -> bool:
+               state: dict[str, Any], before: int = 0) -> bool:
         conn = self.conn
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 now = self.state()
+                covered = (now or {}).get("size")
+                if size is None and (covered if isinstance(covered, int) else 0) != before:
+                    conn.execute("ROLLBACK")
+                    return False
                 if size is None:
                     # rows of a whole ledger: into bare tables, the indexes built after them
                     # (a sorted build, not a million scattered inserts)
