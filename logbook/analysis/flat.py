@@ -9,11 +9,12 @@ lays them out.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
+from logbook.analysis.run_view import one_at_a_time
 from logbook.analysis.view import LedgerView, PlanView, RunView, flatten
 
 # apparatus fields with columns of their own (every field stays in runs.apparatus, as JSON)
@@ -66,16 +67,6 @@ def run_row(run: RunView, slugs: dict[str, str]) -> dict[str, Any]:
     return row
 
 
-def _one_at_a_time(runs: list[RunView]) -> Iterator[RunView]:
-    """Each run in turn, its entry let go after its turn when this pass read it: a pass over
-    every run's body holds one run's at a time, not the ledger's."""
-    for run in runs:
-        held = run.loaded
-        yield run
-        if not held:
-            run.forget()
-
-
 def _verdict(plan: PlanView, verdict_of: Callable[[PlanView], Any]) -> str:
     """The plan's verdict, its runs let go afterwards when this pass read them."""
     held = [r.loaded for r in plan.runs]
@@ -110,8 +101,8 @@ def flat_tables(view: LedgerView, findings: list[Any]) -> list[Any]:
               "arms": ", ".join(str(a.get("name")) for a in p.arms()), "due": p.body.get("due"),
               "verdict": _verdict(p, verdict_of), "retracted": int(bool(p.retracted_by)),
               "body": _json(p.body)} for p in view.plans.values()]
-    runs = (run_row(r, slugs) for r in _one_at_a_time(view.runs))
-    items = (row for r in _one_at_a_time(view.runs) if r.status == "completed"
+    runs = (run_row(r, slugs) for r in one_at_a_time(view.runs))
+    items = (row for r in one_at_a_time(view.runs) if r.status == "completed"
              for row in _items(r))
     entries = ({"seq": e.seq, "digest": e.digest, "kind": e.kind, "ts": e.envelope.get("ts"),
                 "signer": e.envelope.get("signer"), "retracted_by": _first(view, e.digest),

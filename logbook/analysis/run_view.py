@@ -5,7 +5,7 @@ that system; and the item arrays that line runs up item by item."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Generic, TypeVar, overload
@@ -389,3 +389,14 @@ def item_stack(runs: list[RunView], ids: list[str]) -> Any:
     from logbook.stats.items import stack_on
 
     return stack_on([r.item_arrays[0] for r in runs], [r.item_arrays[1] for r in runs], ids)
+
+
+def one_at_a_time(runs: Iterable[RunView]) -> Iterator[RunView]:
+    """Each run in turn, its entry let go after its turn when this pass read it (a run read
+    before stays read): a pass over every run's body holds one run's at a time, not the
+    ledger's."""
+    for run in runs:
+        held = run.loaded
+        yield run
+        if not held:
+            run.forget()

@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from logbook.analysis.flat import APPARATUS_COLUMNS, column
+from logbook.analysis.run_view import one_at_a_time
 from logbook.analysis.view import RunView
 from logbook.exports.selection import Selection
 
@@ -54,16 +55,13 @@ def runs_with_items(sel: Selection) -> Iterator[tuple[tuple[Any, ...], list[str]
     """Each selected run that has items, in ledger order: its run columns (``RUN_COLUMNS``),
     its item ids, and its ``ITEM_FIELDS`` columns (all None where it records none)."""
     slugs = {p.digest: p.slug for p in sel.view.plans.values()}
-    for run in sel.runs:
-        held = run.loaded
+    for run in one_at_a_time(sel.runs):  # memory stays one plan's runs
         oc = run.body.get("outcomes") or {}
         ids = oc.get("id") or []
         if ids:
             none = [None] * len(ids)
             yield (run_values(sel, run, slugs), ids,
                    {name: oc.get(name) or none for name in ITEM_FIELDS})
-        if not held:  # read for this pass only: let it go (memory stays one plan's runs)
-            run.forget()
 
 
 def rows(sel: Selection) -> Iterator[tuple[Any, ...]]:
