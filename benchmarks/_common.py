@@ -23,7 +23,8 @@ def paired_medians(ours: Callable[[], object], peer: Callable[[], object],
     so that both see the same warm caches and the same drift in machine load."""
     ours()
     peer()
-    a, b = [], []
+    a: list[float] = []
+    b: list[float] = []
     for _ in range(repeat):
         for fn, times in ((ours, a), (peer, b)):
             t = time.perf_counter()

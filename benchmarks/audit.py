@@ -139,19 +139,21 @@ class FastCanonical:
         self.module.canonical_bytes = self.real
 
 
-def build(folder: Path, key: SigningKey) -> Ledger:
-    """The benchmark ledger, through the Python API in batches of about 1,000 entries."""
+def build(folder: Path, key: SigningKey, plans: int = PLANS) -> Ledger:
+    """The benchmark ledger, through the Python API in batches of about 1,000 entries;
+    ``plans`` (a multiple of PLANS_PER_BATCH) for a smaller one of the same mix (a claim for
+    one plan in PLANS // CLAIMS)."""
     with FastCanonical():
-        return _build(folder, key)
+        return _build(folder, key, plans)
 
 
-def _build(folder: Path, key: SigningKey) -> Ledger:
+def _build(folder: Path, key: SigningKey, n_plans: int) -> Ledger:
     folder.mkdir(parents=True)
     ledger = Ledger.init(folder, "bench-audit", key)
     rng = random.Random(8)
     claim_every = PLANS // CLAIMS
     pending: list[tuple[str, dict[str, list[tuple[str, float]]], int]] = []
-    for start in range(0, PLANS, PLANS_PER_BATCH):
+    for start in range(0, n_plans, PLANS_PER_BATCH):
         claims = [("claim", claim_body(ledger, d, runs, n)) for d, runs, n in pending]
         pending = []
         if claims:
