@@ -139,12 +139,12 @@ class FastCanonical:
         self.module.canonical_bytes = self.real
 
 
-def build(folder: Path, key: SigningKey, plans: int = PLANS) -> Ledger:
+def build(folder: Path, key: SigningKey, plans: int | None = None) -> Ledger:
     """The benchmark ledger, through the Python API in batches of about 1,000 entries;
-    ``plans`` (a multiple of PLANS_PER_BATCH) for a smaller one of the same mix (a claim for
-    one plan in PLANS // CLAIMS)."""
+    ``plans`` (a multiple of PLANS_PER_BATCH; PLANS when None) for a smaller one of the same
+    mix (a claim for one plan in PLANS // CLAIMS)."""
     with FastCanonical():
-        return _build(folder, key, plans)
+        return _build(folder, key, PLANS if plans is None else plans)
 
 
 def _build(folder: Path, key: SigningKey, n_plans: int) -> Ledger:

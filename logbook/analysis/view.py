@@ -338,13 +338,17 @@ def suite_of(view: LedgerView, run: RunView) -> tuple[str | None, str | None, st
     plan = view.plans.get(run.plan) if run.plan else None
     declared = (plan.original.get("suite") or {}) if plan is not None else {}
     app = run.apparatus
+    return (_text(declared.get("dataset_hash"), app.get("dataset_hash")),
+            _text(declared.get("name"), app.get("task"), app.get("suite")),
+            _text(app.get("split")))
 
-    def text(*values: Any) -> str | None:
-        return next((str(v) for v in values if isinstance(v, str) and v), None)
 
-    return (text(declared.get("dataset_hash"), app.get("dataset_hash")),
-            text(declared.get("name"), app.get("task"), app.get("suite")),
-            text(app.get("split")))
+def _text(*values: Any) -> str | None:
+    """The first of ``values`` that is a non-empty string, as a string."""
+    for v in values:
+        if isinstance(v, str) and v:
+            return str(v)
+    return None
 
 
 def same_suite(x: tuple[str | None, ...], y: tuple[str | None, ...]) -> bool | None:

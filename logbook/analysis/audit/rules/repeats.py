@@ -90,13 +90,16 @@ def temperature(run: RunView) -> float | None:
 
 def seeds(run: RunView) -> tuple[tuple[str, str], ...]:
     """The seed fields the run records, with their values (empty when it records none)."""
-    return tuple(sorted((k, repr(v)) for k, v in run.apparatus.items()
-                        if v is not None and _is_seed(k)))
+    app = run.apparatus
+    return tuple(sorted((k, repr(app[k])) for k in _seed_names(tuple(app))
+                        if app[k] is not None))
 
 
 @lru_cache(maxsize=4096)
-def _is_seed(name: str) -> bool:  # runs share their field names: each is judged once
-    return "seed" in name.rsplit(".", 1)[-1].lower()
+def _seed_names(names: tuple[str, ...]) -> tuple[str, ...]:
+    """Which of an apparatus's field names name a seed: runs of one harness share their
+    names, so each list of them is judged once."""
+    return tuple(k for k in names if "seed" in k.rsplit(".", 1)[-1].lower())
 
 
 @rule("A21", severity="warning", title="fixed seed",

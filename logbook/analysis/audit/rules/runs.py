@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import lru_cache
 
-from logbook.analysis.audit.context import Context, at, missing
+from logbook.analysis.audit.context import Context, at, identity, missing
 from logbook.analysis.audit.registry import rule
 from logbook.analysis.view import PlanView, RunView
 from logbook.findings import Finding
@@ -151,8 +151,9 @@ SCORER_PARTS = ("judge", "grader", "scorer", "judge_model", "grader_model", "sco
                 "rubric", "rubric_hash")
 
 
-def scorer_fields(run: RunView, fields: dict[str, object]) -> dict[str, str]:
-    return {k: repr(v) for k, v in fields.items() if _is_scorer(k)}
+def scorer_fields(run: RunView) -> dict[str, str]:
+    """The run's scorer fields (not its identity: Context.apparatus), each as `repr` text."""
+    return {k: repr(v) for k, v in run.apparatus.items() if _is_scorer(k) and not identity(k)}
 
 
 @lru_cache(maxsize=4096)
@@ -167,7 +168,7 @@ def scorer_changed(ctx: Context) -> Iterator[Finding]:
     for plan in ctx.scoped_plans():
         variable = set(ctx.body(plan).get("variable") or [])
         runs = ctx.usable(plan.runs)
-        fields = [scorer_fields(r, ctx.apparatus(r)) for r in runs]
+        fields = [scorer_fields(r) for r in runs]
         seen: dict[str, dict[str, list[RunView]]] = {}
         for k in sorted(set().union(*fields)) if fields else []:
             for r, f in zip(runs, fields, strict=True):
