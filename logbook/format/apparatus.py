@@ -71,14 +71,24 @@ def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def _put(out: dict[str, Any], name: str, value: Any) -> None:
-    """`flatten` written into one dict (no merging of dicts)."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _put(out, f"{name}.{k}" if name else str(k), v)
-    elif isinstance(value, list):
-        out[name] = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-    else:
-        out[name] = value
+    """`flatten` written into one dict (no merging of dicts); a dict's scalar fields are put
+    in its own loop (the check flattens every run's apparatus: a call a field cost more)."""
+    if not isinstance(value, dict):
+        out[name] = _leaf(value)
+        return
+    for k, v in value.items():
+        key = f"{name}.{k}" if name else str(k)
+        if isinstance(v, dict):
+            _put(out, key, v)
+        else:
+            out[key] = _leaf(v) if isinstance(v, list) else v
+
+
+def _leaf(value: Any) -> Any:
+    """A flat field's value: a list as canonical JSON text, anything else as it is."""
+    if isinstance(value, list):
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    return value
 
 
 @lru_cache(maxsize=65536)  # the same few field names, over and over (the audit asks per run)
@@ -97,11 +107,19 @@ def system_fields(flat: dict[str, Any]) -> list[tuple[str, Any]]:
     run's identity (`is_identity`), nor an ``applied.*`` field a declared field already
     requests (logbook.format.applied.restated: compared once, as declared; A38 holds the two
     together)."""
+    return [(k, flat[k]) for k in _system_names(tuple(flat))]
+
+
+@lru_cache(maxsize=4096)
+def _system_names(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The names `system_fields` keeps of a flat apparatus's field names, sorted: which
+    depends on the names alone, and runs of one harness share theirs, so each list of them is
+    judged once (the check asks for every run)."""
     from logbook.format.applied import restated
 
-    again = restated(flat) if any(k.startswith("applied.") for k in flat) else set()
-    return sorted(((k, v) for k, v in flat.items() if not is_identity(k) and k not in again),
-                  key=_name)
+    again = restated(dict.fromkeys(names)) if any(k.startswith("applied.") for k in names) \
+        else set()
+    return tuple(sorted(k for k in names if not is_identity(k) and k not in again))
 
 
 def pins(plan: dict[str, Any], arm: str | None) -> dict[str, Any]:
@@ -137,6 +155,3 @@ def temperature_of(fields: Iterable[tuple[str, Any]]) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
         else None
 
-
-def _name(pair: tuple[str, Any]) -> str:
-    return pair[0]
