@@ -63,7 +63,7 @@ def copy_in(ledger: Ledger, entries: Iterable[StoredEntry]) -> int:
     copied = 0
     with store.transaction() as txn:
         size, prev = store.head()
-        states = suites.Suites(store)
+        states = suites.Suites(store, txn)
         for e in entries:
             env = parse_stored(e)
             if (e.seq != size or canonical.digest_bytes(e.entry).hex() != e.digest

@@ -42,15 +42,16 @@ class Suites:
     without rows (a ledger made before them) is folded once, here, and written whole with the
     transaction's first entry that moves it."""
 
-    def __init__(self, store: EntryLog) -> None:
-        self.store = store
+    def __init__(self, store: EntryLog, txn: Txn) -> None:
+        self.store = store  # the plan's entries, for a plan without rows
+        self.txn = txn  # its rows, as this transaction's writes leave them
         self._rows: dict[str, SuiteRow] = {}
         self._held: dict[str, set[str]] = {}
         self._folded: dict[str, SuiteState] = {}  # plans without rows, as folded here
 
     def row(self, plan: str) -> SuiteRow | None:
         if plan not in self._rows and plan not in self._folded:
-            row = self.store.suite_state(plan)
+            row = self.txn.suite_state(plan)
             if row is None:
                 self._folded[plan] = st = fold_plan(self.store, plan)
                 self._held[plan] = set(st.items)
@@ -69,7 +70,7 @@ class Suites:
         row, held = self.row(plan), self._held[plan]
         asked = [i for i in ids if i not in held]
         if asked and row is not None:
-            held.update(self.store.known_items(plan, row[4], asked))
+            held.update(self.txn.known_items(plan, row[4], asked))
         return held.intersection(ids)
 
     def put(self, txn: Txn, plan: str, seq: int, row: SuiteRow, new: list[str],

@@ -84,7 +84,7 @@ class Appending:
         lid = ledger_id or self.uuid
         out: list[Entry] = []
         with self._store.transaction(_plans_named(resolved), [key.public.fingerprint]) as txn:
-            at = _InTxn(self._store, self.plan_body)
+            at = _InTxn(self._store, txn, self.plan_body)
             if once is not None:
                 prior = self._store.once_digest(once)
                 if prior is not None:  # another process won the race
@@ -227,10 +227,11 @@ class _InTxn:
 
     __slots__ = ("_amended", "plans", "suites")
 
-    def __init__(self, store: EntryLog, amended: Callable[..., dict[str, Any]]) -> None:
+    def __init__(self, store: EntryLog, txn: Txn,
+                 amended: Callable[..., dict[str, Any]]) -> None:
         self._amended = amended
         self.plans: dict[tuple[str, str | None], dict[str, Any]] = {}
-        self.suites = suites.Suites(store)
+        self.suites = suites.Suites(store, txn)
 
     def plan_body(self, plan_digest: str, without: str | None = None) -> dict[str, Any]:
         key = (plan_digest, without)

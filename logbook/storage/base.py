@@ -101,7 +101,18 @@ def suite_row(row: tuple[Any, ...], plan: str) -> SuiteRow:
 class Txn(TreeSink, Protocol):
     """The writes of one append transaction (``EntryLog.transaction``): all of them are kept,
     or none. Besides the derived rows and tree nodes every entry makes (TreeSink): the entry
-    itself, a once-key, and a plan's suite state."""
+    itself, a once-key, and a plan's suite state. And what the suites' door reads under the
+    transaction's lock, which only an append asks (logbook.ledger.suites): a plan's suite state
+    and which ids its item set holds, as the transaction's own writes have left them."""
+
+    def suite_state(self, plan: str) -> SuiteRow | None:
+        """The plan's latest suite state row, or None when none is kept (a ledger made before
+        the rows were: the door then folds the plan's entries once)."""
+        ...
+
+    def known_items(self, plan: str, items_key: int, ids: list[str]) -> set[str]:
+        """Those of ``ids`` in the plan's item set ``items_key``."""
+        ...
 
     def insert_entry(self, stored: StoredEntry) -> None: ...
 
@@ -119,9 +130,11 @@ class EntryLog(Protocol):
     open for writing (migrated) or read-only (never migrated): the only storage protocol.
 
     What it offers, in the order a reader meets it: the head and one read transaction; the
-    append transaction (``Txn``) and the lookups admission makes under its lock; entries by
-    digest, range, seq and what the index says of them; the stored rows a check compares with
-    the entries' bytes; the tree; checkpoints, audits and kept logs. The analysis reads none of
+    append transaction (``Txn``, with the suite rows the door reads under its lock) and the
+    lookups admission makes, some of them before the lock too (the references a draft names,
+    a run's source, a --once key); entries by digest, range, seq and what the index says of
+    them; the stored rows a check compares with the entries' bytes; the tree; checkpoints,
+    audits and kept logs. The analysis reads none of
     it directly: it reads the read model a check builds (logbook.verify.checked_reads), which
     takes from here only entries' bytes, held to the digests it checked."""
 
@@ -168,15 +181,6 @@ class EntryLog(Protocol):
     def key_is_valid(self, fingerprint: str) -> bool: ...
 
     def signing_keys(self) -> list[KeyRow]: ...
-
-    def suite_state(self, plan: str) -> SuiteRow | None:
-        """The plan's latest suite state row, or None when none is kept (a ledger made before
-        the rows were: the door then folds the plan's entries once)."""
-        ...
-
-    def known_items(self, plan: str, items_key: int, ids: list[str]) -> set[str]:
-        """Those of ``ids`` in the plan's item set ``items_key``."""
-        ...
 
     # -- entries -----------------------------------------------------------------------------
     def entry_by_digest(self, digest: str) -> StoredEntry | None: ...

@@ -28,7 +28,6 @@ from logbook.storage.postgres.blobs import BlobRows
 from logbook.storage.postgres.conn import connect, display, lock_wait_ms, problem
 from logbook.storage.postgres.rows import StoredRows, stored_entry
 from logbook.storage.postgres.schema import MIGRATIONS
-from logbook.storage.postgres.suites import SuiteRows
 from logbook.storage.postgres.txn import PostgresTxn
 from logbook.storage.sqlite.store import TreeDamaged
 from logbook.tlog.merkle import leaf_hash
@@ -39,7 +38,7 @@ _MIGRATION_LOCK = 0x6C6F67626F6F6B  # "logbook": the advisory lock migrations ta
 _CURSORS = count()  # server-side cursors' names: scans may interleave (verify's do)
 
 
-class PostgresStore(SuiteRows, BlobRows, StoredRows, BesideRows):
+class PostgresStore(BlobRows, StoredRows, BesideRows):
     """One ledger in a PostgreSQL database, its logs in it (blobs.py). Open for writing
     (migrates) or read-only (never migrates; every transaction is READ ONLY)."""
 
@@ -185,7 +184,7 @@ class PostgresStore(SuiteRows, BlobRows, StoredRows, BesideRows):
         writes are sent together, with the COMMIT (PostgresTxn)."""
         if not self.writable:  # pragma: no cover - a programming error
             raise RuntimeError("store opened read-only")
-        txn = PostgresTxn(self.conn, self)
+        txn = PostgresTxn(self.conn, self, self.rows)
         try:
             txn.begin(lock_wait_ms(), plans, signers)
             self._txn = txn

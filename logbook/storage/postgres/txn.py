@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import psycopg
@@ -22,6 +22,7 @@ from logbook.errors import InputError
 from logbook.storage.base import EntryLog, StoredEntry, SuiteRow
 from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
 from logbook.storage.postgres.prefetch import Prefetched, absorb, statements
+from logbook.storage.postgres.suites import SuiteRows
 from logbook.tlog.merkle import leaf_hash
 
 _ENTRY_SQL = "INSERT INTO entries (seq, digest, entry, signature) VALUES (%s,%s,%s,%s)"
@@ -79,13 +80,18 @@ def _multi_row(sql: str, rows: list[tuple[Any, ...]]) -> Iterator[tuple[bytes, l
         yield query.encode(), [v for row in part for v in row]
 
 
-class PostgresTxn:
-    """Writes allowed inside one append transaction; tree nodes it has not made itself are
-    read from the store's tree (``stored``), on the same connection and transaction."""
+class PostgresTxn(SuiteRows):
+    """Writes allowed inside one append transaction, and the suite rows its door reads
+    (SuiteRows); tree nodes it has not made itself are read from the store's tree
+    (``stored``), on the same connection and transaction. ``rows``: the store's query, which
+    sends this transaction's writes so far first."""
 
-    def __init__(self, conn: psycopg.Connection[Any], stored: EntryLog) -> None:
+    def __init__(self, conn: psycopg.Connection[Any], stored: EntryLog,
+                 rows: Callable[[str, tuple[Any, ...] | list[Any]], list[tuple[Any, ...]]]
+                 ) -> None:
         self.conn = conn
         self._stored = stored
+        self._rows = rows
         self._nodes: dict[tuple[int, int], bytes] = {}
         self._tree: list[tuple[int, int, bytes]] = []
         self._writes: list[tuple[str, tuple[Any, ...]]] = []  # in the order they were made
@@ -94,6 +100,9 @@ class PostgresTxn:
         self.valid_keys: dict[str, bool] = {}  # fingerprint -> valid, as read in this txn
         self.kinds: dict[str, tuple[int, str]] = {}  # digest -> (seq, kind), as read in it
         self.prefetched = Prefetched()  # what the drafts will ask, asked at once (prefetch.py)
+
+    def rows(self, sql: str, args: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._rows(sql, args)
 
     def begin(self, lock_ms: int, plans: Mapping[str, list[str]] | None = None,
               signers: Sequence[str] = ()) -> None:

@@ -38,7 +38,6 @@ from logbook.storage.sqlite.conn import (
 )
 from logbook.storage.sqlite.rows import ENTRY_COLUMNS, StoredRows
 from logbook.storage.sqlite.schema import MIGRATIONS
-from logbook.storage.sqlite.suites import SuiteRows
 from logbook.storage.sqlite.summaries import Summaries, stored_entry
 from logbook.storage.sqlite.txn import SQLiteTxn
 from logbook.tlog.merkle import leaf_hash
@@ -48,7 +47,7 @@ SCHEMA_VERSION = 8
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
-class SQLiteStore(Summaries, SuiteRows, BlobFiles, StoredRows, BesideRows):
+class SQLiteStore(Summaries, BlobFiles, StoredRows, BesideRows):
     """One ledger database and its logs (blobs.py). Open for writing (migrates) or read-only."""
 
     # Called after a transaction's writes, just before its COMMIT. A test seam, installed only

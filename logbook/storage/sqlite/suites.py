@@ -1,6 +1,7 @@
 """What the suites' door looks up (logbook.format.suite; SQL lives only in storage/sqlite/): a
 plan's latest suite state row and which ids its item set holds (a check reads these tables
-through ``derived_rows``). Mixed into SQLiteStore, which owns the connection."""
+through ``derived_rows``). Mixed into SQLiteTxn: the door reads them inside the append
+transaction, on its connection."""
 
 from __future__ import annotations
 

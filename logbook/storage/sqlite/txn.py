@@ -10,13 +10,15 @@ from typing import Any
 from logbook.errors import InputError
 from logbook.storage.base import EntryLog, StoredEntry, SuiteRow
 from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
+from logbook.storage.sqlite.suites import SuiteRows
 
 _SLUG = INDEX_COLUMNS.index("slug")
 
 
-class SQLiteTxn:
-    """Writes allowed inside one append transaction; tree nodes it has not made itself are
-    read from the store's tree (``stored``)."""
+class SQLiteTxn(SuiteRows):
+    """Writes allowed inside one append transaction, and the suite rows its door reads
+    (SuiteRows, on the same connection: they see this transaction's writes); tree nodes it has
+    not made itself are read from the store's tree (``stored``)."""
 
     def __init__(self, conn: sqlite3.Connection, stored: EntryLog) -> None:
         self.conn = conn
