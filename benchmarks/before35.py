@@ -33,7 +33,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import report
-from importtime import BEFORE, PROBE, ROOT, tree_at
+from importtime import BEFORE, PROBE, ROOT, before_tree
 
 BENCH = Path(__file__).resolve().parent
 PLANS = 1000
@@ -76,13 +76,11 @@ def main() -> None:
     repeat = int(os.environ.get("LOGBOOK_BENCH_REPEAT", "3"))
     tmp = Path(tempfile.mkdtemp(prefix="logbook-bench-before35-"))
     try:
-        before = tmp / "before"
-        if not tree_at(BEFORE, before):
-            print(f"before35: commit {BEFORE} is not in this clone's history; not measured",
-                  flush=True)
+        found = before_tree(tmp, "before35")
+        if found is None:
             return
-        env = {k: v for k, v in os.environ.items() if k not in ("LOGBOOK_DIR", "LOGBOOK_KEY")}
-        env.update(XDG_CONFIG_HOME=str(tmp / "cfg"), LOGBOOK_STATE_DIR="off")
+        before, env = found
+        env["LOGBOOK_STATE_DIR"] = "off"
         trees = {"now": ROOT, "before": before}
         ledgers: dict[str, Path] = {}
         t = time.perf_counter()

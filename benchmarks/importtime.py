@@ -46,6 +46,20 @@ def tree_at(commit: str, dest: Path) -> bool:
     return True
 
 
+def before_tree(tmp: Path, script: str) -> tuple[Path, dict[str, str]] | None:
+    """``logbook/`` at BEFORE unpacked under ``tmp``, and the environment a command of either
+    tree runs in (no ledger or key of the user's, a config folder of its own); None, said,
+    without the commit in this clone's history."""
+    before = tmp / "before"
+    if not tree_at(BEFORE, before):
+        print(f"{script}: commit {BEFORE} is not in this clone's history; not measured",
+              flush=True)
+        return None
+    env = {k: v for k, v in os.environ.items() if k not in ("LOGBOOK_DIR", "LOGBOOK_KEY")}
+    env["XDG_CONFIG_HOME"] = str(tmp / "cfg")
+    return before, env
+
+
 def imports_of(tree: Path, ledger: Path, draft: Path, env: dict[str, str]) -> float:
     """Microseconds the command's own imports took in one cold append from ``tree``."""
     r = subprocess.run([sys.executable, "-X", "importtime", "-c", PROBE, "append", str(draft)],
@@ -68,13 +82,10 @@ def draft_of(n: int) -> dict[str, object]:
 def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="logbook-bench-importtime-"))
     try:
-        before = tmp / "before"
-        if not tree_at(BEFORE, before):
-            print(f"importtime: commit {BEFORE} is not in this clone's history; not measured",
-                  flush=True)
+        found = before_tree(tmp, "importtime")
+        if found is None:
             return
-        env = {k: v for k, v in os.environ.items() if k not in ("LOGBOOK_DIR", "LOGBOOK_KEY")}
-        env["XDG_CONFIG_HOME"] = str(tmp / "cfg")
+        before, env = found
         draft = tmp / "run.json"
         draft.write_bytes(orjson.dumps(draft_of(200)))
         trees = {"now": ROOT, "before": before}
