@@ -74,21 +74,19 @@ def _put(out: dict[str, Any], name: str, value: Any) -> None:
     """`flatten` written into one dict (no merging of dicts); a dict's scalar fields are put
     in its own loop (the check flattens every run's apparatus: a call a field cost more)."""
     if not isinstance(value, dict):
-        out[name] = _leaf(value)
+        out[name] = _json_text(value) if isinstance(value, list) else value
         return
     for k, v in value.items():
         key = f"{name}.{k}" if name else str(k)
         if isinstance(v, dict):
             _put(out, key, v)
         else:
-            out[key] = _leaf(v) if isinstance(v, list) else v
+            out[key] = _json_text(v) if isinstance(v, list) else v
 
 
-def _leaf(value: Any) -> Any:
-    """A flat field's value: a list as canonical JSON text, anything else as it is."""
-    if isinstance(value, list):
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-    return value
+def _json_text(value: list[Any]) -> str:
+    """A list field's value: its canonical JSON text."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
 @lru_cache(maxsize=65536)  # the same few field names, over and over (the audit asks per run)
