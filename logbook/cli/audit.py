@@ -72,16 +72,11 @@ def audit(
 
 def _record(result: AuditResult) -> None:
     """Keep a whole-ledger audit's findings beside the ledger, for `brief` (best effort)."""
-    import orjson
-
     from logbook.errors import LogbookError
-    from logbook.ledger.entry import now_rfc3339
 
-    findings = [f.as_dict() for f in result.findings]
     try:
         with state.open_ledger(write=True) as ledger:
-            ledger.entry_log.record_audit(result.entries, now_rfc3339(),
-                                      orjson.dumps(findings).decode())
+            ledger.keep_audit(result.entries, [f.as_dict() for f in result.findings])
     except (LogbookError, OSError):
         pass  # a read-only copy of a ledger can still be audited
 

@@ -66,7 +66,8 @@ def make_checkpoint(ledger: Ledger, key: SigningKey,
     note = sign_checkpoint(Checkpoint(origin, size, root), origin, key.sign, key.public.raw)
     if publish is not None:
         publish(note)
-    ledger.entry_log.add_checkpoint(size, root.hex(), note, now_rfc3339())
+    with ledger.entry_log.transaction() as txn:
+        txn.add_checkpoint(size, root.hex(), note, now_rfc3339())
     return note
 
 

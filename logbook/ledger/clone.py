@@ -125,13 +125,14 @@ def _copy(source: Ledger, target: Ledger, size: int,
     _same_prefix(source, target, have)
     copied = copy_in(target, source.entry_log.entries(have, size))
     kept = {(c[1], c[2], c[3]) for c in target.entry_log.checkpoints()}
-    for _id, at, root, note, created in source.entry_log.checkpoints():
-        if (at, root, note) not in kept:
-            target.entry_log.add_checkpoint(at, root, note, created)
     recorded = set(target.entry_log.audits())
-    for audit in source.entry_log.audits():
-        if audit not in recorded:
-            target.entry_log.record_audit(*audit)
+    with target.entry_log.transaction() as txn:  # both kept beside the chain, or neither
+        for _id, at, root, note, created in source.entry_log.checkpoints():
+            if (at, root, note) not in kept:
+                txn.add_checkpoint(at, root, note, created)
+        for audit in source.entry_log.audits():
+            if audit not in recorded:
+                txn.record_audit(*audit)
     blobs = copy_blobs(source, target, source.entry_log.entries(0, size))
     after = verify_store(target.entry_log, on_progress=on_progress)
     if not after.ok:

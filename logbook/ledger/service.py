@@ -312,3 +312,13 @@ class Ledger(Appending):
             suites.rebuild(txn, fold, last)
 
         return self._store.rebuild_derived(rows)
+
+    def keep_audit(self, size: int, findings: list[dict[str, Any]]) -> None:
+        """Keep a whole-ledger audit's findings over the first ``size`` entries beside the
+        chain (unsigned, not an entry: `brief` shows the last)."""
+        import orjson
+
+        from logbook.ledger.entry import now_rfc3339
+
+        with self._store.transaction() as txn:
+            txn.record_audit(size, now_rfc3339(), orjson.dumps(findings).decode())

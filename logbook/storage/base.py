@@ -124,6 +124,15 @@ class Txn(TreeSink, Protocol):
 
     def insert_suite_items(self, plan: str, items_key: int, items: Iterable[str]) -> None: ...
 
+    # beside the chain, under the same lock (not entries, not derived)
+    def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None:
+        """A signed checkpoint note of the first ``size`` entries (``EntryLog.checkpoints``)."""
+        ...
+
+    def record_audit(self, size: int, at: str, findings: str) -> None:
+        """An audit's findings (JSON text) over the first ``size`` entries, for `brief`."""
+        ...
+
 
 class EntryLog(Protocol):
     """One ledger store, whatever holds it (logbook.storage.sqlite, logbook.storage.postgres),
@@ -230,10 +239,6 @@ class EntryLog(Protocol):
         """The checkpoints kept, oldest first; ``checked=False`` returns rows whose columns
         may hold the wrong storage class (``checkpoint_type_problems`` names them)."""
         ...
-
-    def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None: ...
-
-    def record_audit(self, size: int, at: str, findings: str) -> None: ...
 
     def audits(self, last: int | None = None) -> list[AuditRow]:
         """The audit records kept (`brief` shows the last), oldest first; the last ``last``

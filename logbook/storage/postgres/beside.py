@@ -1,6 +1,7 @@
-"""What a team ledger keeps beside its entries: the checkpoints and audits (not entries, not
-derived), and the rebuilding and counting of the derived tables. `PostgresStore`
-(logbook.storage.postgres.store) takes these methods from `BesideRows`."""
+"""What a team ledger keeps beside its entries, read back: the checkpoints and audits (not
+entries, not derived; the append transaction writes them, `Txn`), and the rebuilding and
+counting of the derived tables. `PostgresStore` (logbook.storage.postgres.store) takes these
+methods from `BesideRows`."""
 
 from __future__ import annotations
 
@@ -24,22 +25,12 @@ class BesideRows:
         def rows(self, sql: str, args: tuple[Any, ...] | list[Any] = ()
                  ) -> list[tuple[Any, ...]]: ...
 
-        def _insert(self, sql: str, args: tuple[Any, ...]) -> None: ...
-
-    # -- checkpoints and audits (kept beside the ledger, not entries) ---------------------
-    def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None:
-        self._insert("INSERT INTO checkpoints (size, root, note, created) VALUES (%s,%s,%s,%s)",
-                     (size, root, note, created))
-
+    # -- checkpoints and audits (kept beside the ledger, not entries; written by Txn) -----
     def checkpoints(self, checked: bool = True) -> list[CheckpointRow]:
         """The checkpoints kept, oldest first (the column types are fixed: ``checked`` has
         nothing to find)."""
         return [(int(r[0]), int(r[1]), r[2], r[3], r[4]) for r in self.rows(
             "SELECT id, size, root, note, created FROM checkpoints ORDER BY id")]
-
-    def record_audit(self, size: int, at: str, findings: str) -> None:
-        self._insert("INSERT INTO audits (size, at, findings) VALUES (%s,%s,%s)",
-                     (size, at, findings))
 
     def audits(self, last: int | None = None) -> list[AuditRow]:
         sql = "SELECT size, at, findings FROM audits ORDER BY id"

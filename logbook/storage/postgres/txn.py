@@ -40,6 +40,8 @@ _SUITE_SQL = ("INSERT INTO plan_suites (plan, seq, since, first_seq, first_hash,
               "items_key) VALUES (%s,%s,%s,%s,%s,%s,%s)")
 _ITEM_SQL = "INSERT INTO plan_items (plan, items_key, item) VALUES (%s,%s,%s)"
 _TREE_SQL = "INSERT INTO tree (level, idx, hash) VALUES (%s,%s,%s)"
+_CHECKPOINT_SQL = "INSERT INTO checkpoints (size, root, note, created) VALUES (%s,%s,%s,%s)"
+_AUDIT_SQL = "INSERT INTO audits (size, at, findings) VALUES (%s,%s,%s)"
 _HEAD_SQL = "UPDATE head SET size = %s, digest = %s WHERE id = 1"
 _LAST_ENTRY = "SELECT seq, digest FROM entries ORDER BY seq DESC LIMIT 1"
 # the left siblings the next appends need: for each level L whose bit is set in the size n,
@@ -190,6 +192,12 @@ class PostgresTxn(SuiteRows):
 
     def remember_once(self, key: str, digest: str) -> None:
         self._writes.append((_ONCE_SQL, (key, digest)))
+
+    def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None:
+        self._writes.append((_CHECKPOINT_SQL, (size, root, note, created)))
+
+    def record_audit(self, size: int, at: str, findings: str) -> None:
+        self._writes.append((_AUDIT_SQL, (size, at, findings)))
 
     def send(self, commit: bool = False) -> None:
         """Write what is kept: one executemany a table (each table's rows in the order they

@@ -1,6 +1,7 @@
-"""What a SQLite ledger keeps beside its entries: the checkpoints and audits (not entries, not
-derived), and the rebuilding and counting of the derived tables. `SQLiteStore`
-(logbook.storage.sqlite.store) takes these methods from `BesideRows`."""
+"""What a SQLite ledger keeps beside its entries, read back: the checkpoints and audits (not
+entries, not derived; the append transaction writes them, `Txn`), and the rebuilding and
+counting of the derived tables. `SQLiteStore` (logbook.storage.sqlite.store) takes these
+methods from `BesideRows`."""
 
 from __future__ import annotations
 
@@ -27,12 +28,7 @@ class BesideRows:
         def transaction(self, plans: Any = None, signers: Any = None
                         ) -> AbstractContextManager[Any]: ...
 
-    # -- checkpoints and audits (kept beside the ledger, not entries) ---------------------
-    def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None:
-        with self.transaction() as txn:
-            txn.execute("INSERT INTO checkpoints (size, root, note, created) VALUES (?,?,?,?)",
-                        (size, root, note, created))
-
+    # -- checkpoints and audits (kept beside the ledger, not entries; written by Txn) -----
     def checkpoints(self, checked: bool = True) -> list[CheckpointRow]:
         """The checkpoints kept, oldest first. ``checked``: StorageDamaged (exit 1) when a
         column holds the wrong SQLite type (an altered file); `verify` reads them unchecked
@@ -45,11 +41,6 @@ class BesideRows:
             raise StorageDamaged(f"ledger {path} is damaged: {problems[0]} (`logbook verify` "
                                  "lists what is wrong)")
         return rows
-
-    def record_audit(self, size: int, at: str, findings: str) -> None:
-        with self.transaction() as txn:
-            txn.execute("INSERT INTO audits (size, at, findings) VALUES (?,?,?)",
-                        (size, at, findings))
 
     def audits(self, last: int | None = None) -> list[AuditRow]:
         """The audit records kept, oldest first (the last ``last``). StorageDamaged (exit 1)

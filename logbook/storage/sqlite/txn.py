@@ -92,3 +92,11 @@ class SQLiteTxn(SuiteRows):
 
     def remember_once(self, key: str, digest: str) -> None:
         self.conn.execute("INSERT INTO once_keys (key, digest) VALUES (?,?)", (key, digest))
+
+    def add_checkpoint(self, size: int, root: str, note: str, created: str) -> None:
+        self.conn.execute("INSERT INTO checkpoints (size, root, note, created) VALUES (?,?,?,?)",
+                          (size, root, note, created))
+
+    def record_audit(self, size: int, at: str, findings: str) -> None:
+        self.conn.execute("INSERT INTO audits (size, at, findings) VALUES (?,?,?)",
+                          (size, at, findings))
