@@ -187,7 +187,8 @@ class Appending:
 
     def check_key(self, key: SigningKey) -> None:
         """Exit 3 unless ``key`` is a valid signing key of this ledger now."""
-        if not self._store.key_is_valid(key.public.fingerprint):
+        fp = key.public.fingerprint
+        if not any(k[0] == fp and k[4] is None for k in self._store.signing_keys()):
             raise EnvironmentProblem(
                 f"signing key {key.public.fingerprint[:16]}… is not a valid key of this "
                 "ledger (add it with `logbook keys add` signed by a valid key)")

@@ -140,9 +140,6 @@ class CheckedReads:
                 out[target] = kept
         return out
 
-    def key_is_valid(self, fingerprint: str) -> bool:
-        return self._checked.key_is_valid(fingerprint)
-
     def signing_keys(self) -> list[KeyRow]:
         return self._checked.signing_keys()
 

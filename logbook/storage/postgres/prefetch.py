@@ -1,14 +1,14 @@
 """What an append transaction reads about the plans its drafts name, in one round trip.
 
-Every append holds the head's row lock from its first read to its COMMIT, so each round trip
-it makes inside is time the other writers wait (benchmarks/team.py). A batch of runs of one
-plan needs, before its first draft is checked: the signer's key, the plan's entry and its
-amendments (and their retractions), the plan's suite state row and which of the runs' item ids
-its set holds. ``statements`` asks all of that in the same round trip as the BEGIN and the
-lock (the statements run in turn, after the lock is held), ``absorb`` keeps the answers in the
-transaction's ``Prefetched``, which the store's reads answer from
-until the transaction writes something that changes them (an amendment, a retraction, a plan's
-suite row). Nobody else can append while the lock is held, so nothing else changes them.
+Every append holds the head's row lock from its first read to its COMMIT, so each round trip it
+makes inside is time the other writers wait (benchmarks/team.py). A batch of runs of one plan
+needs, before its first draft is checked: the ledger's keys (the signer's among them), the
+plan's entry and its amendments (and their retractions), the plan's suite state row and which
+of the runs' item ids its set holds. ``statements`` asks all of that in the same round trip as
+the BEGIN and the lock (the statements run in turn, after the lock is held), ``absorb`` keeps
+the answers in the transaction's ``Prefetched``, which the store's reads answer from until the
+transaction writes something that changes them (an amendment, a retraction, a plan's suite
+row). Nobody else can append while the lock is held, so nothing else changes them.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from logbook.storage.base import StoredEntry, SuiteRow, suite_row
+from logbook.storage.base import KeyRow, StoredEntry, SuiteRow, suite_row
 
 _ENTRY = "e.seq, e.digest, e.entry, e.signature"
 
@@ -61,9 +61,7 @@ def statements(conn: Any, plans: Mapping[str, list[str]], fingerprints: list[str
     mode: a session left idle after a pipeline is not ended by the server's
     idle-in-transaction timeout here, and that timeout is what frees the head's lock from a
     writer frozen mid-append."""
-    asked: list[tuple[str, tuple[Any, ...]]] = [
-        ("SELECT revoked_seq FROM signing_keys WHERE fingerprint = %s", (fp,))
-        for fp in fingerprints]
+    asked: list[tuple[str, tuple[Any, ...]]] = [(KEYS_SQL, ())] if fingerprints else []
     for plan, ids in plans.items():
         asked += [
             (f"SELECT {_ENTRY}, i.kind FROM entries e JOIN entry_index i ON i.seq = e.seq "
@@ -85,12 +83,11 @@ def statements(conn: Any, plans: Mapping[str, list[str]], fingerprints: list[str
 
 
 def absorb(results: list[list[tuple[Any, ...]]], cache: Prefetched,
-           valid_keys: dict[str, bool], kinds: dict[str, tuple[int, str]],
-           plans: Mapping[str, list[str]], fingerprints: list[str]) -> None:
-    """Keep the answers to ``statements`` (their result sets, in order)."""
-    for fp in fingerprints:
-        found = results.pop(0)
-        valid_keys[fp] = bool(found) and found[0][0] is None
+           kinds: dict[str, tuple[int, str]], plans: Mapping[str, list[str]],
+           fingerprints: list[str]) -> list[KeyRow] | None:
+    """Keep the answers to ``statements`` (their result sets, in order); the ledger's keys,
+    when they were asked (``fingerprints``)."""
+    keys = key_rows(results.pop(0)) if fingerprints else None
     for plan, ids in plans.items():
         rows, retracted, suite, held = (results.pop(0) for _ in range(4))
         for r in rows:
@@ -109,3 +106,13 @@ def absorb(results: list[list[tuple[Any, ...]]], cache: Prefetched,
         cache.suites[plan] = row
         if row is not None:
             cache.items[plan] = (row[4], set(ids), {str(r[0]) for r in held})
+    return keys
+
+
+KEYS_SQL = ("SELECT fingerprint, name, public, added_seq, revoked_seq FROM signing_keys "
+            "ORDER BY added_seq, fingerprint")
+
+
+def key_rows(rows: list[tuple[Any, ...]]) -> list[KeyRow]:
+    """The signing_keys rows ``KEYS_SQL`` reads, as KeyRows."""
+    return [(r[0], r[1], r[2], int(r[3]), None if r[4] is None else int(r[4])) for r in rows]

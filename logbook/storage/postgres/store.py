@@ -26,6 +26,7 @@ from logbook.storage.base import KeyRow, StoredEntry
 from logbook.storage.postgres.beside import BesideRows
 from logbook.storage.postgres.blobs import BlobRows
 from logbook.storage.postgres.conn import connect, display, lock_wait_ms, problem
+from logbook.storage.postgres.prefetch import KEYS_SQL, key_rows
 from logbook.storage.postgres.rows import StoredRows, stored_entry
 from logbook.storage.postgres.schema import MIGRATIONS
 from logbook.storage.postgres.txn import PostgresTxn
@@ -335,26 +336,16 @@ class PostgresStore(BlobRows, StoredRows, BesideRows):
                 out.setdefault(target, []).append(digest)
         return out
 
-    def key_is_valid(self, fingerprint: str) -> bool:
-        """Whether the key may sign now; read once per append transaction (until the
+    def signing_keys(self) -> list[KeyRow]:
+        """The ledger's keys; in an append transaction, read once with its lock (until the
         transaction itself adds or revokes a key)."""
         txn = self._txn
-        if txn is not None and fingerprint in txn.valid_keys:
-            return txn.valid_keys[fingerprint]
-        valid = self._key_is_valid(fingerprint)
+        if txn is not None and txn.keys is not None:
+            return list(txn.keys)
+        keys = key_rows(self.rows(KEYS_SQL))
         if txn is not None and not txn.pending:
-            txn.valid_keys[fingerprint] = valid
-        return valid
-
-    def _key_is_valid(self, fingerprint: str) -> bool:
-        found = self.rows("SELECT revoked_seq FROM signing_keys WHERE fingerprint = %s",
-                          (fingerprint,))
-        return bool(found) and found[0][0] is None
-
-    def signing_keys(self) -> list[KeyRow]:
-        return [(r[0], r[1], r[2], int(r[3]), None if r[4] is None else int(r[4]))
-                for r in self.rows("SELECT fingerprint, name, public, added_seq, revoked_seq "
-                                   "FROM signing_keys ORDER BY added_seq, fingerprint")]
+            txn.keys = keys
+        return list(keys)
 
     def once_digest(self, key: str) -> str | None:
         found = self.rows("SELECT digest FROM once_keys WHERE key = %s", (key,))

@@ -19,7 +19,7 @@ import psycopg
 from psycopg import errors
 
 from logbook.errors import InputError
-from logbook.storage.base import EntryLog, StoredEntry, SuiteRow
+from logbook.storage.base import EntryLog, KeyRow, StoredEntry, SuiteRow
 from logbook.storage.index import INDEX_COLUMNS, OUTCOME_COLUMNS
 from logbook.storage.postgres.prefetch import Prefetched, absorb, statements
 from logbook.storage.postgres.suites import SuiteRows
@@ -99,7 +99,7 @@ class PostgresTxn(SuiteRows):
         self._writes: list[tuple[str, tuple[Any, ...]]] = []  # in the order they were made
         self.head: tuple[int, str | None] = (0, None)  # (size, digest) as written so far
         self._moved = False
-        self.valid_keys: dict[str, bool] = {}  # fingerprint -> valid, as read in this txn
+        self.keys: list[KeyRow] | None = None  # the ledger's keys, as read in this txn
         self.kinds: dict[str, tuple[int, str]] = {}  # digest -> (seq, kind), as read in it
         self.prefetched = Prefetched()  # what the drafts will ask, asked at once (prefetch.py)
 
@@ -127,7 +127,7 @@ class PostgresTxn(SuiteRows):
             results = []
             while cur.nextset():
                 results.append(cur.fetchall())
-            absorb(results, self.prefetched, self.valid_keys, self.kinds, plans, signers)
+            self.keys = absorb(results, self.prefetched, self.kinds, plans, signers)
 
     def _know_frontier(self, head: tuple[int, str | None],
                        nodes: list[tuple[Any, ...]]) -> None:
@@ -166,11 +166,11 @@ class PostgresTxn(SuiteRows):
 
     def add_key(self, fingerprint: str, name: str, public: str, seq: int) -> None:
         self._writes.append((_KEY_SQL, (fingerprint, name, public, seq)))
-        self.valid_keys.clear()
+        self.keys = None
 
     def revoke_key(self, fingerprint: str, seq: int) -> None:
         self._writes.append((_REVOKE_SQL, (seq, fingerprint)))
-        self.valid_keys.clear()
+        self.keys = None
 
     def insert_tree_nodes(self, nodes: list[tuple[int, int, bytes]]) -> None:
         """Keep tree nodes; interior ones are written with the last send (leaves are derived

@@ -61,11 +61,6 @@ class IndexQueries:
                 out.setdefault(target, []).append(digest)
         return out
 
-    def key_is_valid(self, fingerprint: str) -> bool:
-        row = self.conn.execute("SELECT revoked_seq FROM signing_keys WHERE fingerprint = ?",
-                                (fingerprint,)).fetchone()
-        return row is not None and row[0] is None
-
     def signing_keys(self) -> list[KeyRow]:
         return list(self.conn.execute(
             "SELECT fingerprint, name, public, added_seq, revoked_seq FROM signing_keys "
