@@ -189,17 +189,20 @@ class RunView:
         from logbook.stats._exact import xsum
 
         values = self.item_arrays[1]  # ``raw`` as floats: no samples, no pass@k here
-        present = values[~np.isnan(values)]
+        scored = ~np.isnan(values)
+        present = values[scored]
         n = int(present.size)
         ones = int(np.count_nonzero(present == 1.0))
         binary = bool(values.size) and ones + int(np.count_nonzero(present == 0.0)) == n
+        # a binary column's masks (runfacts.masks_of's bits: bit i, the i-th score)
+        masks = (_bits(scored), _bits(values == 1.0)) if binary else None
         if not n:
-            return Figures(0, None, 0.0, binary)
+            return Figures(0, None, 0.0, binary, masks)
         if binary:  # the sums are exact in integers: the mean, and ones * (1 - mean)² +
             score = ones / n  # zeros * mean², each square the same IEEE product as below
             spread = Fraction((1.0 - score) * (1.0 - score)) * ones + Fraction(
                 (0.0 - score) * (0.0 - score)) * (n - ones)
-            return Figures(n, score, float(spread) / n, True)
+            return Figures(n, score, float(spread) / n, True, masks)
         score = xsum(present) / n
         d = present - score
         return Figures(n, score, xsum(d * d) / n, False)
@@ -400,3 +403,10 @@ def one_at_a_time(runs: Iterable[RunView]) -> Iterator[RunView]:
         yield run
         if not held:
             run.forget()
+
+
+def _bits(mask: Any) -> int:
+    """A boolean array as an int whose bit i is its i-th element."""
+    import numpy as np
+
+    return int.from_bytes(np.packbits(mask, bitorder="little").tobytes(), "little")

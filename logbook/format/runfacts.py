@@ -84,6 +84,8 @@ class Figures(NamedTuple):
     score: float | None
     variance: float
     binary: bool
+    masks: tuple[int, int] | None = None  # a binary column's, as masks_of gives them (None:
+    # worked out here)
 
 
 def facts_of(body: Any,
@@ -93,7 +95,8 @@ def facts_of(body: Any,
 
     ``figures``: for a score column of at least BY_VALUE_FROM entries, each of them a number
     or None, the column's figures from the caller (who must give the very floats this module
-    would: the correctly rounded mean, the population variance from it, summed exactly)."""
+    would: the correctly rounded mean, the population variance from it, summed exactly; and a
+    binary column's masks as `masks_of` gives them, or None for this module to work out)."""
     try:
         return _facts(body, figures)
     except (TypeError, ValueError, AttributeError, OverflowError, orjson.JSONEncodeError):
@@ -132,10 +135,11 @@ def _facts(body: Any, figures: Callable[[list[Any]], Figures] | None) -> RunFact
     if figures is not None and len(raw) >= BY_VALUE_FROM and not reduced:
         if not set(map(type, raw)) <= _SCORES:
             return None
-        n, score, variance, binary = figures(raw)
+        n, score, variance, binary, masks = figures(raw)
+        if binary and masks is None:
+            masks = masks_of(raw)
         return RunFacts(flat, system, metric, gaps, True, score, variance, n, len(raw),
-                        binary, items, masks_of(raw) if binary else None, clustered, reproduces,
-                        usage)
+                        binary, items, masks if binary else None, clustered, reproduces, usage)
     # few distinct scores (0/1 items, a rubric's levels): the sums are worked out per value
     head = set(raw[:256])
     few = head if len(raw) <= 256 else set(raw) if len(head) <= 16 else None

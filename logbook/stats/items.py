@@ -120,10 +120,12 @@ def complete(a: Scores, b: Scores) -> NDArray[np.bool_]:
 def binary_pairs(a: Scores, b: Scores) -> tuple[list[float], list[float]] | None:
     """The complete pairs as two lists when every one is 0 or 1 (what McNemar counts), else
     None (also when no pair is complete)."""
-    pairs = [(x, y) for x, y in zip(a.tolist(), b.tolist(), strict=True) if x == x and y == y]
-    if not pairs or not all(x in (0.0, 1.0) and y in (0.0, 1.0) for x, y in pairs):
+    both = complete(a, b)
+    x, y = a[both], b[both]
+    if not x.size or not bool(np.all((x == 0.0) | (x == 1.0))
+                              and np.all((y == 0.0) | (y == 1.0))):
         return None
-    return [x for x, _ in pairs], [y for _, y in pairs]
+    return x.tolist(), y.tolist()
 
 
 def in_unit(x: Scores) -> bool:

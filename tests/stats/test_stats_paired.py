@@ -234,3 +234,20 @@ def test_mcnemar_edges() -> None:
 def test_bad_input(call, name: str) -> None:
     with pytest.raises(ValueError, match=rf"^{name}:"):
         call()
+
+
+@given(st.lists(st.tuples(st.sampled_from([0.0, 1.0, -0.0, math.nan, 0.5, 2.0, 1e-300]),
+                          st.sampled_from([0.0, 1.0, -0.0, math.nan, 0.5])), max_size=40))
+@settings(max_examples=400, deadline=None)
+def test_binary_pairs_are_the_complete_zero_one_pairs(pairs: list[tuple[float, float]]) -> None:
+    """The pairs McNemar and Newcombe count: those scored on both sides, in order, each value
+    the float it was (-0.0 stays -0.0), or None when one is not 0 or 1 or none is complete;
+    held to the plain definition, item by item."""
+    from logbook.stats.items import binary_pairs
+
+    a = np.array([x for x, _ in pairs], dtype=float)
+    b = np.array([y for _, y in pairs], dtype=float)
+    kept = [(x, y) for x, y in pairs if x == x and y == y]
+    want = None if not kept or not all(x in (0.0, 1.0) and y in (0.0, 1.0) for x, y in kept) \
+        else ([x for x, _ in kept], [y for _, y in kept])
+    assert repr(binary_pairs(a, b)) == repr(want)
