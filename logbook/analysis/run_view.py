@@ -8,7 +8,7 @@ import copy
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Generic, TypeVar, overload
+from typing import Any
 
 import orjson
 
@@ -39,34 +39,6 @@ def _system_of(text: str) -> System:
     return System.of([(str(k), v) for k, v in orjson.loads(text)])
 
 
-T = TypeVar("T")
-
-
-class _kept(Generic[T]):
-    """`functools.cached_property` for a class with `__slots__`: the value is worked out on
-    first use and kept in the slot ``_k_<name>``."""
-
-    def __init__(self, fn: Callable[[Any], T]) -> None:
-        self.fn, self.slot = fn, "_k_" + fn.__name__.lstrip("_")
-        self.__doc__ = fn.__doc__
-
-    @overload
-    def __get__(self, obj: None, owner: type) -> _kept[T]: ...
-
-    @overload
-    def __get__(self, obj: object, owner: type) -> T: ...
-
-    def __get__(self, obj: object, owner: type) -> Any:
-        if obj is None:
-            return self
-        try:
-            return getattr(obj, self.slot)
-        except AttributeError:
-            value = self.fn(obj)
-            setattr(obj, self.slot, value)
-            return value
-
-
 class RunView:
     """One run as analysis reads it. Its index fields (seq, digest, plan, arm, status,
     session) and its facts (logbook.format.runfacts: apparatus, score, counts) are at hand;
@@ -75,29 +47,40 @@ class RunView:
     facts, so a large ledger's runs are never parsed again (logbook.verify.checked_reads holds
     an entry read later to its checked digest).
 
-    A large ledger has a hundred thousand of these: their fields are slots, and what is
-    worked out on first use is kept in a slot of its own (`_kept`)."""
+    A large ledger has a hundred thousand of these, each asked for its facts, score and
+    system many times over: their fields are slots, and what is worked out on first use
+    (`_LAZY`: the entry, the facts, the apparatus, ...) is kept in its own slot, which
+    `__getattr__` fills the first time it is read unset; every later read is a plain slot's
+    (the audit's rules read them a couple of million times on a ledger of 100,000 runs)."""
 
     __slots__ = (
         "_facts_text",
-        "_k_apparatus",
-        "_k_clusters",
-        "_k_entry",
-        "_k_facts",
-        "_k_item_arrays",
-        "_k_score",
-        "_k_system",
         "_load",
+        "_system",
         "admitted",
+        "apparatus",
         "arm",
+        "clusters",
         "digest",
+        "entry",
+        "facts",
+        "item_arrays",
         "pass_k",
         "plan",
         "retracted_by",
+        "score",
         "seq",
         "session",
         "status",
     )
+    # worked out on first use (``__getattr__``)
+    _system: System
+    apparatus: dict[str, Any]
+    clusters: dict[str, str]
+    entry: Entry
+    facts: RunFacts | None
+    item_arrays: tuple[list[str], Any]  # (item ids, numpy array of item scores)
+    score: float | None
 
     def __init__(self, seq: int, digest: str, plan: str | None, arm: str | None, status: str,
                  session: str | None, retracted_by: list[Entry] | None = None,
@@ -111,10 +94,19 @@ class RunView:
         self.pass_k = pass_k  # the plan's k when its metric is pass@k
         self._load = load
         self._facts_text = facts_text  # the facts as the checked copy keeps them, decoded
-        if entry is not None:  # when first asked for
-            self._k_entry = entry
+        if entry is not None:  # otherwise read when first asked for
+            self.entry = entry
         if facts is not None:
-            self._k_facts = facts
+            self.facts = facts
+
+    def __getattr__(self, name: str) -> Any:
+        """A lazy slot read before it is filled: worked out now and kept (`_LAZY`)."""
+        make = _LAZY.get(name)
+        if make is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        value = make(self)
+        setattr(self, name, value)
+        return value
 
     @classmethod
     def of(cls, entry: Entry, retracted_by: list[Entry] | None = None,
@@ -146,19 +138,18 @@ class RunView:
     @property
     def loaded(self) -> bool:
         """Whether the entry is at hand (read, or given)."""
-        return hasattr(self, "_k_entry")
+        return _filled(self, "entry")
 
     def forget(self) -> None:
         """Let the entry go when it can be read again (a pass over every run's items then
         holds one plan's runs at a time, not the ledger's)."""
         if self._load is not None and self.loaded:
-            del self._k_entry
-            for slot in ("_k_item_arrays", "_k_clusters"):
-                if hasattr(self, slot):
+            del self.entry
+            for slot in ("item_arrays", "clusters"):
+                if _filled(self, slot):
                     delattr(self, slot)
 
-    @_kept
-    def entry(self) -> Entry:
+    def _entry(self) -> Entry:
         if self._load is None:
             raise LookupError(f"run @{self.seq} has no entry to read")
         return self._load(self.seq)
@@ -167,8 +158,7 @@ class RunView:
     def body(self) -> dict[str, Any]:
         return self.entry.body
 
-    @_kept
-    def facts(self) -> RunFacts | None:
+    def _facts(self) -> RunFacts | None:
         """logbook.format.runfacts of the body (None for a body it cannot summarise); a long
         score column's figures from the item array, which the analysis builds anyway. The
         checked copy's text of them, when the run came from it, decoded instead."""
@@ -243,8 +233,7 @@ class RunView:
         """Counts in the figures: completed and not retracted."""
         return self.status == "completed" and not self.retracted
 
-    @_kept
-    def apparatus(self) -> dict[str, Any]:
+    def _apparatus(self) -> dict[str, Any]:
         f = self.facts
         return f.apparatus if f is not None else flatten(self.body.get("apparatus") or {})
 
@@ -278,15 +267,13 @@ class RunView:
         over its fields by name), None when it records none."""
         return self._system.temperature
 
-    @_kept
-    def _system(self) -> System:
+    def _make_system(self) -> System:
         f = self.facts
         if f is not None:
             return _system_of(f.system)
         return System.of(system_fields(self.apparatus))
 
-    @_kept
-    def item_arrays(self) -> tuple[list[str], Any]:
+    def _item_arrays(self) -> tuple[list[str], Any]:
         """(item ids, numpy array of each item's score; NaN when no sample was scored).
 
         An item sampled several times (Inspect epochs) scores what the run's reducer
@@ -326,16 +313,14 @@ class RunView:
         return {i: (None if v != v else float(v)) for i, v in zip(ids, values.tolist(),
                                                                   strict=True)}
 
-    @_kept
-    def clusters(self) -> dict[str, str]:
+    def _clusters(self) -> dict[str, str]:
         oc = self.body.get("outcomes") or {}
         cl = oc.get("cluster")
         if not cl:
             return {}
         return {i: str(c) for i, c in zip(oc.get("id") or [], cl, strict=False) if c is not None}
 
-    @_kept
-    def score(self) -> float | None:
+    def _score(self) -> float | None:
         f = self.figures
         if f is not None:  # the same correctly rounded mean as below, kept with the facts
             return f.score
@@ -359,6 +344,22 @@ class RunView:
         present = int(np.count_nonzero(~np.isnan(values)))
         total = max(n_items or 0, len(ids))
         return total - present, total
+
+
+# what a lazy slot of RunView is worked out by (RunView.__getattr__)
+_LAZY: dict[str, Callable[[RunView], Any]] = {
+    "entry": RunView._entry, "facts": RunView._facts, "apparatus": RunView._apparatus,
+    "_system": RunView._make_system, "item_arrays": RunView._item_arrays,
+    "clusters": RunView._clusters, "score": RunView._score}
+
+
+def _filled(run: RunView, slot: str) -> bool:
+    """Whether a lazy slot holds its value (read without working it out)."""
+    try:
+        getattr(RunView, slot).__get__(run, RunView)
+    except AttributeError:
+        return False
+    return True
 
 
 def clusters_of(runs: list[RunView]) -> dict[str, str]:

@@ -92,6 +92,16 @@ def column_sums(m: NDArray[Any]) -> NDArray[np.float64]:
     return out
 
 
+def column_means(stack: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Each column's mean over the rows that score it (a runs x items stack: each item's
+    mean over the runs that scored it), its sum exact; NaN where no row does."""
+    present = ~np.isnan(stack)
+    counts = present.sum(axis=0)
+    sums = column_sums(np.where(present, stack, 0.0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
 def lane_sums(m: NDArray[Any]) -> NDArray[np.float64]:
     """Sum of each column of a 2-D array, the rows added top to bottom (as column_sums)."""
     m = np.ascontiguousarray(m, dtype=np.float64)

@@ -88,3 +88,16 @@ def check_positive(name: str, value: Any) -> float:
     if x <= 0:
         raise ValueError(f"{name}: must be > 0, got {value!r}")
     return x
+
+
+def as_stack(name: str, x: Any) -> NDArray[np.float64]:
+    """Runs x items scores as a 2-D float array (one run may be given as a 1-D row); NaN is
+    a missing score, an infinite one a ValueError naming ``name``."""
+    arr = np.asarray(x, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[1] == 0:
+        raise ValueError(f"{name}: expected runs x items scores")
+    if np.isinf(arr).any():
+        raise ValueError(f"{name}: scores must be finite or NaN (missing)")
+    return arr

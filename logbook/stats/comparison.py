@@ -9,10 +9,17 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from ._exact import column_sums, xmean, xvar
+from ._exact import column_means, column_sums, xmean, xvar
 from ._intervals import _interval, _pvalue, _se
 from ._results import McNemarResult, PairedEstimate, WorstCaseBounds
-from ._validate import as_float_array, as_labels, check_confidence, check_finite, check_int
+from ._validate import (
+    as_float_array,
+    as_labels,
+    as_stack,
+    check_confidence,
+    check_finite,
+    check_int,
+)
 from .resampling import _build, _cluster_codes
 
 Scores = Sequence[float | None] | NDArray[np.floating[Any]]
@@ -138,7 +145,7 @@ def worst_case_bounds(
     if np.ndim(a) == 2 or np.ndim(b) == 2:  # type: ignore[arg-type]
         if ids_a is not None or ids_b is not None:
             raise ValueError("ids_a: runs x items arrays are already on one item axis")
-        sa, sb = _stack("a", a), _stack("b", b)
+        sa, sb = as_stack("a", a), as_stack("b", b)
         if sa.shape[1] != sb.shape[1]:
             raise ValueError(f"b: has {sb.shape[1]} items but a has {sa.shape[1]}")
     else:
@@ -148,7 +155,7 @@ def worst_case_bounds(
         seen = v[~np.isnan(v)]
         if seen.size and (seen.min() < lo or seen.max() > hi):
             raise ValueError(f"{name}: scores must lie within [low, high] = [{lo}, {hi}]")
-    ma, mb = _item_means(sa), _item_means(sb)
+    ma, mb = column_means(sa), column_means(sb)
     keep = ~(np.isnan(ma) | np.isnan(mb))
     complete = xmean(mb[keep] - ma[keep]) if keep.any() else None
 
@@ -172,26 +179,6 @@ def worst_case_bounds(
         missing,
         direction,
     )
-
-
-def _item_means(stack: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Each item's mean over the runs that scored it; NaN when none did."""
-    present = ~np.isnan(stack)
-    counts = present.sum(axis=0)
-    sums = column_sums(np.where(present, stack, 0.0))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-
-
-def _stack(name: str, x: Scores) -> NDArray[np.float64]:
-    arr = np.asarray(x, dtype=np.float64)
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    if arr.ndim != 2 or arr.shape[1] == 0:
-        raise ValueError(f"{name}: expected runs x items scores")
-    if np.isinf(arr).any():
-        raise ValueError(f"{name}: scores must be finite or NaN (missing)")
-    return arr
 
 
 def mcnemar_exact(

@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._exact import column_sums, xdot, xmean, xvar
+from ._exact import column_means, xdot, xmean, xvar
 from ._results import PairedEstimate
-from ._validate import as_labels, check_confidence, check_int
+from ._validate import as_labels, as_stack, check_confidence, check_int
 
 Stack = NDArray[np.float64]
 
@@ -55,14 +55,6 @@ class RunsPairedEstimate(PairedEstimate):
     runs_a: int
     runs_b: int
     n_clusters: int | None
-
-
-def _item_means(stack: Stack) -> Stack:
-    present = ~np.isnan(stack)
-    counts = present.sum(axis=0)
-    sums = column_sums(np.where(present, stack, 0.0))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +82,7 @@ def run_component(stack: Stack) -> RunComponent | None:
     k = int(stack.shape[0])
     if k < 2:
         return None
-    means = _item_means(stack)
+    means = column_means(stack)
     resid = np.where(present, stack - means[None, :], 0.0)
     shifts = np.array([xmean(resid[r][present[r]]) for r in range(k)])
     between = xvar(shifts)
@@ -128,11 +120,11 @@ def paired_over_runs(
     from ._dist import stdtr, stdtrit
 
     confidence = check_confidence(confidence)
-    sa = _as_stack("a", a)
-    sb = _as_stack("b", b)
+    sa = as_stack("a", a)
+    sb = as_stack("b", b)
     if sa.shape[1] != sb.shape[1]:
         raise ValueError(f"b: has {sb.shape[1]} items but a has {sa.shape[1]}")
-    ma, mb = _item_means(sa), _item_means(sb)
+    ma, mb = column_means(sa), column_means(sb)
     keep = ~(np.isnan(ma) | np.isnan(mb))
     n = int(keep.sum())
     if n < 2:
@@ -177,17 +169,6 @@ def _estimate(point: float, se: float, low: float, high: float, confidence: floa
     method = "paired-runs-t" if g is None else "paired-runs-cluster-t"
     return RunsPairedEstimate(point, se, low, high, confidence, method, n, dropped, p,
                               se_items, se_runs, df, runs[0], runs[1], g)
-
-
-def _as_stack(name: str, x: Any) -> Stack:
-    arr = np.asarray(x, dtype=np.float64)
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    if arr.ndim != 2 or arr.shape[1] == 0:
-        raise ValueError(f"{name}: expected runs x items scores")
-    if np.isinf(arr).any():
-        raise ValueError(f"{name}: scores must be finite or NaN (missing)")
-    return arr
 
 
 def newcombe_paired(both: int, b_only: int, a_only: int, neither: int,

@@ -122,7 +122,7 @@ def test_masks_and_item_scores_find_the_same_flips(ledger_dir: Path, tmp_path: P
         twins = []
         for r in view.runs:  # the same runs, their masks unknown: read item by item
             twin = copy.copy(r)
-            twin._k_facts = dataclasses.replace(r.facts, masks=None)  # type: ignore[attr-defined]
+            twin.facts = dataclasses.replace(r.facts, masks=None)
             twins.append(twin)
         by_items = flips_of(twins)
     assert by_masks is not None and by_items is not None

@@ -20,14 +20,7 @@ from logbook.analysis.components import components
 from logbook.analysis.report.figures import plan_figures
 from logbook.analysis.report_shapes import ABSENT, Excluded, Refused, Report
 from logbook.analysis.verdict import judge
-from logbook.analysis.view import LedgerView, PlanView, RunView, item_mean_arrays
-
-
-def item_means(runs: list[RunView]) -> tuple[dict[str, float | None], dict[str, str]]:
-    """Each item's mean over the runs (None when no run scored it), and item clusters."""
-    ids, means, clusters = item_mean_arrays(runs)
-    return ({i: (None if v != v else float(v)) for i, v in zip(ids, means.tolist(),
-                                                               strict=True)}, clusters)
+from logbook.analysis.view import LedgerView, PlanView
 
 
 def _excluded(view: LedgerView, arms: list[ArmReport]) -> list[Excluded]:

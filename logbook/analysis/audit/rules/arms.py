@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 from logbook.analysis.audit.context import Context, at, comparisons, scale_of
 from logbook.analysis.audit.registry import rule
+from logbook.analysis.view import item_mean_arrays
 from logbook.findings import Finding
 from logbook.format.apparatus import VARIANT
 from logbook.stats.spread import margin_of_mean, mean_sd
@@ -70,8 +71,6 @@ def historical_baseline(ctx: Context) -> Iterator[Finding]:
 @rule("A15", severity="error", title="negative control failed",
       finds="a negative-control arm's score lies away from its expected value")
 def negative_control(ctx: Context) -> Iterator[Finding]:
-    from logbook.analysis.report import item_means
-
     for plan in ctx.scoped_plans():
         for arm in [a for a in plan.arms() if a.get("role") == "negative_control"]:
             runs = ctx.usable(plan.runs, arm["name"])
@@ -82,7 +81,7 @@ def negative_control(ctx: Context) -> Iterator[Finding]:
             how = (f"tolerance {tol * scale_of(plan.body):g}" if tol is not None
                    else f"{A15_SE:g} standard errors")
             if tol is None:  # standard error of the arm's item means
-                vals = [v for v in item_means(runs)[0].values() if v is not None]
+                vals = [v for v in item_mean_arrays(runs)[1].tolist() if v == v]  # not NaN
                 tol = margin_of_mean(vals, A15_SE)
             if abs(got - expected) > float(tol) + EPS:
                 yield Finding("A15", "error", f"negative control {arm['name']} of plan "
