@@ -1,6 +1,7 @@
 """One run as analysis reads it (`RunView`): its index fields and facts at hand, its entry read
 when first asked for; the system its apparatus describes (`System`), shared by every run of
-that system; and the item arrays that line runs up item by item."""
+that system; a pass over runs that lets each go after its turn (`one_at_a_time`). Runs are
+lined up item by item in logbook.analysis.item_arrays."""
 
 from __future__ import annotations
 
@@ -360,39 +361,6 @@ def _filled(run: RunView, slot: str) -> bool:
     except AttributeError:
         return False
     return True
-
-
-def clusters_of(runs: list[RunView]) -> dict[str, str]:
-    """Item id -> cluster, over the runs (a later run's label wins, as each run's own does)."""
-    clusters: dict[str, str] = {}
-    for r in runs:
-        clusters.update(r.clusters)
-    return clusters
-
-
-def item_mean_arrays(runs: list[RunView]) -> tuple[list[str], Any, dict[str, str]]:
-    """(ids, each item's mean over the runs that scored it (NaN if none did), clusters)."""
-    from logbook.stats.items import mean_over_runs
-
-    ids, means = mean_over_runs([r.item_arrays[0] for r in runs],
-                                [r.item_arrays[1] for r in runs])
-    return ids, means, clusters_of(runs)
-
-
-def paired_arrays(a_runs: list[RunView], b_runs: list[RunView]) -> tuple[list[str], Any, Any]:
-    """Items of both sets on one id axis: each item's mean per set, NaN where a set lacks it."""
-    from logbook.stats.items import align
-
-    ids_a, ma, _ = item_mean_arrays(a_runs)
-    ids_b, mb, _ = item_mean_arrays(b_runs)
-    return align(ids_a, ma, ids_b, mb)
-
-
-def item_stack(runs: list[RunView], ids: list[str]) -> Any:
-    """Runs x items scores on the axis ``ids`` (NaN where a run has no score for an item)."""
-    from logbook.stats.items import stack_on
-
-    return stack_on([r.item_arrays[0] for r in runs], [r.item_arrays[1] for r in runs], ids)
 
 
 def one_at_a_time(runs: Iterable[RunView]) -> Iterator[RunView]:

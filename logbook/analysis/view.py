@@ -2,7 +2,8 @@
 
 Analysis never takes a hand-picked subset of runs: every reader here returns everything the
 ledger holds for the question, with failed, aborted and retracted runs marked, not dropped.
-A run is a `RunView` (logbook.analysis.run_view, whose names are also importable from here).
+A run is a `RunView` (logbook.analysis.run_view; it and logbook.analysis.item_arrays's names
+are also importable from here).
 """
 
 from __future__ import annotations
@@ -12,14 +13,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from logbook.analysis.run_view import (
-    RunView,
-    System,
-    clusters_of,
-    item_mean_arrays,
-    item_stack,
-    paired_arrays,
-)
+from logbook.analysis.item_arrays import clusters_of, item_mean_arrays, item_stack, paired_arrays
+from logbook.analysis.run_view import RunView, System
 from logbook.format.apparatus import flatten, is_identity
 from logbook.format.runfacts import RunFacts, decode
 from logbook.ledger.entry import Entry
