@@ -15,7 +15,7 @@ import binascii
 import gc
 import hashlib
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import orjson
@@ -162,7 +162,9 @@ class Keep:
     def _share_ids(self, env: dict[str, Any]) -> None:
         """Runs of one suite list the same item ids: equal lists become one list, so that a
         ledger's runs are held in a fraction of the memory (the values are the same). A long
-        list is known by its digest (runfacts.items_digest, which the run's facts reuse)."""
+        list is known by its digest (runfacts.items_digest), a short one by its ids; either
+        way the first run of a list works out its digest once, which the facts of the runs
+        after it reuse (runfacts.shared_ids) instead of encoding and hashing it each time."""
         body = env.get("body")
         outcomes = body.get("outcomes") if type(body) is dict else None
         ids = outcomes.get("id") if type(outcomes) is dict else None
@@ -172,8 +174,10 @@ class Keep:
             except (TypeError, orjson.JSONEncodeError):  # an id that is not hashable (a
                 return  # tampered or odd entry)
             shared = outcomes["id"] = self._ids.setdefault(key, ids)  # type: ignore[index]
-            if shared is ids and type(key) is str:  # the first of its suite
-                shared_ids(ids, key)
+            if shared is ids:  # the first of its suite: its digest kept for the facts of
+                # the runs that list it too (an id past 64 bits has none: read whole)
+                with suppress(TypeError, orjson.JSONEncodeError):
+                    shared_ids(ids, key if type(key) is str else items_digest(ids))
 
 
 DIGEST_KEPT_FROM = 1024  # ids from which Keep knows a list by its digest (by a tuple below)
