@@ -5,7 +5,6 @@ lined up item by item in logbook.analysis.item_arrays."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -119,17 +118,29 @@ class RunView:
                    str(body.get("status")), body.get("session"), retracted_by, pass_k,
                    entry=entry, facts=facts)
 
+    def _twin(self) -> RunView:
+        """The same run, each slot as this one holds it (a lazy slot not worked out yet stays
+        unset: copy.copy would read every slot by name, so working out every lazy one)."""
+        twin = RunView.__new__(RunView)
+        for slot in RunView.__slots__:
+            try:
+                value = _SLOTS[slot].__get__(self, RunView)
+            except AttributeError:
+                continue
+            _SLOTS[slot].__set__(twin, value)
+        return twin
+
     def counted_by(self, admission: Entry, pass_k: int | None) -> RunView:
         """The same run counted in the plan and arm an admission names (its body still says
         what it was appended as)."""
-        twin = copy.copy(self)
+        twin = self._twin()
         twin.plan, twin.arm = admission.body.get("plan"), admission.body.get("arm")
         twin.pass_k, twin.admitted = pass_k, admission
         return twin
 
     def unretracted(self) -> RunView:
         """The same run as if nothing had retracted it."""
-        twin = copy.copy(self)
+        twin = self._twin()
         twin.retracted_by = []
         return twin
 
@@ -354,10 +365,15 @@ _LAZY: dict[str, Callable[[RunView], Any]] = {
     "clusters": RunView._clusters, "score": RunView._score}
 
 
+# each slot's own descriptor: read through it, an unset slot is an AttributeError, not a
+# call of RunView.__getattr__
+_SLOTS: dict[str, Any] = {slot: RunView.__dict__[slot] for slot in RunView.__slots__}
+
+
 def _filled(run: RunView, slot: str) -> bool:
     """Whether a lazy slot holds its value (read without working it out)."""
     try:
-        getattr(RunView, slot).__get__(run, RunView)
+        _SLOTS[slot].__get__(run, RunView)
     except AttributeError:
         return False
     return True
