@@ -160,11 +160,9 @@ class Keep:
         found.append((seq, digest, env, signature, raw))
 
     def _share_ids(self, env: dict[str, Any]) -> None:
-        """Runs of one suite list the same item ids: equal lists become one list, so that a
-        ledger's runs are held in a fraction of the memory (the values are the same). A long
-        list is known by its digest (runfacts.items_digest), a short one by its ids; either
-        way the first run of a list works out its digest once, which the facts of the runs
-        after it reuse (runfacts.shared_ids) instead of encoding and hashing it each time."""
+        """Runs of one suite list the same item ids: equal lists become one list (a long one
+        known by its digest, a short one by its ids), held once, and the list's digest is
+        worked out once, for the facts of each run listing it (runfacts.shared_ids)."""
         body = env.get("body")
         outcomes = body.get("outcomes") if type(body) is dict else None
         ids = outcomes.get("id") if type(outcomes) is dict else None
@@ -174,8 +172,7 @@ class Keep:
             except (TypeError, orjson.JSONEncodeError):  # an id that is not hashable (a
                 return  # tampered or odd entry)
             shared = outcomes["id"] = self._ids.setdefault(key, ids)  # type: ignore[index]
-            if shared is ids:  # the first of its suite: its digest kept for the facts of
-                # the runs that list it too (an id past 64 bits has none: read whole)
+            if shared is ids:  # the first (an id past 64 bits has no digest: read whole)
                 with suppress(TypeError, orjson.JSONEncodeError):
                     shared_ids(ids, key if type(key) is str else items_digest(ids))
 
