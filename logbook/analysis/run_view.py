@@ -5,6 +5,7 @@ lined up item by item in logbook.analysis.item_arrays."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -118,29 +119,29 @@ class RunView:
                    str(body.get("status")), body.get("session"), retracted_by, pass_k,
                    entry=entry, facts=facts)
 
-    def _twin(self) -> RunView:
-        """The same run, each slot as this one holds it (a lazy slot not worked out yet stays
-        unset: copy.copy would read every slot by name, so working out every lazy one)."""
-        twin = RunView.__new__(RunView)
-        for slot in RunView.__slots__:
+    def __getstate__(self) -> tuple[None, dict[str, Any]]:
+        """What a copy (or a pickle) carries: the slots that hold a value, a lazy one not
+        worked out yet left unset (the default state reads every slot by name, which would
+        work out each lazy one through `__getattr__`)."""
+        state = {}
+        for slot, held in _SLOTS.items():
             try:
-                value = _SLOTS[slot].__get__(self, RunView)
+                state[slot] = held.__get__(self, RunView)
             except AttributeError:
                 continue
-            _SLOTS[slot].__set__(twin, value)
-        return twin
+        return None, state
 
     def counted_by(self, admission: Entry, pass_k: int | None) -> RunView:
         """The same run counted in the plan and arm an admission names (its body still says
         what it was appended as)."""
-        twin = self._twin()
+        twin = copy.copy(self)
         twin.plan, twin.arm = admission.body.get("plan"), admission.body.get("arm")
         twin.pass_k, twin.admitted = pass_k, admission
         return twin
 
     def unretracted(self) -> RunView:
         """The same run as if nothing had retracted it."""
-        twin = self._twin()
+        twin = copy.copy(self)
         twin.retracted_by = []
         return twin
 

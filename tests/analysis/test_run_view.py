@@ -4,6 +4,8 @@ out nothing more (the entry of a run the audit reads by its facts is never read)
 
 from __future__ import annotations
 
+import copy
+import pickle
 from typing import Any
 
 import pytest
@@ -38,6 +40,15 @@ def test_a_twin_reads_no_entry_and_keeps_what_was_worked_out() -> None:
     assert (run.plan, run.arm, run.admitted) == ("p" * 64, "q8", None)
     assert twin.facts is run.facts and twin.score == 0.5 and twin.seq == 7
     assert twin.clusters == {"a": "x"} and reads == [7]  # read when first asked for
+    again = pickle.loads(pickle.dumps(_run_without_load(run)))
+    assert again.facts == run.facts and not again.loaded and reads == [7]
+
+
+def _run_without_load(run: RunView) -> RunView:
+    """The run with nothing to read its entry by (a closure does not pickle)."""
+    twin = copy.copy(run)
+    twin._load = None
+    return twin
 
 
 def test_a_lazy_value_is_worked_out_once_and_can_be_let_go() -> None:
