@@ -49,22 +49,45 @@ class Member:
     ids: tuple[str, ...]
 
 
-def run_facts(seq: int, joined: int, body: Any,
-              shared: dict[tuple[str, ...], tuple[str, ...]] | None = None) -> Member:
+class SharedIds:
+    """Runs of one suite list the same ids: equal lists become one tuple, so a fold of the
+    whole chain holds a few bytes a run. A list equal to the one before (runs of a suite
+    come one after another) is known by comparing the two, without hashing its ids again."""
+
+    def __init__(self) -> None:
+        self._equal: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._last: tuple[list[Any], tuple[str, ...]] | None = None
+
+    def __call__(self, ids: list[Any]) -> tuple[str, ...]:
+        last = self._last
+        if last is not None and (last[0] is ids or last[0] == ids):
+            return last[1]
+        kept = _str_ids(ids)
+        kept = self._equal.setdefault(kept, kept)
+        self._last = (ids, kept)
+        return kept
+
+
+def _str_ids(ids: list[Any]) -> tuple[str, ...]:
+    kept = tuple(ids)
+    if not set(map(type, kept)) <= {str}:  # parsed JSON: a string is a str, nothing else
+        kept = tuple(i for i in kept if isinstance(i, str))
+    return kept
+
+
+def run_facts(seq: int, joined: int, body: Any, shared: SharedIds | None = None) -> Member:
     """What the suite state needs of a run body (tolerant of odd shapes: a tampered entry
-    reaches the fold too, and `verify` reports it elsewhere). Runs of one suite list the same
-    ids: with ``shared``, equal lists become one tuple, so a fold of the whole chain holds a
-    few bytes a run."""
+    reaches the fold too, and `verify` reports it elsewhere); with ``shared``, the ids of
+    equal lists are one tuple."""
     body = body if isinstance(body, dict) else {}
     app = body.get("apparatus")
     dh = app.get("dataset_hash") if isinstance(app, dict) else None
     oc = body.get("outcomes")
     ids = oc.get("id") if isinstance(oc, dict) else None
-    kept = tuple(ids) if isinstance(ids, list) else ()
-    if not set(map(type, kept)) <= {str}:  # parsed JSON: a string is a str, nothing else
-        kept = tuple(i for i in kept if isinstance(i, str))
-    if shared is not None:
-        kept = shared.setdefault(kept, kept)
+    if not isinstance(ids, list):
+        kept: tuple[str, ...] = ()
+    else:
+        kept = _str_ids(ids) if shared is None else shared(ids)
     return Member(seq, joined, body.get("status") == "completed",
                   dh if isinstance(dh, str) else None, kept)
 
@@ -75,8 +98,8 @@ def state_of(members: list[Member], since: int) -> SuiteState:
     done = [m for m in live if m.completed]
     first = min(done, key=lambda m: m.seq) if done else None
     items: set[str] = set()
-    for m in live:
-        items.update(m.ids)
+    for ids in {id(m.ids): m.ids for m in live}.values():  # runs of one list share its tuple
+        items.update(ids)
     return SuiteState(since, first.seq if first else None, first.dataset_hash if first else None,
                       tuple(sorted(items)))
 
@@ -93,7 +116,7 @@ class SuiteFold:
     def __init__(self) -> None:
         self.plans: dict[str, _Plan] = {}
         self._loose: dict[str, Member] = {}  # runs counted in no plan (admittable), by digest
-        self._ids: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._ids = SharedIds()
         self._admissions: dict[str, tuple[str, str]] = {}  # digest -> (plan, run)
         self._amendments: dict[str, str] = {}  # suite amendment digest -> plan
         self._counted: dict[str, list[str]] = {}  # run digest -> plans it stands in
