@@ -174,7 +174,7 @@ def _kept(kinds: Iterable[str], copy: bool, runs: bool) -> Any:
 
     class Kept(Keep):
         def __init__(self) -> None:
-            super().__init__(kinds)
+            super().__init__(kinds, share_ids=copy or runs)
             self.copy, self.kept_runs, self.runs = copy, "run" in self.kinds, runs
             self.facts: dict[int, Any] = {}  # by seq, for runs kept whole
             self.rows: list[RunRow] = []  # for the checked copy

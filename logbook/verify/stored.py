@@ -141,10 +141,12 @@ def _no_collector_pauses() -> Iterator[None]:
 
 class Keep:
     """Entries of the named kinds, in ledger order, as (seq, digest, envelope, signature,
-    raw bytes): filled by `verify_store` as it reads them."""
+    raw bytes): filled by `verify_store` as it reads them. Runs share their item ids
+    (``_share_ids``) when they are kept, or with ``share_ids`` (runs' facts worked out)."""
 
-    def __init__(self, kinds: Iterable[str]) -> None:
+    def __init__(self, kinds: Iterable[str], share_ids: bool = False) -> None:
         self.kinds = frozenset(kinds)
+        self.share_ids = share_ids or "run" in self.kinds
         self._ids: dict[Any, list[Any]] = {}
         self.entries: dict[str, list[tuple[int, str, dict[str, Any], str, bytes]]] = {
             k: [] for k in self.kinds}
@@ -152,12 +154,11 @@ class Keep:
     def add(self, seq: int, digest: str, env: dict[str, Any], signature: str,
             raw: bytes) -> None:
         kind = env.get("kind")
-        found = self.entries.get(kind)  # type: ignore[arg-type]
-        if found is None:
-            return
-        if kind == "run":
+        if kind == "run" and self.share_ids:
             self._share_ids(env)
-        found.append((seq, digest, env, signature, raw))
+        found = self.entries.get(kind)  # type: ignore[arg-type]
+        if found is not None:
+            found.append((seq, digest, env, signature, raw))
 
     def _share_ids(self, env: dict[str, Any]) -> None:
         """Runs of one suite list the same item ids: equal lists become one list (a long one
