@@ -89,19 +89,63 @@ def _not_a_number(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (_INF, -_INF):  # as orjson refuses 1e400
+        raise ValueError(f"number {text[:40]} is infinity when parsed as double")
+    return value
+
+
+_INF = float("inf")
+# orjson reads an integer past 64 bits as a float (100000000000000000000001 as 1e23, a number
+# the text did not write): a text with an integer of 19 digits or more (the first that may
+# not fit) is read by Python's json, which keeps it exact. Seen through _DIGITS, an integer is
+# a run of "0" after " " (a string's first digits follow "x", as do a fraction's and an
+# exponent's); digits after a space inside a string only send the text the slower way.
+_DIGITS = bytes(48 if 48 <= b <= 57 else 120 if b in b'".eE' else 32 for b in range(256))
+_LONG = b" " + b"0" * 19
+
+
+def _long_integer(data: bytes) -> bool:
+    seen = data.translate(_DIGITS)
+    return _LONG in seen or seen.startswith(_LONG[1:])
+
+
 def loads_bounded(data: bytes | str) -> Any:
     """``orjson.loads(data)``, in memory bounded by a small multiple of the text's size: a text
-    over LARGE_TEXT bytes is parsed by Python's json, as strictly (NaN and the infinities are
+    over LARGE_TEXT bytes, or one that writes an integer orjson would read as a float, is
+    parsed by Python's json, as strictly (NaN, the infinities and a lone surrogate are
     refused; a failure is the same orjson.JSONDecodeError)."""
     import orjson
 
-    if len(data) < LARGE_TEXT:
+    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+    if len(raw) < LARGE_TEXT and not _long_integer(raw):
         return orjson.loads(data)
     import json
 
     try:
-        return json.loads(data, parse_constant=_not_a_number)
+        found = json.loads(data, parse_constant=_not_a_number, parse_float=_finite)
+        if b"\\u" in raw.lower() or not raw.isascii():
+            _no_lone_surrogate(found)
+        return found
     except json.JSONDecodeError as exc:
         raise orjson.JSONDecodeError(exc.msg, exc.doc, exc.pos) from None
     except (ValueError, RecursionError) as exc:  # a constant, or bytes that are not UTF-8
         raise orjson.JSONDecodeError(str(exc), "", 0) from None
+
+
+def _no_lone_surrogate(value: Any) -> None:
+    """ValueError at a string that holds half of a surrogate pair (orjson refuses the text)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            stack.extend(node)
+            stack.extend(node.values())
+        elif type(node) is list:
+            stack.extend(node)
+        elif type(node) is str and not node.isascii():
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError("a string holds a lone surrogate") from None

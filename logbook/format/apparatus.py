@@ -60,7 +60,12 @@ def typed_error(apparatus: Any) -> str | None:
 
 
 def _shown(value: Any) -> str:
-    return orjson.dumps(value, default=repr).decode()
+    try:
+        return orjson.dumps(value, default=repr).decode()
+    except TypeError:  # an integer past 64 bits, a lone surrogate: JSON as Python writes it
+        import json
+
+        return json.dumps(value, default=repr)
 
 
 def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
