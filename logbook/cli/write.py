@@ -206,8 +206,10 @@ def _power_warning(body: dict[str, Any]) -> None:
 def _parse_value(text: str) -> Any:
     import orjson
 
+    from logbook.limits import loads_bounded
+
     try:
-        return orjson.loads(text)
+        return loads_bounded(text)  # an integer past 64 bits stays exact (and is refused)
     except orjson.JSONDecodeError:
         return text
 

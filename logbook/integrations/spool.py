@@ -198,11 +198,12 @@ def load(path: Path) -> dict[str, Any]:
     """One spooled record; InputError when it cannot be read (Gone when it is not there)."""
     import orjson
 
+    from logbook.limits import loads_bounded
     from logbook.reading import read_bytes
 
     try:
-        record = orjson.loads(read_bytes(path, "spooled run", limit=MAX_SPOOLED_BYTES,
-                                         missing=Gone))
+        record = loads_bounded(read_bytes(path, "spooled run", limit=MAX_SPOOLED_BYTES,
+                                          missing=Gone))
     except orjson.JSONDecodeError as exc:
         raise InputError(f"spooled run {path} is not JSON ({exc})") from None
     except OSError as exc:

@@ -69,3 +69,20 @@ def test_digits_that_only_look_long_keep_the_fast_path_or_append_the_same(
         kept = r.json["entry"]["body"]["apparatus"]
         want = json.loads(path.read_text())["body"]["apparatus"]
         assert kept == want
+
+
+def test_an_amendment_value_past_64_bits_is_refused_as_written(ledger_dir: Path,
+                                                                tmp_path: Path) -> None:
+    """`amend --set FIELD=VALUE` reads VALUE as JSON the same way: the integer is refused for
+    what it is, not amended in as 1e23."""
+    plan = {"slug": "p1", "title": "t", "runs_per_arm": 3,
+            "metric": {"name": "acc", "kind": "proportion"},
+            "suite": {"name": "s", "version": "1", "n_items": 4},
+            "arms": [{"name": "a", "role": "control"}, {"name": "b", "role": "treatment"}],
+            "success": [{"stat": "effect_low", "op": ">", "value": -0.01}]}
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    assert run_cli("plan", str(tmp_path / "plan.json")).code == 0
+    before = run_cli("log", "--json").json
+    r = run_cli("amend", "p1", "--set", "min_effect=100000000000000000000001", "--reason", "x")
+    assert r.code == 2 and "body.changes.min_effect: integer 100000000000000000000001" in r.err
+    assert run_cli("log", "--json").json == before
