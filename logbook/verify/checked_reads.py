@@ -113,7 +113,7 @@ class CheckedReads:
 
     def plan_shapes(self) -> list[PlanShape]:
         """Every plan's shape, as the checks read it from the plans' checked bytes."""
-        return self._checked.plan_shapes()
+        return self._checked.plan_shapes(self._size)
 
     # -- the index, the tree and the keys, from the checked copy ----------------------------
     def head(self) -> tuple[int, str | None]:
@@ -141,7 +141,11 @@ class CheckedReads:
         return out
 
     def signing_keys(self) -> list[KeyRow]:
-        return self._checked.signing_keys()
+        """The keys as the entries this read checked left them (a key added or revoked by an
+        entry beyond them, which another process may have carried the copy to, is not yet)."""
+        return [(fp, name, public, added, revoked if revoked is None or revoked < self._size
+                 else None) for fp, name, public, added, revoked in self._checked.signing_keys()
+                if added < self._size]
 
     def tree_node(self, level: int, idx: int) -> bytes:
         found = self._checked.tree_node(level, idx)
@@ -151,19 +155,19 @@ class CheckedReads:
         return found
 
     def completed_counts(self) -> dict[tuple[str, str], int]:
-        return self._checked.completed_counts()
+        return self._checked.completed_counts(self._size)
 
     def plans_touched(self, retracted: list[str]) -> set[str]:
-        return self._checked.plans_touched(retracted)
+        return self._checked.plans_touched(retracted, self._size)
 
     def run_counts(self, plans: list[str]) -> list[RunCount]:
-        return self._checked.run_counts(plans)
+        return self._checked.run_counts(plans, self._size)
 
     def latest_session(self) -> str | None:
-        return self._checked.latest_session()
+        return self._checked.latest_session(self._size)
 
     def session_runs(self, session: str) -> list[IndexRow]:
-        return self._checked.session_runs(session)
+        return self._checked.session_runs(session, self._size)
 
     def run_rows(self) -> Iterator[RunRow]:
         """Every run's index fields and facts (logbook.format.runfacts), from the checked

@@ -33,7 +33,8 @@ def _append_and_brief(ledger_dir: Path, drafts: Path, seeds: range) -> int:
               "import json, pathlib\n"
               f"p = pathlib.Path({str(drafts)!r})\n"
               "p.write_text(''.join(json.dumps(draft('run', run_body('kv-q8-vs-f16', "
-              f"'f16', seed=s))) + '\\n' for s in range({seeds.start}, {seeds.stop})))\n"
+              f"'f16', seed=s, session='other'))) + '\\n' for s in range({seeds.start}, "
+              f"{seeds.stop})))\n"
               "assert run_cli('append', '--jsonl', str(p)).code == 0\n"
               "r = run_cli('brief', '--json')\n"
               "assert r.code == 0, r.err\n"
@@ -60,9 +61,16 @@ def test_a_reader_never_sees_the_copy_past_its_snapshot(ledger_dir: Path, tmp_pa
                                                             runs=True) as checked:
         assert checked.resumed  # read from the copy, as a brief under load is
         size = checked.entries
+        reads = checked.reads
+        plan = reads.plan_digest_by_slug("kv-q8-vs-f16")
+        assert plan is not None
+        summaries = (reads.completed_counts(), reads.run_counts([plan]),
+                     reads.latest_session(), reads.plan_shapes(), reads.signing_keys())
         # meanwhile another process appends and its brief carries the copy on past `size`
         assert _append_and_brief(ledger_dir, tmp_path / "c.jsonl", range(10, 13)) == size + 3
-        reads = checked.reads
+        # brief's summaries too: not the other process's runs, nor its session
+        assert (reads.completed_counts(), reads.run_counts([plan]), reads.latest_session(),
+                reads.plan_shapes(), reads.signing_keys()) == summaries
         runs = reads.entries_where("run")
         assert [e.digest for e in runs] == mine
         assert [e.digest for e in reads.entries_where("run", last=2)] == mine[-2:]

@@ -237,8 +237,9 @@ class ReadModel(IndexQueries):
         rows = self.conn.execute(sql + " DESC LIMIT ?", [*args, last]).fetchall()
         return [r[0] for r in reversed(rows)]
 
-    def plan_shapes(self) -> list[PlanShape]:
-        return list(self.conn.execute("SELECT seq, digest, shape FROM plan_shapes ORDER BY seq"))
+    def plan_shapes(self, below: int) -> list[PlanShape]:
+        return list(self.conn.execute("SELECT seq, digest, shape FROM plan_shapes WHERE seq < ? "
+                                      "ORDER BY seq", (below,)))
 
     def run_rows(self, size: int) -> Iterator[RunRow]:
         """Every run below ``size``, in ledger order: its index fields and its facts (None
@@ -259,15 +260,18 @@ class ReadModel(IndexQueries):
             "entry_index AS i LEFT JOIN run_facts AS f ON f.seq = i.seq AND f.digest = "
             "i.digest WHERE i.kind = 'run' AND i.seq < ? ORDER BY i.seq", (size,))
 
-    def completed_counts(self) -> dict[tuple[str, str], int]:
+    # brief's summaries: each of the entries below ``below``, the size the reader checked
+    # (another process may carry the shared copy on meanwhile: what lies beyond is not yet
+    # this reader's ledger)
+    def completed_counts(self, below: int) -> dict[tuple[str, str], int]:
         """Completed runs per (plan, arm), retracted ones included (brief looks again at plans
         with retractions): one pass over the partial run index."""
         return {(p, a): n for p, a, n in self.conn.execute(
             "SELECT plan, arm, count(*) FROM entry_index INDEXED BY entry_index_runs "
-            "WHERE kind = 'run' AND plan IS NOT NULL AND status = 'completed' "
-            "GROUP BY plan, arm")}
+            "WHERE kind = 'run' AND plan IS NOT NULL AND status = 'completed' AND seq < ? "
+            "GROUP BY plan, arm", (below,))}
 
-    def run_counts(self, plans: list[str]) -> list[RunCount]:
+    def run_counts(self, plans: list[str], below: int) -> list[RunCount]:
         """(plan, arm, status, count, last seq) of the unretracted runs of these plans."""
         out: list[RunCount] = []
         for i in range(0, len(plans), 500):
@@ -275,26 +279,28 @@ class ReadModel(IndexQueries):
             out += self.conn.execute(
                 "SELECT plan, arm, status, count(*), max(seq) FROM entry_index "
                 f"INDEXED BY entry_index_runs WHERE kind = 'run' AND plan IN "
-                f"({','.join('?' * len(chunk))}) AND digest NOT IN (SELECT target FROM "
-                "entry_index WHERE kind = 'retraction' AND target IS NOT NULL) "
-                "GROUP BY plan, arm, status", chunk)
+                f"({','.join('?' * len(chunk))}) AND seq < ? AND digest NOT IN (SELECT "
+                "target FROM entry_index WHERE kind = 'retraction' AND target IS NOT NULL "
+                "AND seq < ?) GROUP BY plan, arm, status", [*chunk, below, below])
         return out
 
-    def latest_session(self) -> str | None:
+    def latest_session(self, below: int) -> str | None:
         row = self.conn.execute("SELECT session FROM entry_index WHERE kind = 'run' AND "
-                                "session IS NOT NULL ORDER BY seq DESC LIMIT 1").fetchone()
+                                "session IS NOT NULL AND seq < ? ORDER BY seq DESC LIMIT 1",
+                                (below,)).fetchone()
         return row[0] if row else None
 
-    def session_runs(self, session: str) -> list[IndexRow]:
+    def session_runs(self, session: str, below: int) -> list[IndexRow]:
         return [IndexRow(*r) for r in self.conn.execute(
             f"SELECT {', '.join(INDEX_COLUMNS)} FROM entry_index WHERE kind = 'run' AND "
-            "session = ? ORDER BY seq", (session,))]
+            "session = ? AND seq < ? ORDER BY seq", (session, below))]
 
-    def plans_touched(self, retracted: list[str]) -> set[str]:
+    def plans_touched(self, retracted: list[str], below: int) -> set[str]:
         """Plans whose run counts a glance at the index may get wrong: amended ones, and the
         plans of these retracted entries (and those entries themselves)."""
         out = {r[0] for r in self.conn.execute(
-            "SELECT DISTINCT plan FROM entry_index WHERE kind = 'amendment' AND plan IS NOT NULL")}
+            "SELECT DISTINCT plan FROM entry_index WHERE kind = 'amendment' AND plan IS NOT "
+            "NULL AND seq < ?", (below,))}
         for i in range(0, len(retracted), _BATCH):
             chunk = retracted[i:i + _BATCH]
             out.update(chunk)
