@@ -24,6 +24,11 @@ class EnvironmentProblem(LogbookError):
     exit_code = 3
 
 
+class CopyDamaged(EnvironmentProblem):
+    """This machine's checked copy of a ledger cannot be read (a damaged file): it is removed,
+    and the next check reads the ledger in full (exit 3 when met after the check)."""
+
+
 class CheckFailed(LogbookError):
     """A check ran and found a problem (exit 1)."""
 

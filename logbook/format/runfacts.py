@@ -22,6 +22,7 @@ the array for its intervals) hands in `Figures` worked out from it, to the same 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from collections import Counter
@@ -280,15 +281,40 @@ def decode(text: str | bytes | RunFacts | None) -> RunFacts | None:
          items, masks, clustered, reproduces, usage) = orjson.loads(text)
         if masks is not None:
             masks = (int(masks[0], 16), int(masks[1], 16))
-    except (orjson.JSONDecodeError, TypeError, ValueError, IndexError):
-        return None
-    if type(app) is not dict or type(system) is not str or type(gaps) is not list or type(
-            items) is not str or (reproduces is not None and type(reproduces) is not str) or (
-            usage is not None and type(usage) is not dict):
-        return None
-    return RunFacts(app, system, metric, tuple(gaps), bool(figures),
-                    None if score is None else float(score), float(variance), int(scored),
-                    int(scores), bool(binary), items, masks, bool(clustered), reproduces, usage)
+        if type(app) is not dict or type(gaps) is not list or type(items) is not str or (
+                reproduces is not None and type(reproduces) is not str) or (
+                usage is not None and type(usage) is not dict) or type(
+                metric) not in _SCALARS or not _system_text(system) or not all(
+                type(v) in _SCALARS for v in app.values()) or not all(
+                type(g) is str for g in gaps):
+            return None  # what flatten, system_fields and system_gaps never make
+        found = RunFacts(app, system, metric, tuple(gaps), bool(figures),
+                         None if score is None else float(score), float(variance), int(scored),
+                         int(scores), bool(binary), items, masks, bool(clustered), reproduces,
+                         usage)
+        if not (0 <= found.scored <= found.scores and 0.0 <= found.variance < math.inf) or (
+                found.score is not None and not math.isfinite(found.score)):
+            return None
+        return found
+    except (orjson.JSONDecodeError, TypeError, ValueError, IndexError, KeyError,
+            OverflowError):
+        return None  # facts of another shape (a damaged copy): the run is read whole
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+@functools.lru_cache(maxsize=4096)
+def _system_text(text: Any) -> bool:
+    """Whether ``text`` is a `RunFacts.system`: JSON text of [[name, scalar], ...] (once for
+    all the runs of one system)."""
+    try:
+        pairs = orjson.loads(text) if type(text) is str else None
+    except orjson.JSONDecodeError:
+        return False
+    return type(pairs) is list and all(
+        type(p) is list and len(p) == 2 and type(p[0]) is str and type(p[1]) in _SCALARS
+        for p in pairs)
 
 
 def _name(pair: tuple[str, Any]) -> str:

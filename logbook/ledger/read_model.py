@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from logbook import config
@@ -30,6 +31,7 @@ def open_checked_copy(ledger: Ledger) -> ReadModel:
     rows it compared through the copy all the same: docs/auditing.md §7)."""
     import hashlib
 
+    from logbook.storage import is_url
     from logbook.storage.sqlite.read_model import ReadModel
 
     folder = config.state_dir()
@@ -39,7 +41,10 @@ def open_checked_copy(ledger: Ledger) -> ReadModel:
         uuid = ledger.uuid
     except LogbookError:  # no readable genesis: the full check says what is wrong
         return ReadModel.in_memory()
-    where = hashlib.sha256(ledger.location.encode()).hexdigest()[:16]
+    place = ledger.location
+    if not is_url(place):  # a file is one place whichever folder the command runs in
+        place = str(Path(place).resolve())
+    where = hashlib.sha256(place.encode()).hexdigest()[:16]
     found = ReadModel.open(folder / "checked" / f"{uuid}-{where}.db")
     return found if found is not None else ReadModel.in_memory()
 

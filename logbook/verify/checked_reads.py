@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from logbook.errors import StorageDamaged
+from logbook.errors import CopyDamaged, StorageDamaged
 from logbook.storage.base import EntryLog, KeyRow, PlanShape, RunCount, RunRow, StoredEntry
 from logbook.storage.index import IndexRow
 from logbook.verify.refusal import BANNER, NotVerified
@@ -47,8 +47,15 @@ class CheckedReads:
     # -- entries, held to the checked digests -------------------------------------------------
     def _held(self, found: Iterable[StoredEntry]) -> list[StoredEntry]:
         rows = list(found)
-        return held(rows, self._checked.digests_at([e.seq for e in rows]),
-                    f"this machine checked ({{digest}}, {self._when})")
+        want = self._checked.digests_at([e.seq for e in rows])
+        lost = next((e.seq for e in rows if e.seq not in want), None)
+        if lost is not None:  # below the size it covers: the copy lost the row, not the ledger
+            self._checked.discard()
+            raise CopyDamaged(f"this machine's checked copy of the ledger ({self._checked.path}) "
+                              f"holds no digest for entry {lost}, which it covers: it is "
+                              "damaged, and removed; the next command checks the ledger in full")
+        return held(rows, want, f"this machine checked ({{digest}}, {self._when}; if "
+                    f"`logbook verify` finds nothing, the copy {self._checked.path} changed)")
 
     def entries_at(self, seqs: list[int]) -> list[StoredEntry]:
         """Those of ``seqs`` this read checked (none beyond its size), each held to its

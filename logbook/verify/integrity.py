@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from logbook.errors import CopyDamaged
 from logbook.storage.base import EntryLog, PlanShape, RunRow
 from logbook.verify.refusal import BANNER, NotVerified
 
@@ -123,6 +124,8 @@ def check(store: EntryLog, checked: ReadModel, keep: Iterable[str] = (),
                 found = _resumed(store, checked, state, kept, on_progress, before)
             except _CarriedPast:
                 found, renew = None, False  # the copy is ahead of this snapshot: kept as is
+            except CopyDamaged:  # removed: checked in full, and read from a copy in memory
+                found, checked = None, checked.spare()
             if found is not None:
                 return found
         vouched = _latest_checkpoint_size(store)

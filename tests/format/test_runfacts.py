@@ -207,3 +207,22 @@ def test_usage_is_kept_with_the_facts_and_read_back() -> None:
     odd = facts_of(body_of([1], {}, usage={"tokens_in": "9", "tokens_out": True,
                                            "wall_seconds": -1, "cost": {"amount": 1}}))
     assert odd is not None and odd.usage is None
+
+
+@pytest.mark.parametrize("slot", range(15))
+@pytest.mark.parametrize("wrong", ["x", [1], {"a": 1}, 2**70, -1.5])
+def test_facts_of_another_shape_decode_to_none_never_raise(slot: int, wrong: Any) -> None:
+    """A checked copy's facts row altered or damaged slot by slot: no facts (the run is then
+    read whole), never an exception (the analysis would exit 70)."""
+    import orjson
+
+    text = encode(facts_of(body_of([1, 0, None], {"model": "m"})))
+    assert text is not None
+    row = orjson.loads(text)
+    row[slot] = wrong
+    try:
+        altered = orjson.dumps(row).decode()
+    except TypeError:  # 2**70: orjson cannot write it; the copy could hold it as text
+        altered = text.replace("[", f"[{wrong},", 1) if slot == 0 else text
+    found = decode(altered)
+    assert found is None or isinstance(found, RunFacts)

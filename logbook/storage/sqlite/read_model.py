@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from logbook.errors import CopyDamaged
 from logbook.storage.base import KeyRow, PlanShape, RunCount, RunRow
 from logbook.storage.index import INDEX_COLUMNS, IndexRow
 from logbook.storage.sqlite.schema import DERIVED_SCHEMA
@@ -54,6 +56,61 @@ _SCHEMA = [s for s in DERIVED_SCHEMA
 ]
 _BATCH = 500
 BUSY_TIMEOUT = 10.0  # seconds a check waits for another one writing the copy
+# what SQLite says of a file it cannot read as the copy it made: a page it cannot read
+# (SQLITE_CORRUPT), not a database (SQLITE_NOTADB), a table or column gone
+_DAMAGE_CODES = (11, 26)
+
+
+@contextmanager
+def _guarded(conn: sqlite3.Connection) -> Iterator[None]:
+    """Damage met reading the copy is the copy's (CopyDamaged, the file removed so that the
+    next check makes it again), never a crash of the command."""
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+        if code not in _DAMAGE_CODES and "no such" not in str(exc):
+            raise  # busy, locked, full: not damage
+        path = getattr(conn, "copy_path", None)
+        if isinstance(path, Path):
+            _remove(path)
+        raise CopyDamaged(f"this machine's checked copy of the ledger ({path}) is damaged "
+                          f"({exc}): it is removed, and the next command checks the ledger "
+                          "in full") from None
+
+
+class _Cursor(sqlite3.Cursor):
+    def execute(self, sql: str, parameters: Any = ()) -> _Cursor:
+        with _guarded(self.connection):
+            return super().execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Any) -> _Cursor:
+        with _guarded(self.connection):
+            return super().executemany(sql, parameters)
+
+    def fetchone(self) -> Any:
+        with _guarded(self.connection):
+            return super().fetchone()
+
+    def fetchall(self) -> list[Any]:
+        with _guarded(self.connection):
+            return super().fetchall()
+
+    def __next__(self) -> Any:
+        with _guarded(self.connection):
+            return super().__next__()
+
+
+class _Connection(sqlite3.Connection):
+    """The copy's connection: every read and write through a `_Cursor`."""
+
+    copy_path: Path | None = None
+
+    def execute(self, sql: str, parameters: Any = ()) -> _Cursor:
+        return self.cursor(_Cursor).execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Any) -> _Cursor:
+        return self.cursor(_Cursor).executemany(sql, parameters)
 
 
 class ReadModel(IndexQueries):
@@ -72,19 +129,22 @@ class ReadModel(IndexQueries):
         for attempt in (0, 1):
             try:
                 path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
+                conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None,
+                                       factory=_Connection)
+                conn.copy_path = path
                 try:
                     conn.execute("PRAGMA journal_mode=WAL")
                     conn.execute("PRAGMA synchronous=NORMAL")
+                    conn.execute("PRAGMA cell_size_check=ON")
                     for statement in _SCHEMA:
                         conn.execute(statement)
                     return cls(conn, path)
-                except sqlite3.DatabaseError:
+                except (sqlite3.DatabaseError, CopyDamaged):
                     conn.close()
                     raise
             except sqlite3.OperationalError:  # busy past the timeout (another check writing
                 return None  # it), or unreadable: none this time, and nothing removed
-            except sqlite3.DatabaseError:
+            except (sqlite3.DatabaseError, CopyDamaged):
                 if attempt == 0:  # not a database (damaged, truncated): made again once
                     _remove(path)
             except (OSError, sqlite3.Error):
@@ -113,6 +173,11 @@ class ReadModel(IndexQueries):
     def close(self) -> None:
         self.conn.close()
 
+    def discard(self) -> None:
+        """Remove the file (a copy found damaged): the next check makes it again."""
+        if self.lasting:
+            _remove(self.path)
+
     # -- the state the copy covers -----------------------------------------------------------
     def state(self) -> dict[str, Any] | None:
         """The state the copy covers, as the check wrote it (logbook.verify.integrity: format,
@@ -120,7 +185,7 @@ class ReadModel(IndexQueries):
         try:
             row = self.conn.execute("SELECT value FROM meta WHERE name = 'state'").fetchone()
             found = orjson.loads(row[0]) if row else None
-        except (sqlite3.Error, orjson.JSONDecodeError):
+        except (sqlite3.Error, orjson.JSONDecodeError, CopyDamaged):
             return None
         return found if isinstance(found, dict) else None
 
@@ -183,7 +248,7 @@ class ReadModel(IndexQueries):
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
-        except (OSError, sqlite3.Error):
+        except (OSError, sqlite3.Error, CopyDamaged):
             return False
 
     # -- reads over the checked copy ---------------------------------------------------------
