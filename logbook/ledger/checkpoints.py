@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from logbook.crypto.public import PublicKey
 from logbook.crypto.signing import SigningKey
-from logbook.errors import EnvironmentProblem, InputError
+from logbook.errors import EnvironmentProblem, InputError, LogbookError
 from logbook.ledger.entry import now_rfc3339
 from logbook.ledger.service import Ledger
 from logbook.tlog import merkle
@@ -49,15 +49,23 @@ def make_checkpoint(ledger: Ledger, key: SigningKey,
     from logbook.storage.sqlite.read_model import ReadModel
     from logbook.verify.integrity import verified
 
-    with ExitStack() as stack:
-        if copy is None:  # a copy for this call alone: the check is made in full
-            copy = ReadModel.in_memory()
-            stack.callback(copy.close)
-        checked = stack.enter_context(verified(ledger.entry_log, copy))
-        stack.enter_context(ledger.reading_checked({}, checked.reads))
-        size = checked.entries
-        valid = {fp for fp, _, _, _, revoked in ledger.reads.signing_keys() if revoked is None}
-        root = ledger.root(size)  # the size the check verified, in its transaction
+    while True:
+        with ExitStack() as stack:
+            full = copy is None
+            if copy is None:  # a copy for this call alone: the check is made in full
+                copy = ReadModel.in_memory()
+                stack.callback(copy.close)
+            checked = stack.enter_context(verified(ledger.entry_log, copy))
+            stack.enter_context(ledger.reading_checked({}, checked.reads))
+            size = checked.entries
+            valid = {fp for fp, _, _, _, revoked in ledger.reads.signing_keys()
+                     if revoked is None}
+            root = ledger.root(size)  # the size the check verified, in its transaction
+            if full or root == _stored_root(ledger, size):
+                break
+        # the copy's tree (below what a resumed check compared) and the ledger's own disagree:
+        # one of them was damaged since, so the root signed is the one a full check makes
+        copy = None
     if key.public.fingerprint not in valid:
         raise EnvironmentProblem(
             f"signing key {key.public.fingerprint[:16]}… is not a valid key of this ledger, "
@@ -69,6 +77,14 @@ def make_checkpoint(ledger: Ledger, key: SigningKey,
     with ledger.entry_log.transaction() as txn:
         txn.add_checkpoint(size, root.hex(), note, now_rfc3339())
     return note
+
+
+def _stored_root(ledger: Ledger, size: int) -> bytes | None:
+    """The root of the first ``size`` entries from the ledger's own tree (None if unreadable)."""
+    try:
+        return merkle.root_from_nodes(size, ledger.entry_log.tree_node)
+    except (LogbookError, KeyError, ValueError):
+        return None
 
 
 def describe(note: str, public: PublicKey) -> dict[str, Any]:

@@ -72,8 +72,18 @@ class CheckedReads:
         return out
 
     def entry_by_digest(self, digest: str) -> StoredEntry | None:
+        """The entry, its signature held to its signer's key too: one entry is asked for to be
+        shown whole (`show`, an entry's page), and its signature column is not covered by
+        the digest the copy holds it to."""
         seq = self._checked.seq_of(digest)
-        return None if seq is None or seq >= self._size else self.entries_at([seq])[0]
+        if seq is None or seq >= self._size:
+            return None
+        found = self.entries_at([seq])[0]
+        if not signature_holds(found, self.signing_keys()):
+            raise NotVerified(f"{BANNER}: entry {seq}: its stored signature does not verify "
+                              "with its signer's key: it was altered after this machine's "
+                              "check (`logbook verify` says more)")
+        return found
 
     def entries(self, start: int = 0, stop: int | None = None,
                 batch: int = 2000) -> Iterator[StoredEntry]:
@@ -204,6 +214,25 @@ class CheckedReads:
 
 
 Kept = tuple[int, str, dict[str, Any], str, bytes]
+
+
+def signature_holds(entry: StoredEntry, keys: list[KeyRow]) -> bool:
+    """Whether ``entry``'s stored signature is its signer's (a key of the ledger's whose
+    fingerprint the envelope names) on its digest."""
+    import base64
+    import binascii
+
+    from logbook.format.canonical import signing_input
+    from logbook.verify.signatures import checker
+
+    try:
+        signer = orjson.loads(entry.entry).get("signer")
+        signature = binascii.a2b_base64(entry.signature, strict_mode=True)
+        message = signing_input(bytes.fromhex(entry.digest))
+        return any(fp == signer and checker()(base64.b64decode(public), signature, message)
+                   for fp, _name, public, _added, _revoked in keys)
+    except (AttributeError, binascii.Error, ValueError, TypeError, orjson.JSONDecodeError):
+        return False
 
 
 def held(rows: list[StoredEntry], want: Mapping[int, str], what: str) -> list[StoredEntry]:

@@ -277,6 +277,10 @@ def _resumed(store: EntryLog, checked: ReadModel, state: dict[str, Any], kept: A
     if any(f.check == "rollback" for f in result.findings) and before is not None \
             and before <= store.head()[0]:
         raise _CarriedPast
+    if not result.ok and not any(f.check in ("rollback", "rewritten") for f in result.findings):
+        # found with the copy's rows (its tree, its keys): made in full from the ledger alone,
+        # which finds it again if it is the ledger's, and otherwise makes the copy anew
+        return None
     _raise_on_findings(result)
     if result.entries > found.start and not checked.extend(
             found.start, found.index_rows, found.tree_rows, found.keys, found.shapes,

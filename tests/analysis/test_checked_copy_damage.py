@@ -136,3 +136,53 @@ def test_ledger_dot_is_the_folder_the_command_runs_in(
     assert r.code == 0, r.err  # not "holds 406 entries, but this machine checked 407"
     assert r.json["ledger"]["size"] == 406
     assert len(os.listdir(Path.home() / "state" / "logbook" / "checked")) >= 2
+
+
+def test_show_holds_the_signature_it_prints(ledger_dir: Path, tmp_path: Path) -> None:
+    """An entry's signature column is not covered by the digest the copy holds its bytes to:
+    `show`, which prints it, checks it against its signer's key after a resumed check too."""
+    _ledger(tmp_path)
+    shown = run_cli("show", "@3", "--json")
+    assert shown.code == 0, shown.err
+    assert run_cli("brief").code == 0  # the copy: show's check resumes from it
+    with sqlite3.connect(ledger_dir / ".logbook" / "ledger.db") as conn:
+        conn.execute("DROP TRIGGER entries_no_update")
+        other = conn.execute("SELECT signature FROM entries WHERE seq = 4").fetchone()[0]
+        conn.execute("UPDATE entries SET signature = ? WHERE seq = 3", (other,))
+    conn.close()
+    r = run_cli("show", "@3", "--json")
+    assert r.code == 1 and "entry 3: its stored signature does not verify" in r.err, r.err
+    assert r.out == ""
+    assert run_cli("show", "@4", "--json").code == 0  # the others are shown as before
+
+
+def _zero_tree(where: str) -> None:
+    with sqlite3.connect(_copy()) as conn:
+        conn.execute(f"UPDATE tree SET hash = zeroblob(32) WHERE {where}")
+    conn.close()
+
+
+def test_a_damaged_copy_tree_is_neither_signed_nor_blamed_on_the_ledger(
+        ledger_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tree below what a resumed check compares comes from the copy: a checkpoint signs
+    the root the ledger's own entries make, and an honest ledger is not refused for it."""
+    _ledger(tmp_path)
+    want = {read: _without_copy(read, monkeypatch) for read in READS}
+    assert run_cli("brief").code == 0
+    _zero_tree("level = (SELECT max(level) FROM tree)")
+    r = run_cli("checkpoint", "--json")
+    assert r.code == 0, r.err
+    with monkeypatch.context() as m:  # the checkpoint holds for anyone checking the ledger
+        m.setenv("LOGBOOK_STATE_DIR", "off")
+        checked = run_cli("verify", "--json")
+        assert checked.code == 0 and checked.json["ok"], checked.out[-500:]
+    # a node of the copy's tree damaged, then appends whose tree nodes are made from it
+    _zero_tree("level = 2 AND idx = 0")
+    assert run_cli("note", "after the damage").code == 0
+    assert run_cli("note", "and another").code == 0
+    with monkeypatch.context() as m:
+        m.setenv("LOGBOOK_STATE_DIR", "off")
+        want = {read: (code, _figures(run_cli(*read).out)) for read, (code, _) in want.items()}
+    for read in READS:
+        r = run_cli(*read)
+        assert (r.code, _figures(r.out)) == want[read], (read, r.err[-300:])

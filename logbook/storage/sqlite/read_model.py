@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ import orjson
 from logbook.errors import CopyDamaged
 from logbook.storage.base import KeyRow, PlanShape, RunCount, RunRow
 from logbook.storage.index import INDEX_COLUMNS, IndexRow
+from logbook.storage.sqlite.copy_conn import CopyConnection, remove_copy
 from logbook.storage.sqlite.schema import DERIVED_SCHEMA
 from logbook.storage.sqlite.summaries import IndexQueries
 
@@ -56,63 +56,6 @@ _SCHEMA = [s for s in DERIVED_SCHEMA
 ]
 _BATCH = 500
 BUSY_TIMEOUT = 10.0  # seconds a check waits for another one writing the copy
-# what SQLite says of a file it cannot read as the copy it made: a page it cannot read
-# (SQLITE_CORRUPT), not a database (SQLITE_NOTADB), a table or column gone
-_DAMAGE_CODES = (11, 26)
-
-
-@contextmanager
-def _guarded(conn: sqlite3.Connection) -> Iterator[None]:
-    """Damage met reading the copy is the copy's (CopyDamaged, the file removed so that the
-    next check makes it again), never a crash of the command."""
-    try:
-        yield
-    except sqlite3.DatabaseError as exc:
-        code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-        if code not in _DAMAGE_CODES and "no such" not in str(exc):
-            raise  # busy, locked, full: not damage
-        path = getattr(conn, "copy_path", None)
-        if isinstance(path, Path):
-            _remove(path)
-        raise CopyDamaged(f"this machine's checked copy of the ledger ({path}) is damaged "
-                          f"({exc}): it is removed, and the next command checks the ledger "
-                          "in full") from None
-
-
-class _Cursor(sqlite3.Cursor):
-    def execute(self, sql: str, parameters: Any = ()) -> _Cursor:
-        with _guarded(self.connection):
-            return super().execute(sql, parameters)
-
-    def executemany(self, sql: str, parameters: Any) -> _Cursor:
-        with _guarded(self.connection):
-            return super().executemany(sql, parameters)
-
-    def fetchone(self) -> Any:
-        with _guarded(self.connection):
-            return super().fetchone()
-
-    def fetchall(self) -> list[Any]:
-        with _guarded(self.connection):
-            return super().fetchall()
-
-    def __next__(self) -> Any:
-        with _guarded(self.connection):
-            return super().__next__()
-
-
-class _Connection(sqlite3.Connection):
-    """The copy's connection: every read and write through a `_Cursor`."""
-
-    copy_path: Path | None = None
-
-    def execute(self, sql: str, parameters: Any = ()) -> _Cursor:
-        return self.cursor(_Cursor).execute(sql, parameters)
-
-    def executemany(self, sql: str, parameters: Any) -> _Cursor:
-        return self.cursor(_Cursor).executemany(sql, parameters)
-
-
 class ReadModel(IndexQueries):
     """The checked copy of one ledger's index, tree and keys, and the state they cover.
 
@@ -130,7 +73,7 @@ class ReadModel(IndexQueries):
             try:
                 path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
                 conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None,
-                                       factory=_Connection)
+                                       factory=CopyConnection)
                 conn.copy_path = path
                 try:
                     conn.execute("PRAGMA journal_mode=WAL")
@@ -146,7 +89,7 @@ class ReadModel(IndexQueries):
                 return None  # it), or unreadable: none this time, and nothing removed
             except (sqlite3.DatabaseError, CopyDamaged):
                 if attempt == 0:  # not a database (damaged, truncated): made again once
-                    _remove(path)
+                    remove_copy(path)
             except (OSError, sqlite3.Error):
                 return None
         return None
@@ -176,7 +119,7 @@ class ReadModel(IndexQueries):
     def discard(self) -> None:
         """Remove the file (a copy found damaged): the next check makes it again."""
         if self.lasting:
-            _remove(self.path)
+            remove_copy(self.path)
 
     # -- the state the copy covers -----------------------------------------------------------
     def state(self) -> dict[str, Any] | None:
@@ -388,7 +331,3 @@ class ReadModel(IndexQueries):
                                 (level, idx)).fetchone()
         return bytes(row[0]) if row else None
 
-
-def _remove(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
