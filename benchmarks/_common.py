@@ -6,6 +6,7 @@ import statistics
 import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 
 def median_time(fn: Callable[[], object], repeat: int = 5) -> float:
@@ -75,3 +76,28 @@ def top_level_imports(stderr: str) -> dict[str, float]:
         if started:
             out[name] = out.get(name, 0.0) + float(cumulative)
     return out
+
+
+def shared_ledger(name: str, dest: Path, build: Callable[[Path], int]) -> int:
+    """Make the ledger ``name`` in the folder ``dest`` (not there yet) with ``build``, which
+    returns its size, or copy it there when another benchmark of this run built it: .ci/run
+    sets LOGBOOK_BENCH_LEDGERS to a folder of its own, where each such ledger is built once and
+    kept for the run. Each benchmark reads its own copy (its checked copy and state are its
+    own); without the variable, ``build`` makes it in ``dest``, as before."""
+    import os
+    import shutil
+
+    cache = os.environ.get("LOGBOOK_BENCH_LEDGERS")
+    if not cache:
+        return build(dest)
+    kept = Path(cache) / name
+    if not (kept / "size").exists():
+        part = Path(cache) / f"{name}.part"
+        shutil.rmtree(part, ignore_errors=True)
+        part.mkdir(parents=True)
+        size = build(part / "ledger")
+        (part / "size").write_text(str(size))
+        shutil.rmtree(kept, ignore_errors=True)
+        part.rename(kept)
+    shutil.copytree(kept / "ledger", dest, dirs_exist_ok=True)
+    return int((kept / "size").read_text())

@@ -27,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 import orjson
-from _common import report
+from _common import report, shared_ledger
 
 from logbook.crypto.signing import SigningKey
 from logbook.ledger.service import Ledger
@@ -147,6 +147,16 @@ def build(folder: Path, key: SigningKey, plans: int | None = None) -> Ledger:
         return _build(folder, key, PLANS if plans is None else plans)
 
 
+def built(folder: Path) -> int:
+    """The benchmark ledger at full size in ``folder`` (built once a run of every benchmark:
+    _common.shared_ledger), signed by a key of its own; its size."""
+    def make(dest: Path) -> int:
+        with build(dest, SigningKey.generate()) as ledger:
+            return ledger.size()
+
+    return shared_ledger("audit", folder, make)
+
+
 def _build(folder: Path, key: SigningKey, n_plans: int) -> Ledger:
     folder.mkdir(parents=True)
     ledger = Ledger.init(folder, "bench-audit", key)
@@ -205,9 +215,8 @@ def main() -> None:
         env.pop("LOGBOOK_DIR", None)
         env.pop("LOGBOOK_KEY", None)
         t = time.perf_counter()
-        with build(tmp / "ledger", SigningKey.generate()) as ledger:
-            size = ledger.size()
-        print(f"built a {size:,}-entry ledger ({PLANS:,} plans x {2 * RUNS_PER_ARM} runs of "
+        size = built(tmp / "ledger")
+        print(f"made a {size:,}-entry ledger ({PLANS:,} plans x {2 * RUNS_PER_ARM} runs of "
               f"{ITEMS} items, {CLAIMS} claims) in {time.perf_counter() - t:.1f} s", flush=True)
         where = ["--ledger", str(tmp / "ledger")]
         logbook = str(BIN / "logbook")

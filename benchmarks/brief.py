@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import compare_commands
+from _common import compare_commands, shared_ledger
 
 
 def build(folder: Path, plans: int = 4000, runs_per_arm: int = 12) -> int:
@@ -59,7 +59,7 @@ def build(folder: Path, plans: int = 4000, runs_per_arm: int = 12) -> int:
 def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="logbook-bench-brief-"))
     try:
-        size = build(tmp)
+        size = shared_ledger("brief", tmp, build)
         env = {**os.environ, "LOGBOOK_DIR": str(tmp), "LOGBOOK_STATE_DIR": str(tmp / "state")}
         # an agent's brief: resumed from this machine's last check of the ledger (the warm-up
         # run makes the checked copy; docs/auditing.md §7)

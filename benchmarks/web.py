@@ -20,7 +20,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import paired_medians, report, run_checked
+from _common import paired_medians, report, run_checked, shared_ledger
 from brief import build
 
 PAGES = {"first page": "/runs.json",
@@ -42,7 +42,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="logbook-bench-web-"))
     server = None
     try:
-        size = build(tmp)
+        size = shared_ledger("brief", tmp, build)
         env = {**os.environ, "LOGBOOK_DIR": str(tmp), "LOGBOOK_STATE_DIR": str(tmp / "state")}
         exe = str(Path(sys.executable).parent / "logbook")
         port = _free_port()

@@ -94,12 +94,36 @@ def _packages() -> dict[str, Any]:
 
     seen: dict[str, str] = {}
     for dist in metadata.distributions():
-        name = dist.metadata["Name"] if dist.metadata else None
-        if name:
-            seen.setdefault(re.sub(r"[-_.]+", "-", name).lower(), dist.version)
+        name, version = _name_version(dist)
+        if name and version is not None:
+            seen.setdefault(re.sub(r"[-_.]+", "-", name).lower(), version)
     lines = "\n".join(sorted(f"{n}=={v}" for n, v in seen.items()))
     versions = {k: seen[d] for k in SCORE_PACKAGES if (d := k.replace("_", "-")) in seen}
     return {"hash": _sha256(lines.encode()), "versions": versions}
+
+
+def _name_version(dist: Any) -> tuple[str | None, str | None]:
+    """A distribution's Name and Version, read from its metadata's headers alone (they end at
+    the first blank line: the long description after it, often the whole README, is not
+    parsed); importlib's full parse when the headers do not give both on one line each."""
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO")
+    found: dict[str, str] = {}
+    last = ""
+    for line in (text or "").splitlines():
+        if not line.strip():
+            break
+        if line[0] in " \t":  # a folded header: ours is read in full below
+            if last in ("Name", "Version"):
+                found.clear()
+                break
+            continue
+        last, sep, value = line.partition(":")
+        if sep and last in ("Name", "Version") and last not in found:
+            found[last] = value.strip()
+    if found.get("Name") and found.get("Version"):
+        return found["Name"], found["Version"]
+    meta = dist.metadata
+    return (meta["Name"] if meta else None), (meta["Version"] if meta else None)
 
 
 def _proc(path: str, field: str) -> str | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -75,6 +76,30 @@ def test_capture_of_this_machine(tmp_path: Path) -> None:
         assert "gpus" not in first
     json.dumps(first, ensure_ascii=False, allow_nan=False).encode("utf-8")
     assert capture(["python", "-m", "lm_eval", "--tasks", "mmlu"], tmp_path, env) == first
+
+
+def test_packages_are_the_names_and_versions_importlib_parses() -> None:
+    # the probe reads only each distribution's headers: the same list as the full parse
+    from importlib import metadata
+
+    seen: dict[str, str] = {}
+    for dist in metadata.distributions():
+        if dist.metadata and dist.metadata["Name"]:
+            name = re.sub(r"[-_.]+", "-", dist.metadata["Name"]).lower()
+            seen.setdefault(name, dist.version)
+    listed = "\n".join(sorted(f"{n}=={v}" for n, v in seen.items()))
+    assert cap._packages()["hash"] == "sha256:" + hashlib.sha256(listed.encode()).hexdigest()
+
+
+def test_a_distribution_whose_headers_are_folded_is_read_in_full() -> None:
+    class Dist:
+        def __init__(self) -> None:
+            self.metadata = {"Name": "folded-pkg", "Version": "2.0"}
+
+        def read_text(self, name: str) -> str | None:
+            return "Metadata-Version: 2.1\nName:\n  folded-pkg\n\nVersion: 9 (in the body)\n"
+
+    assert cap._name_version(Dist()) == ("folded-pkg", "2.0")
 
 
 def test_capture_defaults_to_os_environ(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
