@@ -284,9 +284,8 @@ def decode(text: str | bytes | RunFacts | None) -> RunFacts | None:
         if type(app) is not dict or type(gaps) is not list or type(items) is not str or (
                 reproduces is not None and type(reproduces) is not str) or (
                 usage is not None and type(usage) is not dict) or type(
-                metric) not in _SCALARS or not _system_text(system) or not all(
-                type(v) in _SCALARS for v in app.values()) or not all(
-                type(g) is str for g in gaps):
+                metric) not in _SCALARS or not _system_text(system) or not _SCALARS.issuperset(
+                map(type, app.values())) or not _STR.issuperset(map(type, gaps)):
             return None  # what flatten, system_fields and system_gaps never make
         found = RunFacts(app, system, metric, tuple(gaps), bool(figures),
                          None if score is None else float(score), float(variance), int(scored),
@@ -302,6 +301,7 @@ def decode(text: str | bytes | RunFacts | None) -> RunFacts | None:
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+_STR = frozenset({str})
 
 
 @functools.lru_cache(maxsize=4096)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from importlib.metadata import version
 from pathlib import Path
 
@@ -33,8 +34,26 @@ def test_bare_logbook_prints_its_help_and_succeeds() -> None:
 def test_completion_is_offered() -> None:
     r = run_cli("--show-completion", "bash")
     assert r.code == 0, r.err
+    assert "_LOGBOOK_COMPLETE" in r.out and "complete " in r.out
+    r = run_cli("--show-completion", "tcsh")
+    assert r.code == 2 and "'tcsh' is not a shell" in r.err and "bash" in r.err
     r = run_cli("--help")
     assert "--install-completion" in r.out
+
+
+def test_completion_for_a_shell_named_needs_no_shell_to_detect(tmp_path: Path) -> None:
+    # under an agent, cron or nohup no shell is among logbook's ancestors (the subshell that
+    # starts it in the background exits at once): the shell named is the one given
+    code = "import sys; from logbook.cli.main import run; sys.exit(run(sys.argv[1:]))"
+    out, done = tmp_path / "out.txt", tmp_path / "done"
+    subprocess.run(["sh", "-c", '( "$0" -c "$1" --show-completion zsh > "$2" 2>&1; '
+                    'echo $? > "$3" ) &', sys.executable, code, str(out), str(done)],
+                   check=True)
+    deadline = time.monotonic() + 30
+    while not done.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert done.read_text().strip() == "0", out.read_text()
+    assert out.read_text().startswith("#compdef logbook"), out.read_text()
 
 
 def test_placeholders_are_named_after_their_option() -> None:
