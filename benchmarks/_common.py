@@ -79,11 +79,12 @@ def top_level_imports(stderr: str) -> dict[str, float]:
 
 
 def shared_ledger(name: str, dest: Path, build: Callable[[Path], int]) -> int:
-    """Make the ledger ``name`` in the folder ``dest`` (not there yet) with ``build``, which
-    returns its size, or copy it there when another benchmark of this run built it: .ci/run
-    sets LOGBOOK_BENCH_LEDGERS to a folder of its own, where each such ledger is built once and
-    kept for the run. Each benchmark reads its own copy (its checked copy and state are its
-    own); without the variable, ``build`` makes it in ``dest``, as before."""
+    """Make the ledger ``name`` in the folder ``dest`` (which holds no ledger yet) with
+    ``build``, which returns its size, or copy it there when another benchmark of this run
+    built it: .ci/run sets LOGBOOK_BENCH_LEDGERS to a folder of its own, where each such
+    ledger is built once and kept for the run. Each benchmark reads its own copy (its
+    checked copy and state are its own); without the variable, ``build`` makes it in
+    ``dest``, as before."""
     import os
     import shutil
 

@@ -42,8 +42,9 @@ def test_completion_is_offered() -> None:
 
 
 def test_completion_for_a_shell_named_needs_no_shell_to_detect(tmp_path: Path) -> None:
-    # under an agent, cron or nohup no shell is among logbook's ancestors (the subshell that
-    # starts it in the background exits at once): the shell named is the one given
+    # started in the background by `sh -c`, which exits at once: above logbook is only the
+    # subshell waiting for it (a plain sh, which typer does not complete), then init, as
+    # under an agent, cron or nohup; the shell named is the one printed
     code = "import sys; from logbook.cli.main import run; sys.exit(run(sys.argv[1:]))"
     out, done = tmp_path / "out.txt", tmp_path / "done"
     subprocess.run(["sh", "-c", '( "$0" -c "$1" --show-completion zsh > "$2" 2>&1; '
