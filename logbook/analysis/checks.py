@@ -133,14 +133,13 @@ def search_budget(view: LedgerView, plan: PlanView) -> dict[str, Any]:
     fields that are not the run's identity, `RunView.system`) tried on the suite by any run,
     exploratory, of another plan, failed or retracted included, and how many before the plan.
     A claim on the best of them is a claim on the best of that many."""
-    from logbook.analysis.view import suite_of
+    from logbook.analysis.view import suite_named
 
     declared = plan.original.get("suite") or {}
-    suite: tuple[str | None, str | None, str | None] = (
-        declared.get("dataset_hash"), declared.get("name"), None)
+    suite: tuple[str | None, str | None] = (declared.get("dataset_hash"), declared.get("name"))
     if plan.runs:  # the plan's own runs say it as any run of the suite does
-        suite = suite_of(view, plan.runs[0])
-    tried = view.runs_of_suite((suite[0], suite[1], None))  # every split of the suite
+        suite = suite_named(view, plan.runs[0])
+    tried = view.runs_of_suite(*suite)  # every split of the suite
     systems = {configuration(r) for r in tried}
     return {"suite": suite[1] or suite[0], "configurations": len(systems), "runs": len(tried),
             "before_plan": len({configuration(r) for r in tried if r.seq < plan.seq}),
@@ -164,19 +163,17 @@ def explored(view: LedgerView, plans: list[PlanView]) -> list[list[RunView]]:
     chosen from. When every
     plan measures one split of a suite entry, runs that name another split are left out (a
     held-out split is what protects a figure from the search on dev)."""
-    from logbook.analysis.view import suite_of
+    from logbook.analysis.view import suite_named
 
     if not plans:
         return []
     splits = {(p.original.get("suite") or {}).get("split") for p in plans}
     split = next(iter(splits)) if len(splits) == 1 else None
     declared = plans[0].original.get("suite") or {}
-    suite: tuple[str | None, str | None, str | None] = (
-        declared.get("dataset_hash"), declared.get("name"), None)
+    suite: tuple[str | None, str | None] = (declared.get("dataset_hash"), declared.get("name"))
     own = [r for p in plans for r in p.runs]
     if own:
-        h, name, _ = suite_of(view, own[0])
-        suite = (h, name, None)
+        suite = suite_named(view, own[0])
     known = {configuration(r) for r in own}
     found: dict[tuple[tuple[str, str], ...], list[RunView]] = {}
     for r, config in _explorations(view, suite, split):
@@ -185,14 +182,14 @@ def explored(view: LedgerView, plans: list[PlanView]) -> list[list[RunView]]:
     return sorted(found.values(), key=lambda runs: runs[0].seq)
 
 
-def _explorations(view: LedgerView, suite: tuple[str | None, str | None, str | None],
+def _explorations(view: LedgerView, suite: tuple[str | None, str | None],
                   split: Any) -> list[tuple[RunView, tuple[tuple[str, str], ...]]]:
     """The exploratory runs of the suite (less those naming a split other than ``split``),
     each with its configuration, worked out once per view and suite."""
     key = ("explorations", suite, split)
     if key not in view.memo:
         kept = []
-        for r in view.runs_of_suite(suite):
+        for r in view.runs_of_suite(*suite):
             if r.plan is not None or r.admitted is not None or r.reproduces is not None:
                 continue  # a plan's run, or a repeat of a run: no configuration tried
             theirs = r.apparatus.get("split")

@@ -139,7 +139,7 @@ def _looks(view: LedgerView, seq: int, suite: dict[str, Any], name: str,
     by_plan: dict[str, Look] = {}
     singles: list[Look] = []
     by_run: dict[str, Look] = {}  # each run's look, by digest (a reproduction joins it)
-    candidates = view.runs_of_suite((suite.get("dataset_hash"), h.suite, None))
+    candidates = view.runs_of_suite(suite.get("dataset_hash"), h.suite)
     for r in candidates:
         if r.seq < seq:
             continue  # runs before the suite was named are not runs of the entry

@@ -284,9 +284,10 @@ class LedgerView:
         return self.ledger.log(kind=kind)
 
     @cached_property
-    def suites_said(self) -> dict[int, tuple[str | None, str | None, str | None]]:
-        """Every run's `suite_of`, by seq, worked out once."""
-        return {r.seq: suite_of(self, r) for r in self.runs}
+    def suites_said(self) -> dict[int, tuple[str | None, str | None]]:
+        """Every run's suite (`suite_named`: dataset hash and name, every split), by seq,
+        worked out once."""
+        return {r.seq: suite_named(self, r) for r in self.runs}
 
     @cached_property
     def memo(self) -> dict[Any, Any]:
@@ -298,14 +299,14 @@ class LedgerView:
     def suite_index(self) -> tuple[dict[str, list[RunView]], dict[str, list[RunView]],
                                    dict[str, list[RunView]]]:
         """Every run by the dataset hash it says, by the suite name it says, and by the name
-        of those that say no hash (`suite_of`): where the runs of one suite are found without
-        a pass over every run for each question."""
+        of those that say no hash (`suite_named`): where the runs of one suite are found
+        without a pass over every run for each question."""
         by_hash: dict[str, list[RunView]] = {}
         by_name: dict[str, list[RunView]] = {}
         bare: dict[str, list[RunView]] = {}
         said = self.suites_said
         for r in self.runs:
-            h, name, _split = said[r.seq]
+            h, name = said[r.seq]
             if h:
                 by_hash.setdefault(h, []).append(r)
             if name:
@@ -314,28 +315,38 @@ class LedgerView:
                     bare.setdefault(name, []).append(r)
         return by_hash, by_name, bare
 
-    def runs_of_suite(self, suite: tuple[str | None, str | None, str | None]) -> list[RunView]:
-        """The runs of the suite (dataset hash, name, split) by `same_suite`, in ledger order.
-        With a hash, a run that says one is of the suite exactly when it says that one, so
-        only the runs of that hash and those saying a name and no hash are asked."""
+    def runs_of_suite(self, dataset_hash: str | None, name: str | None) -> list[RunView]:
+        """The runs of the suite (dataset hash, name), every split, by `same_suite`, in ledger
+        order. With a hash, a run that says one is of the suite exactly when it says that one,
+        so only the runs of that hash and those saying a name and no hash are asked."""
         by_hash, by_name, bare = self.suite_index
         said = self.suites_said
-        named = (bare if suite[0] else by_name).get(suite[1] or "", [])
-        found = {r.seq: r for r in by_hash.get(suite[0] or "", []) + named
-                 if same_suite(suite, said[r.seq])}
+        suite = (dataset_hash, name, None)
+        named = (bare if dataset_hash else by_name).get(name or "", [])
+        found = {r.seq: r for r in by_hash.get(dataset_hash or "", []) + named
+                 if same_suite(suite, (*said[r.seq], None))}
         return [found[k] for k in sorted(found)]
 
 
 def suite_of(view: LedgerView, run: RunView) -> tuple[str | None, str | None, str | None]:
-    """A run's suite as far as it says: (dataset hash, name, split). The plan's suite when the
+    """A run's suite as far as it says: (dataset hash, name, split), the first two as
+    `suite_named` says them, the split from the apparatus."""
+    return (*suite_named(view, run), _text(run.apparatus.get("split")))
+
+
+def suite_named(view: LedgerView, run: RunView) -> tuple[str | None, str | None]:
+    """A run's suite as far as it names it: (dataset hash, name). The plan's suite when the
     run has a plan (its ``dataset_hash`` and ``name``), else the apparatus's ``dataset_hash``
-    and its ``task`` or ``suite``; the split from the apparatus."""
+    and its ``task`` or ``suite``. The run itself is read only for what its plan leaves
+    unsaid (the search budget of one plan's report reads the runs of its suite alone)."""
     plan = view.plans.get(run.plan) if run.plan else None
     declared = (plan.original.get("suite") or {}) if plan is not None else {}
-    app = run.apparatus
-    return (_text(declared.get("dataset_hash"), app.get("dataset_hash")),
-            _text(declared.get("name"), app.get("task"), app.get("suite")),
-            _text(app.get("split")))
+    h, name = _text(declared.get("dataset_hash")), _text(declared.get("name"))
+    if h is None or name is None:
+        app = run.apparatus
+        h = h or _text(app.get("dataset_hash"))
+        name = name or _text(app.get("task"), app.get("suite"))
+    return h, name
 
 
 def _text(*values: Any) -> str | None:

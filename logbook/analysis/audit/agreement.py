@@ -27,10 +27,11 @@ def apparatus_groups(ctx: Context) -> dict[tuple[Any, ...], list[RunView]]:
 
 
 def _groups(ctx: Context) -> dict[tuple[Any, ...], list[RunView]]:
-    runs = ctx.usable(ctx.view.runs)
+    runs = ctx.view.runs
     if ctx.scope is not None:  # only runs on the scoped plan's suite can share its apparatus
         suite = suite_key(ctx.view.plans[ctx.scope].original)
         runs = [r for r in runs if r.plan and suite_key(ctx.view.plans[r.plan].original) == suite]
+    runs = ctx.usable(runs)
     groups: dict[tuple[Any, ...], list[RunView]] = {}
     for r in runs:
         groups.setdefault(ctx.apparatus_key(r), []).append(r)

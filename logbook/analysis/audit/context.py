@@ -52,6 +52,7 @@ class Context:
     _keys: dict[int, tuple[Any, ...]] = field(default_factory=dict, init=False, repr=False)
     _item_var: dict[int, tuple[float, int]] = field(default_factory=dict, init=False,
                                                     repr=False)
+    _counts: dict[int, bool] = field(default_factory=dict, init=False, repr=False)
     # what a helper of the rules works out once per audit, by name (agreement's groups)
     memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
@@ -170,17 +171,19 @@ class Context:
         """A figure of ``run`` as a message prints it: on the display scale, 4 digits."""
         return f"{value * self.scale(run):.4g}"
 
-    @cached_property
-    def usable_seqs(self) -> set[int]:
-        """Runs that count: completed, unretracted, with a score."""
-        return {r.seq for r in self.view.runs if r.usable and self.score(r) is not None}
+    def counts(self, run: RunView) -> bool:
+        """The run counts: completed, unretracted, with a score (worked out once per run, and
+        only for the runs a rule asks about: a scoped audit reads its plan's runs alone)."""
+        ok = self._counts.get(run.seq)
+        if ok is None:
+            ok = self._counts[run.seq] = run.usable and self.score(run) is not None
+        return ok
 
     def usable(self, runs: Iterable[RunView], arm: str | None = None,
                before: int | None = None) -> list[RunView]:
         """Completed, unretracted runs with a score (of `arm`, appended before `before`)."""
-        ok = self.usable_seqs
-        return [r for r in runs if r.seq in ok and (before is None or r.seq < before)
-                and (arm is None or r.arm == arm)]
+        return [r for r in runs if (before is None or r.seq < before)
+                and (arm is None or r.arm == arm) and self.counts(r)]
 
     def apparatus(self, run: RunView) -> dict[str, Any]:
         """The run's apparatus without per-run identity fields (seeds, times, session...)."""

@@ -34,7 +34,7 @@ def surprise(ctx: Context) -> Iterator[Finding]:
         band, last = ctx.bands.get(key), group[-1]
         if band is not None:
             reference = [r for r in map(ctx.view.runs_by_digest.get, band.body["runs"])
-                         if r is not None and r.seq in ctx.usable_seqs and r is not last]
+                         if r is not None and ctx.counts(r) and r is not last]
             where = f"the {len(reference)} runs of the band measured at @{band.seq}"
         else:  # exactly two runs: which one is the surprise cannot be told (A20)
             reference = group[:-1] if len(group) >= 3 else []
