@@ -16,7 +16,7 @@ from typing import Any
 from logbook.analysis.item_arrays import clusters_of, item_mean_arrays, item_stack, paired_arrays
 from logbook.analysis.run_view import RunView, System
 from logbook.format.apparatus import flatten, is_identity
-from logbook.format.runfacts import RunFacts, decode
+from logbook.format.runfacts import RunFacts
 from logbook.ledger.entry import Entry
 from logbook.ledger.service import Ledger
 from logbook.model import amended
@@ -68,14 +68,13 @@ class PlanView:
 class LedgerView:
     """Everything analysis reads, loaded once from the ledger's indexes and entries."""
 
-    def __init__(self, ledger: Ledger, checked: Any = None, lazy: bool = False) -> None:
+    def __init__(self, ledger: Ledger, checked: Any = None) -> None:
         """``checked``: what the analysis check established (logbook.verify.integrity
         `Verified`), when the caller made one: the runs' facts it worked out, or, after a
-        check resumed from this machine's checked copy, the copy's runs (`reads`).
-        ``lazy``: each run's facts are decoded when first read (a page that shows a few runs
-        of a large ledger), not all of them at once (the audit reads them all)."""
+        check resumed from this machine's checked copy, the copy's runs (`reads`), whose
+        facts are each decoded when first read (a report or a page reads a few runs of a
+        large ledger; the audit reads them all)."""
         self.ledger = ledger
-        self._lazy = lazy
         self.size = ledger.size()
         self._checked = checked
         self._loaded: dict[int, Entry] = {}
@@ -217,10 +216,10 @@ class LedgerView:
         for seq, digest, plan, arm, status, session, text in reads.run_rows():
             if text is None:
                 whole.append(len(out))
-            # the check's own facts come decoded; the copy's are decoded now, or when first
-            # read (``lazy``); a text that does not decode is worked out from the run
+            # the check's own facts come decoded; the copy's are decoded when first read (a
+            # text that does not decode is worked out from the run then)
             facts, kept = (text, None) if isinstance(text, RunFacts) or text is None else (
-                (None, text) if self._lazy else (decode(text), text))
+                None, text)
             out.append(RunView(seq, digest, plan, arm, str(status), session,
                                self.retracted_by(digest), pass_k.get(str(plan)), facts=facts,
                                facts_text=kept, load=self._entry))

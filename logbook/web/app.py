@@ -91,7 +91,7 @@ class _Site:
             if self._kept[0] == at and self._kept[1].carry_on(ledger, checked):
                 return self._kept[1]
             self._drop()
-        view = LedgerView(ledger, checked, lazy=True)
+        view = LedgerView(ledger, checked)
         self._kept = (at, view)
         return view
 

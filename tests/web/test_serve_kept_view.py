@@ -38,7 +38,7 @@ def _afresh(folder: Path, q: dict[str, list[str]]) -> dict[str, Any]:
 
     with Ledger.open(folder / ".logbook" / "ledger.db", write=False) as ledger, \
             checked_reading(ledger) as checked:
-        page = runs(Source(ledger, LedgerView(ledger, checked, lazy=True), checked), q)
+        page = runs(Source(ledger, LedgerView(ledger, checked), checked), q)
     out: dict[str, Any] = orjson.loads(orjson.dumps(page, option=orjson.OPT_INDENT_2))
     return out
 
