@@ -119,19 +119,26 @@ def _name(info: typer.models.CommandInfo) -> str:
     return info.name or (callback.__name__.replace("_", "-") if callback else "")
 
 
-def _show_completion(shell: str) -> int:
-    """`logbook --show-completion SHELL`: the script for the shell named, whether or not the
-    shell running logbook can be detected (typer takes the name only when it cannot detect
-    one, and detects none under an agent, cron or nohup: "Shell  not supported")."""
-    from typer._completion_shared import Shells, get_completion_script
+def _completion(option: str, shell: str) -> int:
+    """`logbook --show-completion SHELL` (the script) and `--install-completion SHELL` (the
+    script installed for that shell) for the shell named, whether or not the shell running
+    logbook can be detected: typer takes the name only when it cannot detect one, detects none
+    under an agent, cron or nohup ("Shell  not supported"), and under a plain sh refuses the
+    shell named ("Shell sh is not supported", exit 1)."""
+    from typer._completion_shared import Shells, get_completion_script, install
 
     names = [s.value for s in Shells]
     if shell not in names:
-        print(f"logbook: --show-completion: {shell!r} is not a shell logbook completes "
+        print(f"logbook: {option}: {shell!r} is not a shell logbook completes "
               f"({', '.join(names)})", file=sys.stderr)
         return 2
-    print(get_completion_script(prog_name="logbook", complete_var="_LOGBOOK_COMPLETE",
-                                shell=shell))
+    if option == "--show-completion":
+        print(get_completion_script(prog_name="logbook", complete_var="_LOGBOOK_COMPLETE",
+                                    shell=shell))
+        return 0
+    _, path = install(shell=shell, prog_name="logbook", complete_var="_LOGBOOK_COMPLETE")
+    print(f"{shell} completion installed in {path}")
+    print("Completion will take effect once you restart the terminal")
     return 0
 
 
@@ -141,8 +148,8 @@ def invoke(args: list[str], runner: Callable[[list[str]], int]) -> int:
     an exit it was told to make). A LogbookError, or any other exception a command raises,
     is left to logbook.cli.main's one mapping."""
     click = _click_module()
-    if len(args) == 2 and args[0] == "--show-completion":
-        return _show_completion(args[1])
+    if len(args) == 2 and args[0] in ("--show-completion", "--install-completion"):
+        return _completion(*args)
     _register(args)
     command = typer.main.get_command(app)
     _name_placeholders(command)

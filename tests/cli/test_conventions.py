@@ -4,6 +4,7 @@ a bare `logbook`, placeholders named after the option, and a log that says what 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -41,20 +42,37 @@ def test_completion_is_offered() -> None:
     assert "--install-completion" in r.out
 
 
-def test_completion_for_a_shell_named_needs_no_shell_to_detect(tmp_path: Path) -> None:
-    # started in the background by `sh -c`, which exits at once: above logbook is only the
-    # subshell waiting for it (a plain sh, which typer does not complete), then init, as
-    # under an agent, cron or nohup; the shell named is the one printed
+def _detached(tmp_path: Path, *args: str) -> tuple[int, str]:
+    """`logbook ARGS` started in the background by `sh -c`, which exits at once: above logbook
+    is only the subshell waiting for it (a plain sh, which typer does not complete), then
+    init, as under an agent, cron or nohup. HOME is ``tmp_path`` (an install writes there)."""
     code = "import sys; from logbook.cli.main import run; sys.exit(run(sys.argv[1:]))"
     out, done = tmp_path / "out.txt", tmp_path / "done"
-    subprocess.run(["sh", "-c", '( "$0" -c "$1" --show-completion zsh > "$2" 2>&1; '
-                    'echo $? > "$3" ) &', sys.executable, code, str(out), str(done)],
-                   check=True)
+    done.unlink(missing_ok=True)
+    script = 'c=$1 o=$2 d=$3; shift 3; ( "$0" -c "$c" "$@" > "$o" 2>&1; echo $? > "$d" ) &'
+    subprocess.run(["sh", "-c", script, sys.executable, code, str(out), str(done), *args],
+                   check=True, env={**os.environ, "HOME": str(tmp_path)})
     deadline = time.monotonic() + 30
     while not done.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert done.read_text().strip() == "0", out.read_text()
-    assert out.read_text().startswith("#compdef logbook"), out.read_text()
+    return int(done.read_text()), out.read_text()
+
+
+def test_completion_for_a_shell_named_needs_no_shell_to_detect(tmp_path: Path) -> None:
+    code, out = _detached(tmp_path, "--show-completion", "zsh")
+    assert code == 0 and out.startswith("#compdef logbook"), out
+
+
+def test_completion_installs_for_the_shell_named_with_no_shell_to_detect(
+        tmp_path: Path) -> None:
+    # typer refused here with "Shell sh is not supported." and exit 1
+    code, out = _detached(tmp_path, "--install-completion", "bash")
+    script = tmp_path / ".bash_completions" / "logbook.sh"
+    assert code == 0 and f"bash completion installed in {script}" in out, out
+    assert "_LOGBOOK_COMPLETE" in script.read_text()
+    assert f"source '{script}'" in (tmp_path / ".bashrc").read_text()
+    code, out = _detached(tmp_path, "--install-completion", "tcsh")
+    assert code == 2 and "--install-completion: 'tcsh' is not a shell" in out, out
 
 
 def test_placeholders_are_named_after_their_option() -> None:
