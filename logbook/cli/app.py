@@ -136,7 +136,16 @@ def _completion(option: str, shell: str) -> int:
         print(get_completion_script(prog_name="logbook", complete_var="_LOGBOOK_COMPLETE",
                                     shell=shell))
         return 0
-    _, path = install(shell=shell, prog_name="logbook", complete_var="_LOGBOOK_COMPLETE")
+    try:
+        _, path = install(shell=shell, prog_name="logbook", complete_var="_LOGBOOK_COMPLETE")
+    except OSError as exc:  # a home that cannot be written: the user's to mend, not a bug
+        import os
+
+        from logbook.errors import EnvironmentProblem
+
+        home = os.path.expanduser("~")
+        raise EnvironmentProblem(f"--install-completion: cannot write the {shell} completion "
+                                 f"under {home}: {exc.strerror or exc}") from None
     print(f"{shell} completion installed in {path}")
     print("Completion will take effect once you restart the terminal")
     return 0

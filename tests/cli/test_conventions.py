@@ -75,6 +75,18 @@ def test_completion_installs_for_the_shell_named_with_no_shell_to_detect(
     assert code == 2 and "--install-completion: 'tcsh' is not a shell" in out, out
 
 
+def test_a_completion_that_cannot_be_written_is_exit_3(tmp_path: Path) -> None:
+    home = tmp_path / "home-is-a-file"
+    home.write_text("a file where the home folder should be")
+    r = subprocess.run([sys.executable, "-c", "import sys; from logbook.cli.main import run; "
+                        "sys.exit(run(sys.argv[1:]))", "--install-completion", "bash"],
+                       capture_output=True, text=True, env={**os.environ, "HOME": str(home)})
+    assert r.returncode == 3, r.stderr
+    assert r.stderr.startswith("logbook: --install-completion: cannot write the bash "
+                               f"completion under {home}"), r.stderr
+    assert "Traceback" not in r.stderr and home.read_text().startswith("a file")
+
+
 def test_placeholders_are_named_after_their_option() -> None:
     out = run_cli("log", "--help").out
     assert "--plan PLAN" in out and "-n N" in out and "<str>" not in out and "<int>" not in out
