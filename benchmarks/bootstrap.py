@@ -186,7 +186,7 @@ def index_path(d: np.ndarray, n_resamples: int, repeats: int) -> PathTimes:
     """Times the sums ``paired`` asks of logbook/stats/_lanes.py for the differences ``d``:
     ``resample_sums`` as it runs, its single-core loop (the same tasks on one ``_Worker``),
     that worker's ``read`` of every task's values, and a ``Reader`` filling as many values."""
-    from logbook.stats import _blocks, _lanes
+    from logbook.stats import _lanes
     from logbook.stats._stream import Reader, Stream
 
     n = d.size
@@ -229,7 +229,7 @@ def index_path(d: np.ndarray, n_resamples: int, repeats: int) -> PathTimes:
             fn()
             runs[key].append(time.perf_counter() - t0)
     med = {k: float(np.median(v)) for k, v in runs.items()}
-    workers = min(_blocks.cores(), _lanes.MAX_THREADS, len(tasks))
+    workers = _lanes.threads(n, n_resamples)
     return PathTimes(med["wall"], med["cpu"], med["one"], med["reads"], med["words"], workers,
                      n * n_resamples)
 

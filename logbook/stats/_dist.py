@@ -13,6 +13,7 @@ beta. tests/stats/test_stats_dist.py checks all five against scipy.special over 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from statistics import NormalDist
 
 _NORMAL = NormalDist()
@@ -95,6 +96,7 @@ def stdtr(df: float, t: float) -> float:
     return 1.0 - tail if t > 0 else tail
 
 
+@lru_cache(maxsize=1024)  # a pure function, asked the same (df, p) run after run
 def stdtrit(df: float, p: float) -> float:
     """Student t quantile, by bisection to full precision.
 

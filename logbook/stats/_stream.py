@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -45,7 +46,6 @@ class Stream:
     def __init__(self, seed: int | None) -> None:
         self._bits = np.random.PCG64(seed)
         self._halves = _EMPTY
-        self._cache: dict[tuple[tuple[int, ...], float], _Tables] = {}
 
     def words(self, size: int) -> NDArray[np.uint64]:
         self._halves = _EMPTY  # a half-word left over by ``indices`` is skipped
@@ -154,11 +154,7 @@ class Stream:
         return (k - which * tab.width + tab.lowest[which]).astype(np.int64)
 
     def _tables_of(self, ms: tuple[int, ...], q: float) -> _Tables:
-        key = (ms, q)
-        hit = self._cache.get(key)
-        if hit is None:
-            hit = self._cache[key] = _Tables.build(ms, q)
-        return hit
+        return _tables(ms, q)
 
 
 @dataclass(frozen=True)
@@ -282,3 +278,14 @@ def _ratios(mode: NDArray[np.float64], m: NDArray[np.float64],
         if not (w[:, -1] >= _CUT).any():
             return np.where(w >= _CUT, w, 0.0)
         width *= 2
+
+
+@lru_cache(maxsize=512)
+def _tables(ms: tuple[int, ...], q: float) -> _Tables:
+    """``_Tables.build(ms, q)``, built once a process: a pure function of its arguments (a
+    coverage simulation or an audit draws from thousands of streams with the same tables);
+    the arrays are read-only, so every stream may share them."""
+    tables = _Tables.build(ms, q)
+    for a in (tables.lowest, tables.thresholds, tables.guide):
+        a.flags.writeable = False
+    return tables

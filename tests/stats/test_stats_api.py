@@ -17,6 +17,7 @@ PACKAGE = Path(st.__file__).parent
 TOP_LEVEL_ALLOWED = {
     "__future__",
     "math",
+    "functools",  # lru_cache over pure functions (_dist.py, _stream.py)
     "numbers",
     "statistics",  # the standard library's NormalDist, in _dist.py
     "collections",

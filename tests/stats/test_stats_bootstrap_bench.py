@@ -15,6 +15,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import bootstrap as bench
 
 import logbook.stats._blocks as blocks
+import logbook.stats._lanes as lanes
+
+
+@pytest.fixture(autouse=True)
+def _threads_at_any_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The thread path at these tests' sizes (below THREAD_CELLS indices one thread runs)."""
+    monkeypatch.setattr(lanes, "THREAD_CELLS", 0)
 
 
 @pytest.mark.parametrize("cpus", [1, 2])

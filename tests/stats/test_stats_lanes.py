@@ -17,6 +17,12 @@ from logbook.stats._exact import row_sums
 from logbook.stats._stream import Reader, Stream
 
 
+@pytest.fixture(autouse=True)
+def _threads_at_any_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The thread path at these tests' sizes (below THREAD_CELLS indices one thread runs)."""
+    monkeypatch.setattr(lanes, "THREAD_CELLS", 0)
+
+
 def _reference(x: np.ndarray, n_resamples: int, stream: Stream) -> np.ndarray:
     """The definition: all indices in one call, each row summed left to right."""
     n = x.size
@@ -175,3 +181,16 @@ def test_any_layout_on_any_thread_count_gives_the_definitions_digits(
         mp.setattr(lanes, "READ_CELLS", read)
         mp.setattr(lanes, "SUM_CELLS", cells)
         assert np.array_equal(lanes.resample_sums([x], n_resamples, Stream(seed))[0], want)
+
+
+def test_a_small_bootstrap_runs_on_one_thread_with_the_same_digits(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lanes, "THREAD_CELLS", 1 << 22)
+    monkeypatch.setattr(blocks, "cores", lambda: 2)
+    assert lanes.threads(1000, 2000) == 1  # 2M indices: starting threads costs more
+    assert lanes.threads(10_000, 1000) == 2
+    x = _spread(1000, 6)
+    alone = lanes.resample_sums([x], 2000, Stream(9))[0]
+    monkeypatch.setattr(lanes, "THREAD_CELLS", 0)
+    assert lanes.threads(1000, 2000) == 2
+    assert np.array_equal(lanes.resample_sums([x], 2000, Stream(9))[0], alone)
