@@ -53,6 +53,8 @@ def check_nesting(data: bytes, source: str, toml: bool = False,
 
     Harness files are pre-checked at PARSER_DEPTH, where no parser recurses into trouble,
     and then walked at MAX_DEPTH once parsed, so that the refusal can name the field."""
+    if len(data) <= limit:
+        return  # each level takes a byte: a text no longer than the limit cannot pass it
     if nesting_depth(data, toml, stop=limit) > limit:
         raise InputError(f"{source}: values nest more than {limit} levels deep")
 

@@ -16,6 +16,18 @@ _SORTED = orjson.OPT_SORT_KEYS
 _FAST_BELOW = 1 << 20
 
 
+def _python_dumps(parsed: Any) -> bytes | None:
+    """``parsed`` as Python's ``json.dumps`` writes it by default (", " and ": " between
+    items, ASCII escapes), or None where it cannot: like orjson's bytes, a text equal to
+    these gives every key of every object once."""
+    import json
+
+    try:
+        return json.dumps(parsed, allow_nan=False).encode("ascii")
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
 class _Repeated(ValueError):
     def __init__(self, key: str) -> None:
         super().__init__(key)
@@ -43,6 +55,8 @@ def repeated_key(raw: bytes, parsed: Any, sort: bool = True) -> str | None:
                 return None
         except TypeError:  # nested deeper than orjson writes: parsed again, key by key
             pass
+        if not sort and _python_dumps(parsed) == raw:
+            return None  # a line as Python's json.dumps writes it (most harnesses' lines)
     import json
 
     try:
