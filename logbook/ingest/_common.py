@@ -59,13 +59,14 @@ def _int_as_orjson(text: str) -> int | float | None:
     return value if -(2**63) <= value < 2**64 else _finite_or_none(text)
 
 
-def loads(data: bytes | str, where: str, *, strict: bool = False) -> Any:
+def loads(data: bytes | str, where: str, *, strict: bool = False, repeats: bool = True) -> Any:
     """Parse JSON with orjson; unless strict, NaN/Infinity (Python's json writes them) -> None.
 
     Whatever the parser, a string holding a lone surrogate (``"\\ud800"``, which no UTF-8 text
     can carry) is refused with an InputError naming the field. Values nesting more than
     PARSER_DEPTH deep are refused before any parser sees them (and more than MAX_DEPTH by
-    ``check_depth``, naming the field, once parsed).
+    ``check_depth``, naming the field, once parsed). ``repeats=False``: the caller checks for
+    a key given twice itself (``no_repeated_keys``, over many lines at once).
     """
     from logbook.limits import PARSER_DEPTH, check_nesting, loads_bounded
 
@@ -76,7 +77,8 @@ def loads(data: bytes | str, where: str, *, strict: bool = False) -> Any:
     except orjson.JSONDecodeError as exc:
         first = exc
     else:
-        _no_repeated_key(raw, value, where)
+        if repeats:
+            _no_repeated_key(raw, value, where)
         return value
     if strict:
         raise InputError(f"{where}: not valid JSON ({first})") from None
@@ -88,6 +90,22 @@ def loads(data: bytes | str, where: str, *, strict: bool = False) -> Any:
     check_text(value, where)  # the stdlib, unlike orjson, lets lone surrogates through
     _no_repeated_key(raw, value, where)
     return value
+
+
+def no_repeated_keys(lines: list[tuple[bytes, Any, str]]) -> None:
+    """``_no_repeated_key`` for many (raw, value, where) lines at once: when the lines are the
+    bytes Python's json.dumps writes for their values (most harnesses' JSON Lines), one
+    encoding of them all shows that no object gives a key twice; otherwise line by line."""
+    import json
+
+    try:
+        same = (json.dumps([v for _, v, _ in lines], allow_nan=False).encode("ascii")
+                == b"[" + b", ".join(raw for raw, _, _ in lines) + b"]")
+    except (TypeError, ValueError, RecursionError):
+        same = False
+    if not same:
+        for raw, value, where in lines:
+            _no_repeated_key(raw, value, where)
 
 
 def _no_repeated_key(raw: bytes, value: Any, where: str) -> None:

@@ -10,6 +10,7 @@ is unique. ``sample`` and ``cluster`` are given on every line or on none.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from logbook.ingest._common import (
     fail,
     item_id,
     loads,
+    no_repeated_keys,
     number,
     read_bytes,
     whole,
@@ -72,11 +74,8 @@ def parse(data: bytes, path: Path | str, *, metric: str = "score") -> dict[str, 
     seen: set[tuple[str, int | None]] = set()
     has_sample: bool | None = None
     has_cluster: bool | None = None
-    for lineno, raw in enumerate(data.splitlines(), 1):
-        if not raw.strip():
-            continue
+    for lineno, line in _lines(data, path):
         where = f"line {lineno}"
-        line = loads(raw, f"{path}: {where}", strict=True)
         if not isinstance(line, dict):
             raise fail(path, f"{where}: expected a JSON object")
         unknown = sorted(set(line) - set(FIELDS))
@@ -106,6 +105,28 @@ def parse(data: bytes, path: Path | str, *, metric: str = "score") -> dict[str, 
     if not rows:
         raise fail(path, "has no items")
     return build_outcomes(metric, rows, with_sample=bool(has_sample))
+
+
+CHUNK = 1000  # lines parsed, then checked for a key given twice, together
+
+
+def _lines(data: bytes, path: Path | str) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each line that is not blank, parsed in chunks: each chunk is
+    checked for a key given twice before any of its lines is read further."""
+    chunk: list[tuple[bytes, Any, str]] = []
+    numbers: list[int] = []
+    for lineno, raw in enumerate(data.splitlines(), 1):
+        if not raw.strip():
+            continue
+        where = f"{path}: line {lineno}"
+        chunk.append((raw, loads(raw, where, strict=True, repeats=False), where))
+        numbers.append(lineno)
+        if len(chunk) == CHUNK:
+            no_repeated_keys(chunk)
+            yield from zip(numbers, (value for _, value, _ in chunk), strict=True)
+            chunk, numbers = [], []
+    no_repeated_keys(chunk)
+    yield from zip(numbers, (value for _, value, _ in chunk), strict=True)
 
 
 def _score(line: dict[str, Any], path: Path | str, where: str) -> tuple[float | None, str | None]:
