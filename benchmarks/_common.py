@@ -78,19 +78,17 @@ def top_level_imports(stderr: str) -> dict[str, float]:
     return out
 
 
-def shared_ledger(name: str, dest: Path, build: Callable[[Path], int]) -> int:
-    """Make the ledger ``name`` in the folder ``dest`` (which holds no ledger yet) with
-    ``build``, which returns its size, or copy it there when another benchmark of this run
-    built it: .ci/run sets LOGBOOK_BENCH_LEDGERS to a folder of its own, where each such
-    ledger is built once and kept for the run. Each benchmark reads its own copy (its
-    checked copy and state are its own); without the variable, ``build`` makes it in
-    ``dest``, as before."""
+def kept_ledger(name: str, build: Callable[[Path], int]) -> Path | None:
+    """The folder where this run of the benchmarks keeps the ledger ``name`` (its ``ledger``
+    and ``size``), built with ``build`` by the first to ask: .ci/run sets LOGBOOK_BENCH_LEDGERS
+    to a folder of its own and builds them all first (benchmarks/_prebuild.py). None without
+    the variable."""
     import os
     import shutil
 
     cache = os.environ.get("LOGBOOK_BENCH_LEDGERS")
     if not cache:
-        return build(dest)
+        return None
     kept = Path(cache) / name
     if not (kept / "size").exists():
         part = Path(cache) / f"{name}.part"
@@ -100,5 +98,19 @@ def shared_ledger(name: str, dest: Path, build: Callable[[Path], int]) -> int:
         (part / "size").write_text(str(size))
         shutil.rmtree(kept, ignore_errors=True)
         part.rename(kept)
+    return kept
+
+
+def shared_ledger(name: str, dest: Path, build: Callable[[Path], int]) -> int:
+    """Make the ledger ``name`` in the folder ``dest`` (which holds no ledger yet) with
+    ``build``, which returns its size, or copy it there when another benchmark of this run
+    built it (``kept_ledger``): each such ledger is built once a run, and each benchmark
+    reads its own copy (its checked copy and state are its own); without
+    LOGBOOK_BENCH_LEDGERS, ``build`` makes it in ``dest``, as before."""
+    import shutil
+
+    kept = kept_ledger(name, build)
+    if kept is None:
+        return build(dest)
     shutil.copytree(kept / "ledger", dest, dirs_exist_ok=True)
     return int((kept / "size").read_text())

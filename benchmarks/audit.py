@@ -147,13 +147,15 @@ def build(folder: Path, key: SigningKey, plans: int | None = None) -> Ledger:
         return _build(folder, key, PLANS if plans is None else plans)
 
 
+def make(dest: Path) -> int:
+    """The benchmark ledger at full size in ``dest``, signed by a key of its own; its size."""
+    with build(dest, SigningKey.generate()) as ledger:
+        return ledger.size()
+
+
 def built(folder: Path) -> int:
     """The benchmark ledger at full size in ``folder`` (built once a run of every benchmark:
-    _common.shared_ledger), signed by a key of its own; its size."""
-    def make(dest: Path) -> int:
-        with build(dest, SigningKey.generate()) as ledger:
-            return ledger.size()
-
+    _common.shared_ledger); its size."""
     return shared_ledger("audit", folder, make)
 
 

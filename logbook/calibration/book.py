@@ -211,7 +211,16 @@ class Book:
                            {"LOGBOOK_KEY": str(self.key_path)})
         if code != 0:
             raise RuntimeError(f"logbook {' '.join(argv)} exited {code}")
-        return self.ledger.log(kind="run")[-1].digest
+        return self._last("run")
+
+    def _last(self, kind: str) -> str:
+        """The digest of the latest entry of ``kind`` (read from the head back, not the log)."""
+        seq = self.ledger.size() - 1
+        while (entry := self.ledger.entry_at(seq)) is not None and entry.kind != kind:
+            seq -= 1
+        if entry is None:
+            raise RuntimeError(f"no {kind} entry in {self.directory}")
+        return entry.digest
 
     def claim(self, plan: str, statement: str | None = None, arm: str | None = None) -> str:
         """`logbook claim PLAN [--arm ARM]`, its statement printing the report's figure."""
