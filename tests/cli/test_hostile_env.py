@@ -25,6 +25,8 @@ import rfc8785
 from builders import draft, plan_body, run_body, write_json
 from conftest import CliResult, run_cli
 
+pytestmark = pytest.mark.long  # a minute or more: scheduled first (conftest.py)
+
 SLUG = "kv-q8-vs-f16"
 
 

@@ -29,8 +29,9 @@ DATA = Path(__file__).parent / "data"
 DOC = Path(__file__).parents[2] / "docs" / "recording.md"
 INSPECT = shutil.which("inspect", path=str(Path(sys.executable).parent))
 
-pytestmark = pytest.mark.skipif(INSPECT is None or find_spec("inspect_ai") is None,
-                                reason="needs inspect_ai: pip install -e '.[inspect]'")
+pytestmark = [pytest.mark.long,
+              pytest.mark.skipif(INSPECT is None or find_spec("inspect_ai") is None,
+                                 reason="needs inspect_ai: pip install -e '.[inspect]'")]
 
 # each item's epochs (data/epochs_task.py's PATTERN): 1 right, 0 wrong
 PATTERN = {"s0": "000", "s1": "100", "s2": "100", "s3": "110", "s4": "111", "s5": "010"}

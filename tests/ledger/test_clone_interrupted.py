@@ -22,6 +22,7 @@ from conftest import run_cli
 
 pg_cluster = cluster_fixtures.pg_cluster
 pg_url = cluster_fixtures.pg_url
+pytestmark = pytest.mark.long  # a minute or more: scheduled first (conftest.py)
 
 
 def _source(tmp_path: Path) -> tuple[Path, str]:
