@@ -8,12 +8,12 @@ from typing import Any
 
 import orjson
 
-__all__ = ["repeated_key"]
+__all__ = ["FAST_BELOW", "repeated_key"]
 
 _SORTED = orjson.OPT_SORT_KEYS
 # orjson.dumps reserves room for escaping every character (several bytes each): a longer text
 # is parsed key by key, which holds it about once more
-_FAST_BELOW = 1 << 20
+FAST_BELOW = 1 << 20
 
 
 def _python_dumps(parsed: Any) -> bytes | None:
@@ -49,7 +49,7 @@ def repeated_key(raw: bytes, parsed: Any, sort: bool = True) -> str | None:
     ``raw`` is already the bytes its parse gives back (canonical bytes, or an export line
     logbook wrote), which a text with a repeated key can never be; otherwise the text is
     parsed again, key by key."""
-    if len(raw) < _FAST_BELOW:
+    if len(raw) < FAST_BELOW:
         try:
             if orjson.dumps(parsed, option=_SORTED if sort else 0) == raw:
                 return None

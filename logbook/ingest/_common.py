@@ -95,11 +95,15 @@ def loads(data: bytes | str, where: str, *, strict: bool = False, repeats: bool 
 def no_repeated_keys(lines: list[tuple[bytes, Any, str]]) -> None:
     """``_no_repeated_key`` for many (raw, value, where) lines at once: when the lines are the
     bytes Python's json.dumps writes for their values (most harnesses' JSON Lines), one
-    encoding of them all shows that no object gives a key twice; otherwise line by line."""
+    encoding of them all shows that no object gives a key twice; otherwise (or past
+    FAST_BELOW bytes, where the encoding would hold the text again) line by line."""
     import json
 
+    from logbook.format.strict import FAST_BELOW
+
     try:
-        same = (json.dumps([v for _, v, _ in lines], allow_nan=False).encode("ascii")
+        same = (sum(len(raw) for raw, _, _ in lines) < FAST_BELOW
+                and json.dumps([v for _, v, _ in lines], allow_nan=False).encode("ascii")
                 == b"[" + b", ".join(raw for raw, _, _ in lines) + b"]")
     except (TypeError, ValueError, RecursionError):
         same = False

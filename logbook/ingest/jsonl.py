@@ -107,7 +107,11 @@ def parse(data: bytes, path: Path | str, *, metric: str = "score") -> dict[str, 
     return build_outcomes(metric, rows, with_sample=bool(has_sample))
 
 
-CHUNK = 1000  # lines parsed, then checked for a key given twice, together
+# lines parsed, then checked for a key given twice, together: at most this many, and no more
+# text than CHUNK_BYTES (a longer line is a chunk of its own), so that a chunk's values and
+# their encoding take a few MB beside the file however long its lines
+CHUNK = 1000
+CHUNK_BYTES = 1 << 19  # under format.strict.FAST_BELOW, so that a whole chunk is checked at once
 
 
 def _lines(data: bytes, path: Path | str) -> Iterator[tuple[int, Any]]:
@@ -115,16 +119,18 @@ def _lines(data: bytes, path: Path | str) -> Iterator[tuple[int, Any]]:
     checked for a key given twice before any of its lines is read further."""
     chunk: list[tuple[bytes, Any, str]] = []
     numbers: list[int] = []
+    size = 0
     for lineno, raw in enumerate(data.splitlines(), 1):
         if not raw.strip():
             continue
         where = f"{path}: line {lineno}"
         chunk.append((raw, loads(raw, where, strict=True, repeats=False), where))
         numbers.append(lineno)
-        if len(chunk) == CHUNK:
+        size += len(raw)
+        if len(chunk) == CHUNK or size >= CHUNK_BYTES:
             no_repeated_keys(chunk)
             yield from zip(numbers, (value for _, value, _ in chunk), strict=True)
-            chunk, numbers = [], []
+            chunk, numbers, size = [], [], 0
     no_repeated_keys(chunk)
     yield from zip(numbers, (value for _, value, _ in chunk), strict=True)
 

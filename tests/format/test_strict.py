@@ -38,3 +38,21 @@ def test_a_json_lines_file_with_a_repeated_key_is_refused(tmp_path: Path, cli: A
     assert r.code == 2 and "line 6" in r.err and "score" in r.err, r.err
     assert cli("--ledger", str(work), "log", "--json").out == before
     assert cli("--ledger", str(work), "append", "--from", "jsonl", str(good)).code == 0
+
+
+def test_a_repeated_key_in_a_later_chunk_or_a_long_line_is_named() -> None:
+    from logbook.errors import InputError
+    from logbook.ingest import jsonl
+
+    lines = [json.dumps({"id": f"q{i}", "score": i % 2}) for i in range(2500)]
+    long_id = "x" * 600_000  # a line longer than a chunk's text: a chunk of its own
+    with_long = [*lines[:1200], json.dumps({"id": long_id, "score": 1}), *lines[1200:]]
+    assert jsonl.parse("\n".join(with_long).encode(), "f.jsonl")["id"][1200] == long_id
+    for at in (1500, 2400):
+        bad = list(lines)
+        bad[at] = f'{{"id": "q{at}", "score": 1, "score": 0}}'
+        with pytest.raises(InputError, match=f"line {at + 1}: field 'score' is given twice"):
+            jsonl.parse("\n".join(bad).encode(), "f.jsonl")
+    bad = [*lines[:10], f'{{"id": "{long_id}", "score": 1, "id": "again"}}', *lines[10:]]
+    with pytest.raises(InputError, match="line 11: field 'id' is given twice"):
+        jsonl.parse("\n".join(bad).encode(), "f.jsonl")
