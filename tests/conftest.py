@@ -89,8 +89,9 @@ def ledger_dir(tmp_path: Path) -> Path:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The files that hold a test marked slow or long come first, each file's tests in their
-    order: the workers (a file to a worker) start on the minutes-long files, and the many
-    short ones fill in at the end, instead of one worker finishing a simulation alone."""
+    order: the workers (a file to a worker, in this order: --no-loadscope-reorder in
+    pyproject.toml) start on the minutes-long files, and the many short ones fill in at the
+    end, instead of one worker finishing a simulation alone."""
     first = {item.path for item in items
              if item.get_closest_marker("slow") or item.get_closest_marker("long")}
     items.sort(key=lambda item: item.path not in first)  # stable: the order otherwise kept
