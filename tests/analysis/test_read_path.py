@@ -93,23 +93,13 @@ def test_a_copy_that_cannot_take_the_rows_gives_way_to_a_spare(ledger_dir: Path,
     copy.close()
 
 
-def test_a_report_of_one_plan_reads_the_runs_of_its_suite_alone(
-        ledger_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`report PLAN` after a full check (and its findings, the search budget among them) works
-    out the facts of the runs on its plan's suite only, and of runs of no plan (which say
-    their suite in their apparatus alone): the runs of another plan that declares its suite
-    are not read (a one-plan report of the audit benchmark's 100,501 entries took 21.6 s
-    without this, verify 9.0 s). After a resumed check every run's facts are still decoded
-    once, for the reproductions (`LedgerView.reproducers`): docs/architecture.md."""
+def _two_suites(tmp_path: Path) -> tuple[str, dict[str, object]]:
+    """Plans "mine" and "theirs" on suites of their own, two runs an arm each, a run of no
+    plan on "theirs"'s suite, and two runs reproducing mine's first (one recording its usage:
+    its facts are decoded for it, the other's read off their text). The reproducers' seqs and
+    `report mine --json`."""
     from builders import draft, plan_body, run_body, write_json, write_jsonl
 
-    from logbook.analysis import run_view
-    from logbook.analysis.report import report_with_findings
-    from logbook.analysis.view import LedgerView
-    from logbook.ledger.read_model import ANALYSED_KINDS, checked_reading
-    from logbook.ledger.service import Ledger
-
-    monkeypatch.setenv("LOGBOOK_STATE_DIR", "off")
     for slug, suite in (("mine", "suite"), ("theirs", "other-suite")):
         body = plan_body(slug, runs_per_arm=2)
         dataset = f"sha256:{len(suite):064x}"
@@ -126,17 +116,86 @@ def test_a_report_of_one_plan_reads_the_runs_of_its_suite_alone(
     other = run_body(None, None, seed=9)
     other["apparatus"] = {**other["apparatus"], "suite": "other-suite"}
     assert run_cli("append", str(write_json(tmp_path / "x.json", draft("run", other)))).code == 0
+    first = run_cli("log", "--kind", "run", "--json").json[0]["seq"]
+    for k, usage in enumerate((None, {"tokens_in": 900, "cost": {"amount": 0.5,
+                                                                 "currency": "EUR"}})):
+        again = run_body(None, None, seed=20 + k)
+        again["apparatus"]["dataset_hash"] = f"sha256:{len('suite'):064x}"
+        if usage is not None:
+            again["usage"] = usage
+        r = run_cli("append", str(write_json(tmp_path / f"r{k}.json", draft("run", again))),
+                    "--reproduces", f"@{first}")
+        assert r.code == 0, r.err
     expected = run_cli("report", "mine", "--json")
     assert expected.code == 0, expected.err
+    assert len(expected.json["reproductions"]) == 2, expected.json["reproductions"]
+    return "mine", expected.json
+
+
+def _facts_worked_out(ledger_dir: Path, slug: str,
+                      monkeypatch: pytest.MonkeyPatch) -> tuple[list[str | None], str, object]:
+    """The plans of the runs whose facts `report SLUG` works out (or decodes), its plan's
+    digest, and its JSON."""
+    from logbook.analysis import run_view
+    from logbook.analysis.report import report_with_findings
+    from logbook.analysis.view import LedgerView
+    from logbook.ledger.read_model import ANALYSED_KINDS, checked_reading
+    from logbook.ledger.service import Ledger
 
     read: list[str | None] = []
     facts = run_view._LAZY["facts"]
     monkeypatch.setitem(run_view._LAZY, "facts", lambda r: (read.append(r.plan), facts(r))[1])
     with Ledger.open(ledger_dir) as ledger, checked_reading(ledger, ANALYSED_KINDS) as checked:
         view = LedgerView(ledger, checked)
-        mine = view.plan("mine").digest
-        rep = report_with_findings(view, "mine", lambda: None)
+        digest = view.plan(slug).digest
+        rep = report_with_findings(view, slug, lambda: None)
+    return read, digest, rep.as_json()
+
+
+def test_a_report_of_one_plan_reads_the_runs_of_its_suite_alone(
+        ledger_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`report PLAN` after a full check (and its findings, the search budget among them) works
+    out the facts of the runs on its plan's suite only, and of runs of no plan (which say
+    their suite in their apparatus alone): the runs of another plan that declares its suite
+    are not read (a one-plan report of the audit benchmark's 100,501 entries took 21.6 s
+    without this, verify 9.0 s)."""
+    monkeypatch.setenv("LOGBOOK_STATE_DIR", "off")
+    slug, expected = _two_suites(tmp_path)
+    read, mine, got = _facts_worked_out(ledger_dir, slug, monkeypatch)
     # the other suite's plan's runs are not read; a run of no plan says its suite only in its
     # apparatus (read for it); the plan's own runs are
     assert mine in read and set(read) <= {mine, None}, read
-    assert rep.as_json() == expected.json
+    assert got == expected
+
+
+def test_after_a_resumed_check_a_report_of_one_plan_decodes_the_facts_of_its_suite_alone(
+        ledger_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same after a check resumed from the checked copy: the copy's facts of the other
+    plan's runs are not decoded, not even to find the runs that reproduce the plan's
+    (`RunView.reproduces` reads that off the end of their text; a one-plan report of the
+    audit benchmark's 100,501 entries took 6.0 s with every run's decoded, 3.1 s without)."""
+    slug, expected = _two_suites(tmp_path)
+    assert run_cli("brief").code == 0  # the checked copy, carried up to the head
+    read, mine, got = _facts_worked_out(ledger_dir, slug, monkeypatch)
+    assert mine in read and set(read) <= {mine, None}, read
+    assert got == expected
+
+
+@pytest.mark.parametrize("reproduces", [None, "ab" * 32, "short", '",null]', "x,null", "AB" * 32])
+@pytest.mark.parametrize("usage", [None, {"tokens_in": 3}, {"cost": {"amount": 1.0,
+                                                                     "currency": "EUR"}}])
+def test_the_end_of_the_facts_text_says_what_decoding_says(reproduces: str | None,
+                                                           usage: object) -> None:
+    """`reproduces` read off the end of the checked copy's text of a run's facts is what
+    decoding the text gives, or is left to decoding (False)."""
+
+    from logbook.analysis.run_view import _reproduces_in
+    from logbook.format.runfacts import RunFacts, decode, encode
+
+    facts = RunFacts({"model": 'm",null,null]'}, '[["model","m"]]', "accuracy", ("x",), True,
+                     0.5, 0.25, 2, 2, True, "ab" * 32, None, False, reproduces, usage)  # type: ignore[arg-type]
+    text = encode(facts)
+    assert text is not None and decode(text) == facts
+    read, target = _reproduces_in(text)
+    assert not read or target == reproduces
+    assert read == (usage is None and (reproduces is None or reproduces == "ab" * 32))
