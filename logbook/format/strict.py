@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["FAST_BELOW", "repeated_key"]
+__all__ = ["FAST_BELOW", "repeated_key", "written_by_python"]
 
 _SORTED = orjson.OPT_SORT_KEYS
 # orjson.dumps reserves room for escaping every character (several bytes each): a longer text
@@ -16,16 +16,20 @@ _SORTED = orjson.OPT_SORT_KEYS
 FAST_BELOW = 1 << 20
 
 
-def _python_dumps(parsed: Any) -> bytes | None:
-    """``parsed`` as Python's ``json.dumps`` writes it by default (", " and ": " between
-    items, ASCII escapes), or None where it cannot: like orjson's bytes, a text equal to
-    these gives every key of every object once."""
+def written_by_python(values: list[Any], raws: list[bytes]) -> bool:
+    """Whether ``raws`` are the texts Python's ``json.dumps`` writes by default for ``values``
+    (", " and ": " between items, ASCII escapes), checked with one encoding of them all: like
+    orjson's bytes, a text equal to these gives every key of every object once. False where
+    they are not, or past FAST_BELOW bytes in all (the encoding would hold the text again)."""
     import json
 
+    if sum(map(len, raws)) >= FAST_BELOW:
+        return False
     try:
-        return json.dumps(parsed, allow_nan=False).encode("ascii")
+        return json.dumps(values, allow_nan=False).encode("ascii") == b"[" + b", ".join(
+            raws) + b"]"
     except (TypeError, ValueError, RecursionError):
-        return None
+        return False
 
 
 class _Repeated(ValueError):
@@ -55,7 +59,7 @@ def repeated_key(raw: bytes, parsed: Any, sort: bool = True) -> str | None:
                 return None
         except TypeError:  # nested deeper than orjson writes: parsed again, key by key
             pass
-        if not sort and _python_dumps(parsed) == raw:
+        if not sort and written_by_python([parsed], [raw]):
             return None  # a line as Python's json.dumps writes it (most harnesses' lines)
     import json
 

@@ -95,18 +95,11 @@ def loads(data: bytes | str, where: str, *, strict: bool = False, repeats: bool 
 def no_repeated_keys(lines: list[tuple[bytes, Any, str]]) -> None:
     """``_no_repeated_key`` for many (raw, value, where) lines at once: when the lines are the
     bytes Python's json.dumps writes for their values (most harnesses' JSON Lines), one
-    encoding of them all shows that no object gives a key twice; otherwise (or past
-    FAST_BELOW bytes, where the encoding would hold the text again) line by line."""
-    import json
+    encoding of them all shows that no object gives a key twice
+    (logbook.format.strict.written_by_python); otherwise line by line."""
+    from logbook.format.strict import written_by_python
 
-    from logbook.format.strict import FAST_BELOW
-
-    try:
-        same = (sum(len(raw) for raw, _, _ in lines) < FAST_BELOW
-                and json.dumps([v for _, v, _ in lines], allow_nan=False).encode("ascii")
-                == b"[" + b", ".join(raw for raw, _, _ in lines) + b"]")
-    except (TypeError, ValueError, RecursionError):
-        same = False
+    same = written_by_python([v for _, v, _ in lines], [raw for raw, _, _ in lines])
     if not same:
         for raw, value, where in lines:
             _no_repeated_key(raw, value, where)
