@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from logbook.format.apparatus import flatten, system_fields, system_gaps, temperature_of
-from logbook.format.runfacts import Figures, RunFacts, decode, facts_of
+from logbook.format.runfacts import Figures, RunFacts, decode, facts_of, reproduces_in_text
 from logbook.ledger.entry import Entry
 
 
@@ -214,10 +214,10 @@ class RunView:
     def reproduces(self) -> str | None:
         """The digest of the run this one reproduces (body.reproduces), from its facts when
         its entry is not read: read off the end of the checked copy's text of them while they
-        are not decoded, when it can be (`_reproduces_in`; the reproductions of one plan ask
-        it of every run)."""
+        are not decoded, when it can be (runfacts.reproduces_in_text; the reproductions of one
+        plan ask it of every run)."""
         if not self.loaded and self._facts_text is not None and not _filled(self, "facts"):
-            read, target = _reproduces_in(self._facts_text)
+            read, target = reproduces_in_text(self._facts_text)
             if read:
                 return target
         f = self.facts if not self.loaded else None
@@ -366,28 +366,6 @@ class RunView:
 
 
 # what a lazy slot of RunView is worked out by (RunView.__getattr__)
-_NO_USAGE = ",null]"
-_HEX = frozenset("0123456789abcdef")
-
-
-def _reproduces_in(text: str) -> tuple[bool, str | None]:
-    """(True, what the run reproduces) read off the end of runfacts.encode's text, or (False,
-    None) when it cannot be read so. The text is a JSON array written without spaces whose
-    last elements are `reproduces` (null or a string) and `usage` (null or an object): with no
-    usage it ends `,null,null]` (reproduces none) or `,"DIGEST",null]`, a digest being 64 hex
-    digits (an unescaped quote only ever opens or closes a string, so these ends say no more
-    than decoding would). A run that records its usage is decoded instead."""
-    if not text.endswith(_NO_USAGE):
-        return False, None
-    if text.endswith(",null" + _NO_USAGE):
-        return True, None
-    end = len(text) - len(_NO_USAGE)
-    if text[end - 67:end - 65] == ',"' and text[end - 1] == '"' \
-            and _HEX.issuperset(text[end - 65:end - 1]):
-        return True, text[end - 65:end - 1]
-    return False, None
-
-
 _LAZY: dict[str, Callable[[RunView], Any]] = {
     "entry": RunView._entry, "facts": RunView._facts, "apparatus": RunView._apparatus,
     "_system": RunView._make_system, "item_arrays": RunView._item_arrays,

@@ -271,6 +271,28 @@ def encode(facts: RunFacts | None) -> str | None:
         return None
 
 
+_NO_USAGE = ",null]"
+_HEX = frozenset("0123456789abcdef")
+
+
+def reproduces_in_text(text: str) -> tuple[bool, str | None]:
+    """(True, what the run reproduces) read off the end of `encode`'s text, or (False,
+    None) when it cannot be read so. The text is a JSON array written without spaces whose
+    last elements are `reproduces` (null or a string) and `usage` (null or an object): with no
+    usage it ends `,null,null]` (reproduces none) or `,"DIGEST",null]`, a digest being 64 hex
+    digits (an unescaped quote only ever opens or closes a string, so these ends say no more
+    than decoding would). A run that records its usage is decoded instead."""
+    if not text.endswith(_NO_USAGE):
+        return False, None
+    if text.endswith(",null" + _NO_USAGE):
+        return True, None
+    end = len(text) - len(_NO_USAGE)
+    if text[end - 67:end - 65] == ',"' and text[end - 1] == '"' \
+            and _HEX.issuperset(text[end - 65:end - 1]):
+        return True, text[end - 65:end - 1]
+    return False, None
+
+
 def decode(text: str | bytes | RunFacts | None) -> RunFacts | None:
     """The facts `encode` wrote (or facts as they are); None for none, or for text that does
     not hold them."""

@@ -96,7 +96,7 @@ def test_a_copy_that_cannot_take_the_rows_gives_way_to_a_spare(ledger_dir: Path,
 def _two_suites(tmp_path: Path) -> tuple[str, dict[str, object]]:
     """Plans "mine" and "theirs" on suites of their own, two runs an arm each, a run of no
     plan on "theirs"'s suite, and two runs reproducing mine's first (one recording its usage:
-    its facts are decoded for it, the other's read off their text). The reproducers' seqs and
+    its facts are decoded for it, the other's read off their text). The plan's slug and
     `report mine --json`."""
     from builders import draft, plan_body, run_body, write_json, write_jsonl
 
@@ -188,14 +188,12 @@ def test_the_end_of_the_facts_text_says_what_decoding_says(reproduces: str | Non
                                                            usage: object) -> None:
     """`reproduces` read off the end of the checked copy's text of a run's facts is what
     decoding the text gives, or is left to decoding (False)."""
-
-    from logbook.analysis.run_view import _reproduces_in
-    from logbook.format.runfacts import RunFacts, decode, encode
+    from logbook.format.runfacts import RunFacts, decode, encode, reproduces_in_text
 
     facts = RunFacts({"model": 'm",null,null]'}, '[["model","m"]]', "accuracy", ("x",), True,
                      0.5, 0.25, 2, 2, True, "ab" * 32, None, False, reproduces, usage)  # type: ignore[arg-type]
     text = encode(facts)
     assert text is not None and decode(text) == facts
-    read, target = _reproduces_in(text)
+    read, target = reproduces_in_text(text)
     assert not read or target == reproduces
     assert read == (usage is None and (reproduces is None or reproduces == "ab" * 32))
